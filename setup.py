@@ -1,0 +1,33 @@
+"""Build the compiled kernels; all metadata lives in pyproject.toml.
+
+Set TOKKIT_DEBUG_BUILD=1 to compile with bounds checking and wraparound on
+(the tests run once against that build in CI).
+"""
+import glob
+import os
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+DEBUG = os.environ.get("TOKKIT_DEBUG_BUILD") == "1"
+
+DIRECTIVES = {
+    "language_level": "3",
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "initializedcheck": DEBUG,
+    "cdivision": True,
+    "embedsignature": True,
+}
+
+extensions = [
+    Extension(
+        path[:-4].replace(os.sep, "."),
+        [path],
+        language="c++",
+        extra_compile_args=["-O3", "-std=c++17"] + (["-O0", "-g"] if DEBUG else []),
+    )
+    for path in sorted(glob.glob(os.path.join("tokkit", "*.pyx")))
+]
+
+setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES))
