@@ -28,6 +28,9 @@ extensions = [
         extra_compile_args=["-O3", "-std=c++17"] + (["-O0", "-g"] if DEBUG else []),
     )
     for path in sorted(glob.glob(os.path.join("tokkit", "*.pyx")))
+    # TOKKIT_BUILD_ONLY=_merge,_text builds just those (handy while another kernel is mid-edit).
+    if not os.environ.get("TOKKIT_BUILD_ONLY")
+    or os.path.basename(path)[:-4] in os.environ["TOKKIT_BUILD_ONLY"].split(",")
 ]
 
 setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES))
