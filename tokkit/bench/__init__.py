@@ -1,0 +1,1 @@
+"""The benchmark harness behind `tokkit bench` and the scripts in benchmarks/."""
