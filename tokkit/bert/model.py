@@ -1,0 +1,227 @@
+"""A small BERT in one file: embeddings, post-LN encoder layers, pooler, MLM and NSP heads.
+
+>>> import torch
+>>> from tokkit.bert.model import BertConfig, BertForPreTraining
+>>> model = BertForPreTraining(BertConfig(vocab_size=100, hidden_size=32, num_heads=2,
+...                                      intermediate_size=64, num_layers=2))
+>>> ids = torch.randint(5, 100, (2, 8))
+>>> labels = torch.full((2, 8), -100); labels[:, 3] = ids[:, 3]
+>>> out = model(ids, labels=labels)
+>>> out.mlm_logits.shape  # only the 2 labelled positions get logits
+torch.Size([2, 100])
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from typing import NamedTuple, Optional
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+IGNORE_INDEX = -100
+
+
+@dataclass
+class BertConfig:
+    """Model shape. `vocab_size` comes from the tokenizer; the rest defaults to a small 4 x 256 BERT.
+
+    >>> BertConfig(vocab_size=8000).hidden_size
+    256
+    """
+
+    vocab_size: int = 30522
+    hidden_size: int = 256
+    num_layers: int = 4
+    num_heads: int = 4
+    intermediate_size: int = 1024
+    max_position_embeddings: int = 512
+    type_vocab_size: int = 2
+    dropout: float = 0.1
+    attention_dropout: float = 0.1
+    layer_norm_eps: float = 1e-12
+    hidden_act: str = "gelu"  # "gelu" (erf, as in BERT) or "gelu_tanh"
+    pad_token_id: int = 0
+    initializer_range: float = 0.02
+
+    def __post_init__(self):
+        if self.hidden_size % self.num_heads:
+            raise ValueError(f"hidden_size {self.hidden_size} is not a multiple of num_heads {self.num_heads}")
+        if self.hidden_act not in ("gelu", "gelu_tanh"):
+            raise ValueError(f"hidden_act must be 'gelu' or 'gelu_tanh', not {self.hidden_act!r}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "BertConfig":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def _gelu(x: Tensor, kind: str) -> Tensor:
+    return F.gelu(x, approximate="tanh" if kind == "gelu_tanh" else "none")
+
+
+class Embeddings(nn.Module):
+    """token + learned position + segment, then LayerNorm and dropout."""
+
+    def __init__(self, cfg: BertConfig):
+        super().__init__()
+        self.tok = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        self.pos = nn.Embedding(cfg.max_position_embeddings, cfg.hidden_size)
+        self.seg = nn.Embedding(cfg.type_vocab_size, cfg.hidden_size)
+        self.ln = nn.LayerNorm(cfg.hidden_size, eps=cfg.layer_norm_eps)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, input_ids: Tensor, token_type_ids: Optional[Tensor]) -> Tensor:
+        T = input_ids.shape[1]
+        x = self.tok(input_ids) + self.pos.weight[:T]  # (B, T, C) + (T, C)
+        if token_type_ids is None:
+            x = x + self.seg.weight[0]
+        else:
+            x = x + self.seg(token_type_ids)
+        return self.drop(self.ln(x))
+
+
+class EncoderLayer(nn.Module):
+    """Post-LN: x = LN(x + attn(x)); x = LN(x + ffn(x)), as in the BERT paper."""
+
+    def __init__(self, cfg: BertConfig):
+        super().__init__()
+        C = cfg.hidden_size
+        self.n_head = cfg.num_heads
+        self.act = cfg.hidden_act
+        self.attn_p = cfg.attention_dropout
+        self.qkv = nn.Linear(C, 3 * C)  # one matmul for query, key and value
+        self.attn_out = nn.Linear(C, C)
+        self.ln1 = nn.LayerNorm(C, eps=cfg.layer_norm_eps)
+        self.ffn_in = nn.Linear(C, cfg.intermediate_size)
+        self.ffn_out = nn.Linear(cfg.intermediate_size, C)
+        self.ln2 = nn.LayerNorm(C, eps=cfg.layer_norm_eps)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: Tensor, attn_mask: Optional[Tensor]) -> Tensor:
+        B, T, C = x.shape
+        H = self.n_head
+        q, k, v = self.qkv(x).view(B, T, 3, H, C // H).permute(2, 0, 3, 1, 4)  # each (B, H, T, D)
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask,
+                                           dropout_p=self.attn_p if self.training else 0.0)
+        a = a.transpose(1, 2).reshape(B, T, C)
+        x = self.ln1(x + self.drop(self.attn_out(a)))
+        h = self.ffn_out(_gelu(self.ffn_in(x), self.act))
+        return self.ln2(x + self.drop(h))
+
+
+class BertModel(nn.Module):
+    """The encoder: returns (hidden states (B, T, C), pooled [CLS] (B, C))."""
+
+    def __init__(self, cfg: BertConfig):
+        super().__init__()
+        self.config = cfg
+        self.embeddings = Embeddings(cfg)
+        self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.num_layers))
+        self.pooler = nn.Linear(cfg.hidden_size, cfg.hidden_size)
+        self.apply(lambda m: _init(m, cfg.initializer_range))
+
+    def forward(self, input_ids: Tensor, token_type_ids: Optional[Tensor] = None,
+                attention_mask: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
+        if input_ids.shape[1] > self.config.max_position_embeddings:
+            raise ValueError(f"sequence length {input_ids.shape[1]} exceeds max_position_embeddings "
+                             f"{self.config.max_position_embeddings}")
+        mask = None
+        # Without padding SDPA takes its fast path; with padding, keys at pad positions are hidden.
+        if attention_mask is not None and not bool(attention_mask.all()):
+            mask = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, T), True = attend
+        x = self.embeddings(input_ids, token_type_ids)
+        for layer in self.layers:
+            x = layer(x, mask)
+        pooled = torch.tanh(self.pooler(x[:, 0]))
+        return x, pooled
+
+    @classmethod
+    def from_hf(cls, path, **kwargs) -> "BertModel":
+        """Load a Hugging Face BERT folder (config.json + model.safetensors or pytorch_model.bin)."""
+        from tokkit.bert.hf import load_hf
+
+        return load_hf(cls, path, **kwargs)
+
+
+class PreTrainingOutput(NamedTuple):
+    loss: Optional[Tensor]          # mean MLM loss + NSP loss (when their labels are given)
+    mlm_logits: Tensor              # (N, V) at labelled positions when labels given, else (B, T, V)
+    nsp_logits: Tensor              # (B, 2)
+    mlm_loss_sum: Optional[Tensor]  # summed cross-entropy over labelled positions
+    mlm_count: Optional[Tensor]     # number of labelled positions
+    nsp_loss: Optional[Tensor]
+    hidden_states: Tensor           # (B, T, C)
+
+
+class BertForPreTraining(nn.Module):
+    """BERT with its masked-LM head (decoder tied to the token embeddings) and NSP head."""
+
+    def __init__(self, cfg: BertConfig):
+        super().__init__()
+        self.config = cfg
+        self.bert = BertModel(cfg)
+        self.mlm_dense = nn.Linear(cfg.hidden_size, cfg.hidden_size)
+        self.mlm_ln = nn.LayerNorm(cfg.hidden_size, eps=cfg.layer_norm_eps)
+        self.mlm_bias = nn.Parameter(torch.zeros(cfg.vocab_size))
+        self.nsp = nn.Linear(cfg.hidden_size, 2)
+        for m in (self.mlm_dense, self.mlm_ln, self.nsp):
+            _init(m, cfg.initializer_range)
+
+    def mlm_head(self, h: Tensor) -> Tensor:
+        """(..., C) hidden states -> (..., V) logits, through the tied token embeddings."""
+        h = self.mlm_ln(_gelu(self.mlm_dense(h), self.config.hidden_act))
+        return F.linear(h, self.bert.embeddings.tok.weight, self.mlm_bias)
+
+    def forward(self, input_ids: Tensor, token_type_ids: Optional[Tensor] = None,
+                attention_mask: Optional[Tensor] = None, labels: Optional[Tensor] = None,
+                next_sentence_label: Optional[Tensor] = None) -> PreTrainingOutput:
+        hidden, pooled = self.bert(input_ids, token_type_ids, attention_mask)
+        nsp_logits = self.nsp(pooled)
+        loss = mlm_sum = count = nsp_loss = None
+        if labels is None:
+            mlm_logits = self.mlm_head(hidden)
+        else:
+            # Logits only where a label exists (~15% of positions): most of the head's cost saved.
+            sel = labels != IGNORE_INDEX
+            target = labels[sel]
+            mlm_logits = self.mlm_head(hidden[sel])  # (N, V)
+            mlm_sum = F.cross_entropy(mlm_logits.float(), target, reduction="sum")
+            count = sel.sum()
+            loss = mlm_sum / count.clamp(min=1)
+        if next_sentence_label is not None:
+            nsp_loss = F.cross_entropy(nsp_logits.float(), next_sentence_label.view(-1))
+            loss = nsp_loss if loss is None else loss + nsp_loss
+        return PreTrainingOutput(loss, mlm_logits, nsp_logits, mlm_sum, count, nsp_loss, hidden)
+
+    @classmethod
+    def from_hf(cls, path, **kwargs) -> "BertForPreTraining":
+        """Load a Hugging Face BERT folder (config.json + model.safetensors or pytorch_model.bin)."""
+        from tokkit.bert.hf import load_hf
+
+        return load_hf(cls, path, **kwargs)
+
+
+def _init(m: nn.Module, std: float) -> None:
+    # BERT's initialisation: N(0, 0.02) weights, zero biases, unit LayerNorm.
+    if isinstance(m, (nn.Linear, nn.Embedding)):
+        nn.init.normal_(m.weight, std=std)
+        if isinstance(m, nn.Linear) and m.bias is not None:
+            nn.init.zeros_(m.bias)
+    elif isinstance(m, nn.LayerNorm):
+        nn.init.ones_(m.weight)
+        nn.init.zeros_(m.bias)
+
+
+def num_parameters(model: nn.Module) -> int:
+    """Number of distinct parameters (tied weights counted once)."""
+    return sum(p.numel() for p in model.parameters())
+
+
+def perplexity(loss: float) -> float:
+    """exp(loss), capped so a diverged run reports inf instead of raising."""
+    return math.exp(loss) if loss < 700 else float("inf")
