@@ -37,9 +37,13 @@ ALL_OUTPUT_FILES = set().union(*OUTPUT_FILES.values())
               help="Invalid UTF-8: fail, or substitute U+FFFD.")
 @click.option("-o", "--output", default=None, metavar="DIR", help="Output folder (default ./tokkit-ALGO).")
 @click.option("--force", is_flag=True, help="Replace a non-empty output folder that is not a tokkit output.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Count on a Dask cluster (tcp://host:8786, or 'local' to start one).")
+@click.option("--min-word-count", type=int, default=0, metavar="N",
+              help="With --scheduler: prune words seen fewer than N times while reducing.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars and no summary.")
 def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_specials, limit_alphabet, cased,
-            scoring, lowercase, pattern, workers, glob_pattern, errors, output, force, quiet):
+            scoring, lowercase, pattern, workers, glob_pattern, errors, output, force, scheduler, min_word_count, quiet):
     """Train a tokenizer on CORPUS (files, directories, globs, - for stdin; .gz/.bz2/.xz read as text).
 
     Without CORPUS, trains on the embedded default corpus (CPython's own reference documentation).
@@ -72,11 +76,22 @@ def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_
 
         files, texts = None, default_texts()
     progress = not quiet and sys.stderr.isatty()
-    tokenizer, summary = train_with_summary(
-        files, texts=texts, algo=algo, vocab_size=vocab_size, min_frequency=min_frequency,
-        special_tokens=list(special_tokens), default_specials=not no_default_specials,
-        limit_alphabet=limit_alphabet, workers=workers, errors=errors, glob=glob_pattern,
-        progress=progress, **options)
+    client = None
+    if scheduler:
+        from tokkit.distributed import connect
+
+        if not corpus or "-" in corpus:
+            raise TokkitError("--scheduler reads files: give corpus files (not stdin)")
+        client = connect(scheduler, workers=workers, echo=lambda m: click.echo(m, err=True))
+    try:
+        tokenizer, summary = train_with_summary(
+            files, texts=texts, algo=algo, vocab_size=vocab_size, min_frequency=min_frequency,
+            special_tokens=list(special_tokens), default_specials=not no_default_specials,
+            limit_alphabet=limit_alphabet, workers=workers, errors=errors, glob=glob_pattern,
+            progress=progress, client=client, min_word_count=min_word_count, **options)
+    finally:
+        if client is not None:
+            client.close()
     with atomic_dir(output, marker_files=ALL_OUTPUT_FILES, force=force) as tmp:
         tokenizer.save(tmp)
     if not quiet:

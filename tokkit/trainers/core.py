@@ -74,6 +74,8 @@ class Summary:
     distinct_words: int = 0
     skipped_words: int = 0
     skipped_occurrences: int = 0
+    pruned_words: int = 0
+    pruned_occurrences: int = 0
     seconds: dict = field(default_factory=dict)
 
     def line(self) -> str:
@@ -81,6 +83,9 @@ class Summary:
         if self.skipped_words:
             skipped = (f"; {self.skipped_words:,} distinct words ({self.skipped_occurrences:,} occurrences) "
                        "skipped for characters outside the alphabet")
+        if self.pruned_words:
+            skipped += (f"; {self.pruned_words:,} distinct words ({self.pruned_occurrences:,} occurrences) "
+                        "pruned below --min-word-count")
         secs = ", ".join(f"{k} {v:.1f}s" for k, v in self.seconds.items())
         return (f"trained {self.algo}: {self.vocab_size:,} tokens ({self.specials} specials, "
                 f"{self.alphabet:,} alphabet, {self.merges:,} merges) from {self.words:,} words "
@@ -118,8 +123,10 @@ def run_training(
     errors: str,
     progress: bool,
     engine: str | None = None,
+    client=None,
+    min_word_count: int = 0,
 ):
-    """Train and return (Tokenizer, Summary)."""
+    """Train and return (Tokenizer, Summary). With a dask `client`, counting runs on its cluster."""
     if vocab_size < 1:
         raise TokkitError(f"--vocab-size must be positive, got {vocab_size}")
     if min_frequency < 0:
@@ -127,8 +134,19 @@ def run_training(
     summary = Summary(algo=algo.name, specials=len(special_tokens))
     t0 = time.perf_counter()
     mode, options = algo.count_mode()
-    table = count_words(sources, texts=texts, mode=mode, options=options, workers=workers,
-                        errors=errors, progress=progress)
+    if client is not None:
+        from tokkit.distributed import count_words_dask
+
+        if sources is None:
+            raise TokkitError("training on a cluster reads files; texts are counted locally")
+        table, dstats = count_words_dask(client, sources, mode=mode, options=options, errors=errors,
+                                         min_word_count=min_word_count, progress=progress)
+        summary.pruned_words, summary.pruned_occurrences = dstats.pruned_words, dstats.pruned_occurrences
+    else:
+        if min_word_count > 1:
+            raise TokkitError("--min-word-count applies to cluster training (--scheduler) only")
+        table = count_words(sources, texts=texts, mode=mode, options=options, workers=workers,
+                            errors=errors, progress=progress)
     summary.words, summary.distinct_words = table.total, len(table)
     t1 = time.perf_counter()
     summary.seconds["count"] = t1 - t0

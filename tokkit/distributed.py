@@ -1,0 +1,203 @@
+"""Count words on a Dask cluster: byte ranges as tasks, a tree reduction on the workers.
+
+Only the merge loop needs one place, and it runs on the client over the (much smaller) table of
+distinct words. Without pruning the table equals the local one, so the output files are
+byte-identical to a single-machine run.
+
+Ranges: a plain file is cut at every `range_size` bytes; the task for [start, end) begins after
+the first line end at or after `start` (at 0 for the first range) and reads on past `end` up to the
+end of the line holding byte `end - 1`. So every line is counted once, by the task where it starts,
+and inside a task the bytes are chunked by the local rule (`tokkit.corpus.iter_chunks`).
+A compressed file is one task. dask is imported only here, and only when used.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from tokkit.corpus import CHUNK_SIZE, Source, iter_chunks
+from tokkit.errors import TokkitError
+from tokkit.progress import Progress
+from tokkit.trainers.count import WordTable, new_counter
+
+RANGE_SIZE = 64 << 20  # 64 MiB per task: long enough to amortise scheduling, short enough to balance
+
+
+@dataclass(frozen=True)
+class Task:
+    """Count the lines that start in [start, end) of `path` (end None: to the end of the file)."""
+
+    path: str
+    start: int
+    end: int | None
+    compressed: bool = False
+
+
+def plan(sources: list[Source], *, range_size: int = RANGE_SIZE) -> list[Task]:
+    """Cut the sources into tasks; stdin is refused."""
+    tasks = []
+    for s in sources:
+        if s.path == "-":
+            raise TokkitError("stdin cannot be read on a cluster; give files with --scheduler")
+        if s.compressed:
+            tasks.append(Task(s.path, 0, None, compressed=True))
+            continue
+        size = s.size()
+        if size is None:
+            raise TokkitError(f"{s.path}: no such file")
+        for start in range(0, max(size, 1), range_size):
+            tasks.append(Task(s.path, start, min(start + range_size, size)))
+    return tasks
+
+
+def count_task(task: Task, mode: str, options: dict, errors: str, chunk_size: int = CHUNK_SIZE):
+    """Run on a worker: count one task; return the table as arrays (blob, offsets, counts, total)."""
+    source = Source(task.path)
+    counter = new_counter(mode, options)
+    try:
+        stream = source.open()
+    except TokkitError:
+        raise FileNotFoundError(f"{task.path}: file disappeared during the job") from None
+    with stream:
+        reader = stream if task.compressed else _LineRange(stream, task.start, task.end)
+        offset = task.start
+        for chunk in iter_chunks(reader, chunk_size=chunk_size):
+            try:
+                counter.count(chunk, errors=errors)
+            except ValueError as exc:
+                from tokkit.trainers.count import _decode_error
+
+                raise ValueError(_decode_error(source, offset, exc)) from None
+            offset += len(chunk)
+    blob, offsets, counts = counter.to_arrays()
+    return blob, offsets, counts, counter.total
+
+
+class _LineRange:
+    """A read(n) view of the lines that start in [start, end) of a binary file."""
+
+    def __init__(self, f, start: int, end: int | None):
+        self.f = f
+        if start > 0:
+            f.seek(start - 1)
+            if f.read(1) != b"\n":
+                f.readline()  # the line holding `start` belongs to the previous task
+        self.pos = f.tell()
+        self.end = end
+        self.tail = False  # reading the rest of the line that straddles `end`
+
+    def read(self, n: int) -> bytes:
+        if self.end is None:
+            return self.f.read(n)
+        if self.tail:
+            return self._read_tail(n)
+        if self.pos >= self.end:
+            return b""
+        data = self.f.read(min(n, self.end - self.pos))
+        self.pos += len(data)
+        if self.pos >= self.end and data and not data.endswith(b"\n"):
+            self.tail = True
+        return data
+
+    def _read_tail(self, n: int) -> bytes:
+        # Up to n bytes of the straddling line, stopping just after its "\n".
+        data = self.f.readline(n)
+        if not data or data.endswith(b"\n"):
+            self.tail = False
+            self.end = self.pos  # nothing more after this line
+        self.pos += len(data)
+        return data
+
+
+def merge_tables(a, b, mode: str, options: dict, min_word_count: int = 0):
+    """Run on a worker: add two tables; drop words rarer than `min_word_count` (and say how many)."""
+    counter = new_counter(mode, options)
+    for blob, offsets, counts, _total, *_ in (a, b):
+        counter.add_arrays(blob, offsets, counts)
+    blob, offsets, counts = counter.to_arrays()
+    total = a[3] + b[3]
+    pruned_words = (a[4] if len(a) > 4 else 0) + (b[4] if len(b) > 4 else 0)
+    pruned_count = (a[5] if len(a) > 5 else 0) + (b[5] if len(b) > 5 else 0)
+    if min_word_count > 1:
+        blob, offsets, counts, n, c = prune(blob, offsets, counts, min_word_count)
+        pruned_words += n
+        pruned_count += c
+    return blob, offsets, counts, total, pruned_words, pruned_count
+
+
+def prune(blob, offsets, counts, min_count: int):
+    """Keep the words seen at least `min_count` times; return the table and what was dropped."""
+    import numpy as np
+
+    keep = counts >= min_count
+    if keep.all():
+        return blob, offsets, counts, 0, 0
+    lengths = np.diff(offsets)[keep]
+    starts = offsets[:-1][keep]
+    view = memoryview(blob)
+    new_blob = b"".join(view[s : s + n] for s, n in zip(starts.tolist(), lengths.tolist()))
+    new_offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_offsets[1:])
+    return new_blob, new_offsets, counts[keep], int((~keep).sum()), int(counts[~keep].sum())
+
+
+@dataclass
+class DistributedStats:
+    """What the cluster did, for the summary line."""
+
+    tasks: int
+    pruned_words: int = 0
+    pruned_occurrences: int = 0
+
+
+def count_words_dask(client, sources: list[Source], *, mode: str, options: dict | None = None, errors="strict",
+                     min_word_count: int = 0, progress=False, range_size: int = RANGE_SIZE):
+    """Count on the cluster behind `client`; return (WordTable, DistributedStats)."""
+    from distributed import as_completed
+
+    options = options or {}
+    tasks = plan(sources, range_size=range_size)
+    futures = [client.submit(count_task, t, mode, options, errors, key=f"tokkit-count-{i}-{t.path}-{t.start}",
+                             pure=False) for i, t in enumerate(tasks)]
+    sizes = {f.key: (t.end or 0) - t.start for f, t in zip(futures, tasks)}
+    with Progress(sum(sizes.values()) or None, desc="counting (dask)", unit=" MB", scale=1e-6, enabled=progress) as bar:
+        try:
+            for fut in as_completed(futures):
+                fut.result()  # raise the first failure here, with its message
+                bar.update(sizes[fut.key])
+        except FileNotFoundError as exc:
+            raise TokkitError(str(exc).strip("'\"")) from None
+        except ValueError as exc:
+            raise TokkitError(str(exc)) from None
+    layer = futures  # reduce in plan order so the tree is the same every run
+    while len(layer) > 1:  # a tree of pairwise additions, on the workers
+        nxt = [client.submit(merge_tables, layer[i], layer[i + 1], mode, options, min_word_count, pure=False)
+               for i in range(0, len(layer) - 1, 2)]
+        if len(layer) % 2:
+            nxt.append(layer[-1])
+        layer = nxt
+    blob, offsets, counts, total, *pruned = layer[0].result()
+    if len(tasks) == 1 and min_word_count > 1:
+        blob, offsets, counts, n, c = prune(blob, offsets, counts, min_word_count)
+        pruned = [n, c]
+    stats = DistributedStats(len(tasks), *(pruned or [0, 0]))
+    if total == 0:
+        raise TokkitError("the corpus is empty (no words in it)")
+    return WordTable(blob, offsets, counts, total), stats
+
+
+def connect(address: str, *, workers: int | None = None, timeout: float = 5.0, echo=print):
+    """A dask Client for `address`, or a new LocalCluster for "local" (its dashboard link is printed)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise TokkitError("--scheduler needs dask: pip install 'tokkit[dask]'") from None
+    if address == "local":
+        # The client owns this cluster: closing the client shuts the workers down.
+        client = Client(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True)
+        echo(f"tokkit: started a local Dask cluster; dashboard: {client.dashboard_link}")
+        return client
+    try:
+        return Client(address, timeout=f"{timeout}s")
+    except (OSError, TimeoutError) as exc:
+        raise TokkitError(f"cannot reach the Dask scheduler at {address!r}: {exc}") from None
