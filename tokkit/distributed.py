@@ -151,12 +151,18 @@ class DistributedStats:
 
 
 def count_words_dask(client, sources: list[Source], *, mode: str, options: dict | None = None, errors="strict",
-                     min_word_count: int = 0, progress=False, range_size: int = RANGE_SIZE):
+                     min_word_count: int = 0, progress=False, range_size: int | None = None):
     """Count on the cluster behind `client`; return (WordTable, DistributedStats)."""
+    tasks = plan(sources, range_size=range_size or RANGE_SIZE)
+    return run_tasks(client, tasks, mode=mode, options=options or {}, errors=errors, min_word_count=min_word_count,
+                     progress=progress)
+
+
+def run_tasks(client, tasks: list[Task], *, mode: str, options: dict, errors: str, min_word_count: int,
+              progress: bool):
+    """Count `tasks` on the cluster, reduce the tables as a tree on the workers, fetch the result."""
     from distributed import as_completed
 
-    options = options or {}
-    tasks = plan(sources, range_size=range_size)
     futures = [client.submit(count_task, t, mode, options, errors, key=f"tokkit-count-{i}-{t.path}-{t.start}",
                              pure=False) for i, t in enumerate(tasks)]
     sizes = {f.key: (t.end or 0) - t.start for f, t in zip(futures, tasks)}

@@ -1,0 +1,119 @@
+"""Counting on a Dask cluster gives the local result; failures are named and fast."""
+import os
+import random
+import threading
+import time
+
+import pytest
+
+import tokkit
+from tokkit.corpus import Source, iter_chunks, resolve
+from tokkit.errors import TokkitError
+
+distributed = pytest.importorskip("distributed")
+dist = pytest.importorskip("tokkit.distributed")
+
+
+def line_range_bytes(path, task):
+    with open(path, "rb") as f:
+        return b"".join(iter_chunks(dist._LineRange(f, task.start, task.end), chunk_size=7))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ranges_cover_every_line_once(tmp_path, seed):
+    rng = random.Random(seed)
+    lines = [" ".join("x" * rng.randint(0, 9) for _ in range(rng.randint(0, 12))) for _ in range(200)]
+    data = "\n".join(lines).encode() + (b"\n" if seed % 2 else b"")
+    path = tmp_path / "c.txt"
+    path.write_bytes(data)
+    tasks = dist.plan([Source(str(path))], range_size=rng.randint(1, 300))
+    assert len(tasks) > 1
+    parts = [line_range_bytes(path, t) for t in tasks]
+    assert b"".join(parts) == data
+    assert all(p.endswith(b"\n") for p in parts[:-1] if p)
+
+
+def test_stdin_is_refused():
+    with pytest.raises(TokkitError, match="stdin"):
+        dist.plan([Source("-")])
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    root = tmp_path_factory.mktemp("dist")
+    rng = random.Random(0)
+    words = ["alpha", "beta", "gamma", "delta", "ünïcode", "naïve", "東京", "it's", "42", "x-ray", "  "]
+    for i in range(3):
+        lines = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 15))) for _ in range(3000)]
+        (root / f"part{i}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    import gzip
+
+    (root / "extra.txt.gz").write_bytes(gzip.compress("compressed words here\n".encode() * 50))
+    return root
+
+
+@pytest.mark.parametrize("algo", ["wordpiece", "bpe", "bytelevel"])
+def test_cluster_training_equals_local(client, corpus, tmp_path, monkeypatch, algo):
+    monkeypatch.setattr(dist, "RANGE_SIZE", 20_000)  # many tasks, so the tree reduction really runs
+    local = tokkit.train(corpus, algo=algo, vocab_size=400)
+    remote = tokkit.train(corpus, algo=algo, vocab_size=400, client=client)
+    for tok, name in ((local, "local"), (remote, "remote")):
+        (tmp_path / name).mkdir()
+        tok.save(tmp_path / name)
+    for f in (tmp_path / "local").iterdir():
+        assert f.read_bytes() == (tmp_path / "remote" / f.name).read_bytes(), f.name
+
+
+def test_pruning_is_reported(client, corpus, monkeypatch):
+    from tokkit.trainers import train_with_summary
+
+    monkeypatch.setattr(dist, "RANGE_SIZE", 20_000)
+    _, summary = train_with_summary(corpus, algo="wordpiece", vocab_size=300, client=client, min_word_count=10_000)
+    assert summary.pruned_words > 0 and "pruned" in summary.line()
+
+
+def test_killed_worker_still_gives_the_same_result(corpus, monkeypatch):
+    monkeypatch.setattr(dist, "RANGE_SIZE", 5_000)
+    expected = tokkit.train(corpus, algo="bytelevel", vocab_size=300)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    c = distributed.Client(cluster)
+    try:
+        def kill_one():
+            time.sleep(0.3)
+            addr = sorted(c.scheduler_info()["workers"])[0]
+            c.run(os._exit, 1, workers=[addr])
+
+        killer = threading.Thread(target=kill_one)
+        killer.start()
+        got = tokkit.train(corpus, algo="bytelevel", vocab_size=300, client=c)
+        killer.join()
+    finally:
+        c.close()
+        cluster.close()
+    assert [got.id_to_token(i) for i in range(got.vocab_size)] == \
+        [expected.id_to_token(i) for i in range(expected.vocab_size)]
+
+
+def test_wrong_scheduler_address_fails_fast():
+    start = time.perf_counter()
+    with pytest.raises(TokkitError, match="cannot reach"):
+        dist.connect("tcp://127.0.0.1:9", timeout=2)
+    assert time.perf_counter() - start < 15
+
+
+def test_file_that_disappears_is_named(client, tmp_path):
+    path = tmp_path / "gone.txt"
+    path.write_text("some words\n" * 100)
+    tasks = dist.plan(resolve([str(path)]), range_size=100)
+    path.unlink()
+    with pytest.raises(TokkitError, match="gone.txt"):
+        dist.run_tasks(client, tasks, mode="bert", options={}, errors="strict", min_word_count=0, progress=False)
