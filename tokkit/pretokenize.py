@@ -1,0 +1,51 @@
+"""Pre-tokenizers: the GPT-2 pattern (a compiled scanner, proven equal to `regex`) and any pattern.
+
+>>> split_gpt2("I'm here")
+['I', "'m", ' here']
+>>> split_regex("a1 b", r"\\d|\\w")
+['a', '1', 'b']
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import regex
+
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+
+@lru_cache(maxsize=64)
+def compiled(pattern: str) -> regex.Pattern:
+    """`pattern` compiled once (patterns are reused for every line)."""
+    return regex.compile(pattern)
+
+
+def split_regex(text: str, pattern: str = GPT2_PATTERN) -> list[str]:
+    """All matches of `pattern` in `text`, as `regex.findall` (the general path).
+
+    >>> split_regex("ab  c")
+    ['ab', ' ', ' c']
+    """
+    return compiled(pattern).findall(text)
+
+
+def split_gpt2(text: str) -> list[str]:
+    """The GPT-2 pattern's pieces of `text`, by the compiled scanner (== split_regex(text)).
+
+    >>> split_gpt2("they'll  go!")
+    ['they', "'ll", ' ', ' go', '!']
+    """
+    from tokkit._text import gpt2_split_str
+
+    return gpt2_split_str(text)
+
+
+def gpt2_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) code-point offsets of the GPT-2 pattern's pieces of `text`.
+
+    >>> gpt2_spans("a b")
+    [(0, 1), (1, 3)]
+    """
+    from tokkit._text import gpt2_spans_str
+
+    return gpt2_spans_str(text)
