@@ -1,0 +1,74 @@
+"""The compiled GPT-2 scanner equals regex.findall(GPT2_PATTERN) everywhere we can look."""
+import time
+
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokkit.pretokenize import GPT2_PATTERN, gpt2_spans, split_gpt2, split_regex
+
+REF = regex.compile(GPT2_PATTERN)
+
+# Characters that exercise every branch: contractions, the optional space, runs of each class,
+# whitespace look-ahead, other scripts, combining marks, emoji with ZWJ / skin tones, controls.
+INTERESTING = list("'strevmld ") + ["\n", "\r", "\t", "\x0b", "\x0c", "\x1c", "\x85", "\xa0", "\u2028", "\u3000",
+                                    "\u200b", "\u200d", "\ufeff"] + list("aZé1٣²½!?.,-_^\"`") + \
+    ["\u0301", "\u0915\u094d", "日", "本", "한", "ا", "\U0001F600", "\U0001F44D\U0001F3FD", "\u2160", "\U0001D7D8"]
+texts = st.lists(st.one_of(st.sampled_from(INTERESTING), st.characters(codec="utf-8"),
+                           st.characters(max_codepoint=0x10FFFF)), max_size=60).map("".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(texts)
+def test_scanner_equals_regex(text):
+    assert split_gpt2(text) == REF.findall(text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(texts)
+def test_spans_tile_the_text(text):
+    spans = gpt2_spans(text)
+    assert [text[a:b] for a, b in spans] == REF.findall(text)
+    starts = [a for a, _ in spans]
+    assert starts == ([0] + [b for _, b in spans[:-1]] if spans else [])
+    assert (spans[-1][1] if spans else 0) == len(text)
+
+
+@pytest.mark.parametrize("text", ["", " ", "  ", "a", "'", "''", "'s", "'re", "'rex", " 's", "a's", "x  y",
+                                  "x \n y", "end   ", "\n\n", "٣٤ 12", "é\u0301", "a\u0301b", "\U0001F600!"])
+def test_known_edge_cases(text):
+    assert split_gpt2(text) == REF.findall(text)
+
+
+def test_split_regex_is_the_general_path():
+    assert split_regex("a1 b", r"\d|\w") == ["a", "1", "b"]
+    assert split_regex("they're") == ["they", "'re"]
+
+
+def _corpus_lines(root, pattern, limit):
+    for path in sorted(root.glob(pattern))[:limit]:
+        with open(path, encoding="utf-8", newline="") as f:
+            yield path, f.read().split("\n")
+
+
+def test_every_corpus_line(corpus_dir):
+    files = list(_corpus_lines(corpus_dir / "multilingual", "**/*.txt", 10_000))
+    files += list(_corpus_lines(corpus_dir / "en" / "wiki", "*.txt", 3))
+    files += list(_corpus_lines(corpus_dir / "en" / "pg", "*.txt", 3))
+    assert files
+    for path, lines in files:
+        for n, line in enumerate(lines):
+            # with the line ending kept, as the trainers split; and without it
+            assert split_gpt2(line + "\n") == REF.findall(line + "\n"), (path, n)
+            assert split_gpt2(line) == REF.findall(line), (path, n)
+
+
+@pytest.mark.parametrize("text", ["a" * 1_000_000, "^" * 1_000_000, " " * 1_000_000, "1" * 1_000_000,
+                                  "é" * 10_000_000, ("ab,cd" * 2_000_000), "x " * 500_000])
+def test_pathological_inputs_are_linear(text):
+    # generous bounds (a shared CI machine); a quadratic scan would take minutes on these
+    t = time.perf_counter()
+    pieces = gpt2_spans(text)
+    assert time.perf_counter() - t < 0.5 + len(pieces) * 2e-6
+    assert pieces[0][0] == 0 and pieces[-1][1] == len(text)

@@ -1,0 +1,75 @@
+"""BERT text normalization and splitting (BertNormalizer + BertPreTokenizer), compiled.
+
+Behaviour follows the pinned `tokenizers` exactly, including its Unicode tables (probed into
+tokkit/data/unicode_tables.json by dev/gen_unicode_tables.py): clean_text deletes U+0000, U+FFFD and
+control/format/private-use characters except tab/newline/return and maps whitespace to a space;
+handle_chinese_chars pads CJK ideographs with spaces; strip_accents is NFD per character with the
+nonspacing marks (Mn) dropped; lowercase is per character (no final-sigma rule).
+
+One documented difference: tokenizers' strip_accents runs NFD over the whole string, which also
+puts combining marks in canonical order. tokkit decomposes character by character and does not
+reorder. The two agree except when two combining characters that are not Mn and have different
+nonzero combining classes (only Mc marks such as U+1B44, U+302E, U+16FF0 and U+1D165..U+1D172)
+stand next to each other out of canonical order.
+
+>>> bert_split("Héllo, World!", BertNormalizerOptions())
+[('hello', (0, 5)), (',', (5, 6)), ('world', (7, 12)), ('!', (12, 13))]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class BertNormalizerOptions:
+    """The BertNormalizer switches; strip_accents=None follows lowercase (as in tokenizers)."""
+
+    clean_text: bool = True
+    handle_chinese_chars: bool = True
+    strip_accents: bool | None = None
+    lowercase: bool = True
+
+    @property
+    def flags(self) -> tuple[bool, bool, bool, bool]:
+        """(clean_text, handle_chinese_chars, strip_accents resolved, lowercase)."""
+        strip = self.lowercase if self.strip_accents is None else self.strip_accents
+        return bool(self.clean_text), bool(self.handle_chinese_chars), bool(strip), bool(self.lowercase)
+
+
+DEFAULT = BertNormalizerOptions()
+
+
+def bert_normalize(text: str, options: BertNormalizerOptions = DEFAULT) -> str:
+    """BertNormalizer's output for `text`.
+
+    >>> bert_normalize("Ünïcode 中文")
+    'unicode  中  文 '
+    """
+    from tokkit._text import bert_normalize_str
+
+    return bert_normalize_str(text, *options.flags)[0]
+
+
+def bert_alignments(text: str, options: BertNormalizerOptions = DEFAULT) -> tuple[str, list[tuple[int, int]]]:
+    """The normalized text and, per normalized character, the (start, end) of its original character.
+
+    >>> bert_alignments("Aé")
+    ('ae', [(0, 1), (1, 2)])
+    """
+    from tokkit._text import bert_normalize_str
+
+    norm, starts, ends = bert_normalize_str(text, *options.flags)
+    return norm, list(zip(starts, ends))
+
+
+def bert_split(text: str, options: BertNormalizerOptions = DEFAULT) -> list[tuple[str, tuple[int, int]]]:
+    """Normalized pre-tokens of `text` with their (start, end) code-point offsets into `text`.
+
+    An offset covers a character the normalizer removed only when it lies inside the piece.
+
+    >>> bert_split("a\\x00b c.")
+    [('ab', (0, 3)), ('c', (4, 5)), ('.', (5, 6))]
+    """
+    from tokkit._text import bert_split_str
+
+    return bert_split_str(text, *options.flags)
