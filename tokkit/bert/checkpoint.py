@@ -1,0 +1,131 @@
+"""Training checkpoints without pickle: tensors in safetensors, everything else in a JSON sidecar.
+
+A checkpoint is a folder `RUN_DIR/checkpoint/` holding model.safetensors (tokkit names),
+optimizer.safetensors (AdamW moments) and state.json (step, data position, RNG states, configs).
+It is written beside its destination and renamed in, so an interrupted run keeps the last good one.
+
+>>> save_checkpoint("run/checkpoint", model, optimizer, {"step": 10})   # doctest: +SKIP
+>>> state = load_checkpoint("run/checkpoint", model, optimizer)         # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+from tokkit.errors import TokkitError
+
+FORMAT = "tokkit-bert-checkpoint/1"
+FILES = {"model.safetensors", "optimizer.safetensors", "state.json"}
+
+
+def rng_state() -> dict:
+    """torch's CPU (and CUDA) generator states, base64 in JSON."""
+    out = {"torch": base64.b64encode(torch.get_rng_state().numpy().tobytes()).decode("ascii")}
+    if torch.cuda.is_available():
+        out["cuda"] = [base64.b64encode(s.numpy().tobytes()).decode("ascii") for s in torch.cuda.get_rng_state_all()]
+    return out
+
+
+def set_rng_state(state: dict) -> None:
+    def tensor(b64: str) -> torch.Tensor:
+        return torch.frombuffer(bytearray(base64.b64decode(b64)), dtype=torch.uint8)
+
+    torch.set_rng_state(tensor(state["torch"]))
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all([tensor(s) for s in state["cuda"]])
+
+
+def _optimizer_tensors(model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, torch.Tensor]:
+    index = {id(p): name for name, p in model.named_parameters()}
+    out = {}
+    for p, st in optimizer.state.items():
+        for key, value in st.items():
+            if torch.is_tensor(value):
+                out[f"{index[id(p)]}::{key}"] = value.detach().cpu().reshape(value.shape).contiguous()
+    return out
+
+
+def save_checkpoint(directory, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer],
+                    state: dict) -> Path:
+    """Atomically write the model, the optimizer moments and `state` (JSON-able) to `directory`."""
+    from safetensors.torch import save_file
+
+    from tokkit.outdir import atomic_dir
+
+    state = dict(state, format=FORMAT, model_config=model.config.to_dict(), rng=rng_state())
+    with atomic_dir(directory, marker_files=FILES) as tmp:
+        save_file({k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()},
+                  os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
+        if optimizer is not None:
+            save_file(_optimizer_tensors(model, optimizer), os.path.join(tmp, "optimizer.safetensors"))
+        with open(os.path.join(tmp, "state.json"), "w", encoding="utf-8") as f:
+            json.dump(state, f, indent=1, sort_keys=True)
+    return Path(directory)
+
+
+def read_state(directory) -> dict:
+    """The JSON sidecar of a checkpoint folder, with a clear error when it is missing or broken."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise TokkitError(f"{directory}: checkpoint folder does not exist")
+    path = directory / "state.json"
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TokkitError(f"{directory}: not a checkpoint (no state.json)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise TokkitError(f"{path}: corrupt checkpoint state ({exc})") from None
+    if not isinstance(state, dict) or state.get("format") != FORMAT or "model_config" not in state:
+        raise TokkitError(f"{path}: not a {FORMAT} state file")
+    return state
+
+
+def _load_tensors(path: Path) -> dict[str, torch.Tensor]:
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    try:
+        return load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise TokkitError(f"{path}: corrupt checkpoint ({exc})") from None
+
+
+def load_model_state(directory, model: torch.nn.Module) -> None:
+    """Copy model.safetensors into `model`, refusing missing, extra or mis-shaped tensors."""
+    path = Path(directory) / "model.safetensors"
+    tensors = _load_tensors(path)
+    own = model.state_dict()
+    missing = sorted(set(own) - set(tensors))
+    extra = sorted(set(tensors) - set(own))
+    if missing or extra:
+        raise TokkitError(f"{path}: tensors do not match the model (missing {missing[:3]}, unexpected {extra[:3]})")
+    for k, v in tensors.items():
+        if v.shape != own[k].shape:
+            raise TokkitError(f"{path}: tensor {k} has shape {tuple(v.shape)}, expected {tuple(own[k].shape)}")
+    model.load_state_dict(tensors)
+
+
+def load_optimizer_state(directory, model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> None:
+    """Restore AdamW moments and step counts saved by save_checkpoint."""
+    tensors = _load_tensors(Path(directory) / "optimizer.safetensors")
+    params = dict(model.named_parameters())
+    for key, value in tensors.items():
+        name, _, field = key.partition("::")
+        if name not in params:
+            raise TokkitError(f"{directory}: optimizer state for unknown parameter {name}")
+        p = params[name]
+        optimizer.state[p][field] = value.to(p.device) if field != "step" else value
+
+
+def load_checkpoint(directory, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer] = None) -> dict:
+    """Load model (and optimizer) from a checkpoint folder; return its state dict (step, data position...)."""
+    state = read_state(directory)
+    load_model_state(directory, model)
+    if optimizer is not None:
+        load_optimizer_state(directory, model, optimizer)
+    return state

@@ -1,0 +1,131 @@
+"""Batches for the pretraining loop: a resumable stream over tokkit's examples, and a fixed eval set.
+
+Examples come from tokkit.pretraining (`full` or `nsp` examples from text, or shards written by
+`tokkit encode --pretraining`); masking is dynamic and keyed by (seed, epoch, example index) in the
+collator, so a stream that skips to a saved position yields exactly the batches it would have.
+
+>>> stream = BatchStream(tok, ["corpus.txt"], kind="full", batch_size=32, max_length=128, seed=0)  # doctest: +SKIP
+>>> batch = next(stream); stream.position                                                            # doctest: +SKIP
+{'epoch': 0, 'examples': 32}
+"""
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+from typing import Iterator, Optional, Sequence
+
+from tokkit.errors import TokkitError
+
+REQUIRED_SPECIALS = ("[CLS]", "[SEP]", "[MASK]")
+
+
+def check_tokenizer(tokenizer) -> dict[str, int]:
+    """Ids of the special tokens BERT pretraining needs; a clear error when one is absent."""
+    ids = {t: tokenizer.token_to_id(t) for t in REQUIRED_SPECIALS + ("[PAD]",)}
+    missing = [t for t in REQUIRED_SPECIALS if ids[t] is None]
+    if missing:
+        raise TokkitError(f"tokenizer has no {', '.join(missing)} token(s): BERT pretraining needs "
+                          f"{', '.join(REQUIRED_SPECIALS)}")
+    return ids
+
+
+def is_shard_dir(path) -> bool:
+    """A folder written by `tokkit encode --pretraining` (it carries a JSON index)."""
+    p = Path(path)
+    return p.is_dir() and any(p.glob("*.json"))
+
+
+def make_dataset(tokenizer, paths: Sequence, *, kind: str, max_length: int, seed: int,
+                 rank: int = 0, world_size: int = 1):
+    """tokkit.pretraining's dataset over text files, or over one shard folder."""
+    from tokkit import pretraining
+
+    paths = [os.fspath(p) for p in paths]
+    for p in paths:
+        if not os.path.exists(p):
+            raise TokkitError(f"{p}: no such file or folder")
+    if len(paths) == 1 and is_shard_dir(paths[0]):
+        return pretraining.ShardDataset(paths[0], rank=rank, world_size=world_size)
+    return pretraining.PretrainingDataset(tokenizer, paths, kind=kind, max_length=max_length, seed=seed,
+                                          rank=rank, world_size=world_size)
+
+
+def make_collator(tokenizer, *, seed: int, mlm_probability: float = 0.15):
+    from tokkit import pretraining
+
+    return pretraining.MaskingCollator(tokenizer, seed=seed, mlm_probability=mlm_probability,
+                                       return_tensors="pt")
+
+
+_KEYS = ("input_ids", "token_type_ids", "attention_mask", "labels", "next_sentence_label")
+
+
+def _select(batch) -> dict:
+    return {k: batch[k] for k in _KEYS if k in batch and batch[k] is not None}
+
+
+class BatchStream:
+    """Endless masked batches, epoch after epoch; `position` / `seek` make it resumable.
+
+    A batch never straddles two epochs (a short tail is dropped), so the position is simply
+    (epoch, examples read in that epoch).
+    """
+
+    def __init__(self, dataset, collator, batch_size: int):
+        self.dataset = dataset
+        self.collator = collator
+        self.batch_size = batch_size
+        self.epoch = 0
+        self.examples = 0
+        self._it: Optional[Iterator] = None
+
+    @property
+    def position(self) -> dict:
+        return {"epoch": self.epoch, "examples": self.examples}
+
+    def seek(self, position: dict) -> None:
+        """Continue from a saved position: re-read the epoch's examples up to it (cheap next to training)."""
+        self.epoch = int(position.get("epoch", 0))
+        self.examples = 0
+        self._start_epoch()
+        skip = int(position.get("examples", 0))
+        if skip:
+            self._it = itertools.islice(self._it, skip, None)
+            self.examples = skip
+
+    def _start_epoch(self) -> None:
+        if hasattr(self.collator, "set_epoch"):
+            self.collator.set_epoch(self.epoch)
+        if hasattr(self.dataset, "set_epoch"):
+            self.dataset.set_epoch(self.epoch)
+        self._it = iter(self.dataset)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> dict:
+        if self._it is None:
+            self._start_epoch()
+        for _attempt in range(2):
+            chunk = list(itertools.islice(self._it, self.batch_size))
+            if len(chunk) == self.batch_size:
+                self.examples += len(chunk)
+                return _select(self.collator(chunk))
+            if not chunk and self.examples == 0:
+                break
+            self.epoch += 1
+            self.examples = 0
+            self._start_epoch()
+        raise TokkitError("the corpus yields fewer examples than one batch; use more text or a smaller --batch-size")
+
+
+def eval_batches(tokenizer, path, *, blocks: int, max_length: int, batch_size: int, seed: int = 1234,
+                 mlm_probability: float = 0.15) -> list[dict]:
+    """The held-out set: `blocks` full-sentence examples from `path`, masked once with a fixed seed."""
+    dataset = make_dataset(tokenizer, [path], kind="full", max_length=max_length, seed=seed)
+    collator = make_collator(tokenizer, seed=seed, mlm_probability=mlm_probability)
+    examples = list(itertools.islice(iter(dataset), blocks))
+    if not examples:
+        raise TokkitError(f"{path}: evaluation text yields no examples")
+    return [_select(collator(examples[i:i + batch_size])) for i in range(0, len(examples), batch_size)]

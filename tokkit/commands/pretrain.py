@@ -1,0 +1,84 @@
+"""`tokkit pretrain`: pretrain a small BERT on a corpus with a tokkit tokenizer (needs torch)."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from tokkit.errors import TokkitError
+
+
+def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
+    out = {}
+    for key, value in (("num_layers", layers), ("hidden_size", hidden), ("num_heads", heads),
+                       ("intermediate_size", ffn), ("max_position_embeddings", positions)):
+        if value is not None:
+            out[key] = value
+    if dropout is not None:
+        out.update(dropout=dropout, attention_dropout=dropout)
+    return out
+
+
+@click.command("pretrain")
+@click.argument("corpus", nargs=-1, required=True, metavar="CORPUS...")
+@click.option("-t", "--tokenizer", "tokenizer_dir", required=True, metavar="DIR", help="Tokenizer folder.")
+@click.option("-o", "--output", required=True, metavar="RUN_DIR",
+              help="Run folder: checkpoint/, metrics.jsonl, loss_curve.png, summary.json.")
+@click.option("--objective", type=click.Choice(["mlm", "mlm+nsp"]), default="mlm", show_default=True,
+              help="mlm trains on full-sentence examples, mlm+nsp on sentence pairs.")
+@click.option("--steps", type=int, default=1000, show_default=True, metavar="N")
+@click.option("--batch-size", type=int, default=32, show_default=True, metavar="N")
+@click.option("--max-length", type=int, default=128, show_default=True, metavar="N")
+@click.option("--lr", type=float, default=5e-4, show_default=True, metavar="LR", help="Peak learning rate.")
+@click.option("--warmup-steps", type=int, default=None, metavar="N", help="Default: 5% of --steps.")
+@click.option("--weight-decay", type=float, default=0.01, show_default=True)
+@click.option("--clip", type=float, default=1.0, show_default=True, help="Gradient-norm clipping (0: off).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--mlm-probability", type=float, default=0.15, show_default=True)
+@click.option("--eval-file", default=None, metavar="FILE", help="Held-out text for periodic evaluation.")
+@click.option("--eval-every", type=int, default=0, show_default=True, metavar="N", help="0: only at the end.")
+@click.option("--eval-blocks", type=int, default=256, show_default=True, metavar="N")
+@click.option("--checkpoint-every", type=int, default=500, show_default=True, metavar="N")
+@click.option("--log-every", type=int, default=10, show_default=True, metavar="N")
+@click.option("--max-time", type=float, default=None, metavar="SECONDS",
+              help="Stop after this much training time (evaluation excluded).")
+@click.option("--resume", default=None, metavar="DIR", help="Continue the run saved in DIR exactly.")
+@click.option("--init", "init_dir", default=None, metavar="DIR", help="Start from a Hugging Face BERT folder.")
+@click.option("--layers", type=int, default=None, help="Model: encoder layers (default 4).")
+@click.option("--hidden", type=int, default=None, help="Model: hidden size (default 256).")
+@click.option("--heads", type=int, default=None, help="Model: attention heads (default 4).")
+@click.option("--ffn", type=int, default=None, help="Model: feed-forward size (default 1024).")
+@click.option("--positions", type=int, default=None, help="Model: position embeddings (default 512).")
+@click.option("--dropout", type=float, default=None, help="Model: dropout (default 0.1).")
+@click.option("--threads", type=int, default=None, metavar="N", help="torch threads (default: torch's choice).")
+@click.option("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when available).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
+def command(corpus, tokenizer_dir, output, objective, steps, batch_size, max_length, lr, warmup_steps,
+            weight_decay, clip, seed, mlm_probability, eval_file, eval_every, eval_blocks, checkpoint_every,
+            log_every, max_time, resume, init_dir, layers, hidden, heads, ffn, positions, dropout, threads,
+            device, quiet):
+    """Pretrain BERT on CORPUS (text files, or one shard folder from `tokkit encode --pretraining`).
+
+    Runs under torchrun too: `torchrun --nproc-per-node 2 -m tokkit.cli pretrain ...`.
+    """
+    try:
+        from tokkit.bert.train import PretrainConfig, pretrain
+    except ImportError as exc:
+        raise TokkitError(f"tokkit pretrain needs torch and safetensors: pip install 'tokkit[bert]' ({exc})")
+
+    cfg = PretrainConfig(
+        objective=objective, steps=steps, batch_size=batch_size, max_length=max_length, lr=lr,
+        warmup_steps=warmup_steps, weight_decay=weight_decay, clip=clip, seed=seed,
+        mlm_probability=mlm_probability, eval_every=eval_every, eval_blocks=eval_blocks,
+        checkpoint_every=checkpoint_every, log_every=log_every, max_time=max_time, threads=threads,
+        device=device, model=_model_overrides(layers, hidden, heads, ffn, positions, dropout))
+    summary = pretrain(tokenizer_dir, list(corpus), output, config=cfg, eval_file=eval_file, resume=resume,
+                       init=init_dir, progress=None if not quiet else False)
+    if not quiet:
+        brief = {"steps": summary["steps"], "train_seconds": summary["train_seconds"],
+                 "train_loss": (summary.get("final_train") or {}).get("loss")}
+        if summary.get("final_eval"):
+            ev = summary["final_eval"]
+            brief.update({k: ev[k] for k in ("mlm_loss", "perplexity", "mask_acc", "labelled_acc",
+                                             "baseline_mask_acc", "mask_acc_ratio")})
+        click.echo(json.dumps(brief, indent=1))
