@@ -1,0 +1,181 @@
+# cython: language_level=3
+"""Compiled 80/10/10 masking kernel: one counter-based hash per position, no GIL.
+
+Every position (row r, column j) gets h = mix(keys[r, 0] + (j + 1) * GAMMA), a SplitMix64
+output. Its low 32 bits decide whether the position (or the word starting there) is chosen,
+its high 32 bits pick [MASK] / random / keep; a second hash keyed by keys[r, 1] picks the random
+token. Because each value depends only on (row key, column), the result is the same whatever
+the thread count, and tokkit/masking.py reproduces it exactly with numpy.
+
+>>> # see tokkit.masking.mask_tokens for the public entry point
+"""
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+
+ctypedef fused id_t:
+    int32_t
+    int64_t
+
+cdef extern from *:
+    """
+    #include <thread>
+    #include <vector>
+    #define TOKKIT_GAMMA 0x9E3779B97F4A7C15ULL
+    typedef void (*tokkit_rows_fn)(void*, long, long);
+    // Run f(job, lo, hi) over [0, n) split into `threads` contiguous ranges; the calling thread
+    // takes the first range, so one thread spawns nothing.
+    static void tokkit_parallel_rows(tokkit_rows_fn f, void* job, long n, int threads) {
+        if (threads > n) threads = (int)n;
+        if (threads <= 1) { f(job, 0L, n); return; }
+        long step = (n + threads - 1) / threads;
+        std::vector<std::thread> pool;
+        for (int t = 1; t < threads; ++t) {
+            long lo = t * step, hi = lo + step < n ? lo + step : n;
+            if (lo < hi) pool.emplace_back(f, job, lo, hi);
+        }
+        f(job, 0L, step);
+        for (auto& th : pool) th.join();
+    }
+    """
+    ctypedef void (*tokkit_rows_fn)(void*, long, long) noexcept nogil
+    const uint64_t GAMMA "TOKKIT_GAMMA"
+    void tokkit_parallel_rows(tokkit_rows_fn f, void* job, long n, int threads) nogil
+
+
+
+cdef inline uint64_t mix(uint64_t z) noexcept nogil:
+    # SplitMix64's finaliser: a bijective avalanche of the 64-bit counter state.
+    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef struct Job:
+    const void* ids
+    const uint8_t* special
+    const int64_t* words
+    const uint64_t* keys
+    const uint8_t* is_special
+    const int64_t* allowed
+    void* out
+    int64_t* labels
+    long cols
+    long vocab
+    long n_allowed
+    uint64_t t_choose
+    uint64_t t_mask
+    uint64_t t_rand
+    int64_t mask_id
+    long bad_row
+
+
+cdef void run_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) noexcept nogil:
+    # Every field is copied to a local first: the stores to out/labels could otherwise alias the
+    # Job struct and force the compiler to reload it on each position.
+    cdef const uint8_t* special = job.special
+    cdef const uint8_t* is_special = job.is_special
+    cdef const int64_t* words = job.words
+    cdef const int64_t* allowed = job.allowed
+    cdef int64_t* labels = job.labels
+    cdef long r, j, p, cols = job.cols, vocab = job.vocab, bad_row = -1
+    cdef uint64_t t_choose = job.t_choose, t_mask = job.t_mask, t_keep = job.t_mask + job.t_rand
+    cdef uint64_t n_allowed = <uint64_t>job.n_allowed
+    cdef id_t mask_id = <id_t>job.mask_id
+    cdef uint64_t k0, k1, h, hi32
+    cdef int64_t v, w, prev_word
+    cdef bint chosen = False
+    for r in range(lo, hi):
+        k0 = job.keys[2 * r]
+        k1 = job.keys[2 * r + 1]
+        prev_word = -1
+        for j in range(cols):
+            p = r * cols + j
+            v = ids[p]
+            out[p] = <id_t>v
+            labels[p] = -100
+            if v < 0 or v >= vocab:
+                bad_row = r
+                prev_word = -1
+                continue
+            if special[p] or is_special[v]:
+                prev_word = -1
+                continue
+            h = mix(k0 + <uint64_t>(j + 1) * GAMMA)
+            if words == NULL:
+                chosen = <uint64_t><uint32_t>h < t_choose
+            else:
+                w = words[p]
+                # A word is a run of equal non-negative word ids; its first token decides for it.
+                if w < 0 or w != prev_word:
+                    chosen = <uint64_t><uint32_t>h < t_choose
+                prev_word = w
+            hi32 = h >> 32
+            # Written without a branch on `chosen` (taken 15% of the time at random, so a branch
+            # would be mispredicted often); only the rare random replacement branches.
+            labels[p] = v if chosen else -100
+            out[p] = mask_id if (chosen & (hi32 < t_mask)) else <id_t>v
+            if chosen & (hi32 >= t_mask) & (hi32 < t_keep):
+                h = mix(k1 + <uint64_t>(j + 1) * GAMMA)
+                out[p] = <id_t>allowed[((h >> 32) * n_allowed) >> 32]
+    if bad_row >= 0:
+        job.bad_row = bad_row  # benign race between threads: any offending row will do
+
+
+cdef void rows_i32(void* job, long lo, long hi) noexcept nogil:
+    cdef Job* j = <Job*>job
+    run_rows(j, lo, hi, <int32_t*>j.out, <const int32_t*>j.ids)
+
+
+cdef void rows_i64(void* job, long lo, long hi) noexcept nogil:
+    cdef Job* j = <Job*>job
+    run_rows(j, lo, hi, <int64_t*>j.out, <const int64_t*>j.ids)
+
+
+def mask_rows(
+    const id_t[:, ::1] ids,
+    const uint8_t[:, ::1] special,
+    words,
+    const uint64_t[:, ::1] keys,
+    const uint8_t[::1] is_special,
+    const int64_t[::1] allowed,
+    id_t[:, ::1] out,
+    int64_t[:, ::1] labels,
+    uint64_t t_choose,
+    uint64_t t_mask,
+    uint64_t t_rand,
+    int64_t mask_id,
+    int threads=1,
+):
+    """Fill `out` and `labels` for every row; return the index of a row holding an id outside
+    [0, len(is_special)), or -1. Shapes and dtypes are checked by the caller."""
+    cdef const int64_t[:, ::1] wv
+    cdef Job job
+    cdef long rows = ids.shape[0]
+    cdef tokkit_rows_fn fn
+    job.ids = &ids[0, 0] if ids.size else NULL
+    job.special = &special[0, 0] if special.size else NULL
+    job.words = NULL
+    if words is not None:
+        wv = words
+        job.words = &wv[0, 0] if wv.size else NULL
+    job.keys = &keys[0, 0] if keys.size else NULL
+    job.is_special = &is_special[0]
+    job.allowed = &allowed[0] if allowed.shape[0] else NULL
+    job.out = &out[0, 0] if out.size else NULL
+    job.labels = &labels[0, 0] if labels.size else NULL
+    job.cols = ids.shape[1]
+    job.vocab = is_special.shape[0]
+    job.n_allowed = allowed.shape[0]
+    job.t_choose = t_choose
+    job.t_mask = t_mask
+    job.t_rand = t_rand
+    job.mask_id = mask_id
+    job.bad_row = -1
+    if ids.size == 0:
+        return -1
+    if id_t is int64_t:
+        fn = rows_i64
+    else:
+        fn = rows_i32
+    with nogil:
+        tokkit_parallel_rows(fn, <void*>&job, rows, threads)
+    return job.bad_row
