@@ -15,7 +15,7 @@ __all__ = ["BertConfig", "BertModel", "BertForPreTraining", "PreTrainingOutput",
 def __getattr__(name):
     # The training loop and embedding helper pull in the tokenizer/data modules: load them on use.
     if name == "embed":
-        from tokkit.bert.embed import embed
+        from tokkit.bert.embedding import embed
 
         return embed
     if name in ("pretrain", "PretrainConfig"):
