@@ -61,14 +61,16 @@ class _HFWordPiece:
                        "sep_token": "[SEP]", "mask_token": "[MASK]"}, f)
 
 
-def wordpiece_tokenizer(directory, texts=None, vocab_size=120):
+def wordpiece_tokenizer(directory, texts=None, vocab_size=120, special_tokens=None):
     """A WordPiece tokenizer trained on `texts` (default: the tiny corpus), saved to `directory`."""
     texts = list(texts) if texts is not None else tiny_corpus().split("\n")
+    specials = special_tokens or ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     try:
         import tokkit
         from tokkit import tokenizer as _  # noqa: F401 - is tokkit's own Tokenizer there yet?
 
-        tok = tokkit.train(texts=texts, algo="wordpiece", vocab_size=vocab_size, min_frequency=1)
+        tok = tokkit.train(texts=texts, algo="wordpiece", vocab_size=vocab_size, min_frequency=1,
+                           special_tokens=specials)
     except ImportError:
         tokenizers = pytest.importorskip("tokenizers")
         from tokenizers import decoders, models, normalizers, pre_tokenizers, processors, trainers
@@ -79,9 +81,10 @@ def wordpiece_tokenizer(directory, texts=None, vocab_size=120):
         tk.decoder = decoders.WordPiece()
         tk.train_from_iterator(texts, trainers.WordPieceTrainer(
             vocab_size=vocab_size, min_frequency=1,
-            special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]))
+            special_tokens=specials))
         tk.post_processor = processors.BertProcessing(("[SEP]", 3), ("[CLS]", 2))
         tok = _HFWordPiece(tk)
+        tok.special_tokens = specials
     tok.save(str(directory))
     return tok
 

@@ -172,7 +172,7 @@ def pretrain(tokenizer, corpus: Sequence, output, *, config: Optional[PretrainCo
     evalset, baseline = None, None
     if eval_file is not None and main_proc:
         evalset = data.eval_batches(tok, eval_file, blocks=cfg.eval_blocks, max_length=cfg.max_length,
-                                    batch_size=64, mlm_probability=cfg.mlm_probability)
+                                    batch_size=64)  # the standard 15% whatever the training rate
         baseline = most_frequent_token(evalset, tok.special_ids if hasattr(tok, "special_ids")
                                        else [i for i in specials.values() if i is not None])
     if main_proc:
