@@ -9,10 +9,13 @@ True
 """
 from __future__ import annotations
 
+import json
 import os
+import select
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 
@@ -76,7 +79,8 @@ def run_once(cmd: list[str], *, env: dict | None = None, cwd: str | None = None,
     err = proc.stderr.read().decode(errors="replace")
     proc.stderr.close()
     if proc.returncode != 0:
-        raise RuntimeError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{err[-2000:]}")
+        last = next((line for line in reversed(err.splitlines()) if line.strip()), "no message")
+        raise RuntimeError(f"exit code {proc.returncode}: {last.strip()[:300]}")
     return wall, peak / 1e6
 
 
@@ -109,6 +113,106 @@ def measure_alternating(commands: dict[str, list[str]], *, repeat=3, env=None, c
                 results[name].rss_mb.append(rss)
             if log:
                 log(f"  {'warm-up' if rnd == 0 else f'round {rnd}'}: {name}: {wall:.2f} s, {rss:.0f} MB")
+    return results
+
+
+class Worker:
+    """A long-lived `tokkit.bench.worker` process running one task; `run()` times it once.
+
+    While a run is under way the parent samples the peak RSS of the worker's process tree
+    every `interval` seconds; a run longer than `timeout` kills the worker.
+    """
+
+    def __init__(self, setup: str, kwargs: dict, *, env: dict | None = None, timeout: float = 1800.0,
+                 interval: float = 0.02):
+        import psutil
+
+        self.timeout, self.interval, self.peak = timeout, interval, 0
+        self._err = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([sys.executable, "-m", "tokkit.bench.worker"], env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
+                                     text=True, bufsize=1)
+        self._ps = psutil.Process(self.proc.pid)
+        self.proc.stdin.write(json.dumps({"setup": setup, "kwargs": kwargs}) + "\n")
+        self.proc.stdin.flush()
+        self._answer()
+
+    def _answer(self) -> dict:
+        """Wait for the worker's next line, sampling RSS meanwhile; raise on error or timeout."""
+        start = time.perf_counter()
+        fd = self.proc.stdout
+        while True:
+            ready, _, _ = select.select([fd], [], [], self.interval)
+            self.peak = max(self.peak, tree_rss(self._ps))
+            if ready:
+                line = fd.readline()
+                if not line:
+                    raise RuntimeError(f"worker exited ({self.proc.wait()}): {self.stderr_tail()}")
+                answer = json.loads(line)
+                if "error" in answer:
+                    raise RuntimeError(answer["error"])
+                return answer
+            if time.perf_counter() - start > self.timeout:
+                self.close()
+                raise TimeoutError(f"timed out after {self.timeout:.0f} s")
+
+    def run(self) -> float:
+        """Time the task once (seconds, measured inside the worker)."""
+        self.proc.stdin.write("run\n")
+        self.proc.stdin.flush()
+        return self._answer()["seconds"]
+
+    def stderr_tail(self) -> str:
+        self._err.seek(0)
+        return self._err.read().decode(errors="replace").strip()[-500:]
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self._err.close()
+
+
+def measure_tasks(tasks: dict[str, tuple[str, dict]], *, repeat: int = 5, warmup: int = 1,
+                  env: dict | None = None, envs: dict[str, dict] | None = None, timeout: float = 1800.0,
+                  log=None) -> dict[str, Result]:
+    """Time in-process tasks side by side: one worker per contender, runs alternating.
+
+    `tasks` maps a contender's name to (setup "module:function", kwargs). Every worker is set up
+    first; then `warmup` rounds and `repeat` timed rounds run the contenders in turn. A contender
+    whose setup or run fails keeps a note and drops out; the others go on.
+    """
+    results = {name: Result(name) for name in tasks}
+    workers: dict[str, Worker] = {}
+    try:
+        for name, (setup, kwargs) in tasks.items():
+            try:
+                workers[name] = Worker(setup, kwargs, env=(envs or {}).get(name, env), timeout=timeout)
+            except (RuntimeError, TimeoutError) as exc:
+                results[name].note = f"failed: {str(exc).splitlines()[0]}"
+        for rnd in range(warmup + repeat):
+            for name, worker in list(workers.items()):
+                try:
+                    seconds = worker.run()
+                except (RuntimeError, TimeoutError) as exc:
+                    results[name].note = f"failed: {str(exc).splitlines()[0]}"
+                    worker.close()
+                    del workers[name]
+                    continue
+                if rnd >= warmup:
+                    results[name].times.append(seconds)
+                    results[name].rss_mb.append(worker.peak / 1e6)
+                if log:
+                    label = "warm-up" if rnd < warmup else f"round {rnd - warmup + 1}"
+                    log(f"  {label}: {name}: {seconds:.3f} s, {worker.peak / 1e6:.0f} MB")
+    finally:
+        for worker in workers.values():
+            worker.close()
     return results
 
 

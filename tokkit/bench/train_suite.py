@@ -12,6 +12,7 @@ import sys
 import tempfile
 
 from tokkit.bench.harness import measure_alternating, python_cmd
+from tokkit.bench.report import format_table, group_rows
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
@@ -63,7 +64,8 @@ spm.SentencePieceTrainer.train(input=",".join(sys.argv[3:]), model_prefix=sys.ar
 
 BPEASY = """
 import sys, bpeasy
-from tokkit.pretokenize import GPT2_PATTERN
+# The GPT-2 pattern as released (bpeasy compiles it with fancy-regex).
+GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
 def lines():
     for path in sys.argv[3:]:
         with open(path, encoding="utf-8") as f:
@@ -92,9 +94,17 @@ def contenders(algo: str) -> dict[str, tuple[str, str | None]]:
     return table[algo]
 
 
+ALGO_NOTES = {"bytelevel": "GPT-2 byte-level BPE", "bpe": "char BPE with </w>", "wordpiece": "WordPiece, PMI scoring"}
+
+
 def run_train_suite(files: list[str], *, algos=("bytelevel", "bpe", "wordpiece"), vocab_size=32000, workers=2,
-                    repeat=3, log=print) -> list[dict]:
-    """Measure every algorithm against its installed contenders; return one row per (algo, contender)."""
+                    repeat=3, log=print, mb: float | None = None) -> list[dict]:
+    """Measure every algorithm against its installed contenders; return rows (see tokkit.bench.report).
+
+    Whole-process wall time (imports and file writing included) and peak RSS of the process tree;
+    one warm-up round, then `repeat` rounds with the contenders alternating. With `mb` (the input
+    size) the rows also carry MB/s.
+    """
     rows = []
     env = dict(os.environ, RAYON_NUM_THREADS=str(workers), OMP_NUM_THREADS=str(workers))
     for algo in algos:
@@ -108,30 +118,26 @@ def run_train_suite(files: list[str], *, algos=("bytelevel", "bpe", "wordpiece")
                 commands[name] = python_cmd(code) + [tmp, str(vocab_size), *files]
             log(f"train {algo}: vocab {vocab_size}, {workers} threads, {len(files)} files")
             results = measure_alternating(commands, repeat=repeat, env=env, log=log)
-        base = results["tokkit"]
-        for name, res in results.items():
-            row = {"suite": "train", "algo": algo, **res.as_dict()}
-            if name != "tokkit" and res.times and base.times:
-                row["tokkit_ratio"] = base.median / res.median
-                row["tokkit_rss_ratio"] = base.peak_rss_mb / res.peak_rss_mb
-            rows.append(row)
-        rows.extend({"suite": "train", "algo": algo, "name": n, "note": note} for n, note in notes.items())
+        group = f"train {algo} ({ALGO_NOTES[algo]}), vocab {vocab_size}, {workers} threads"
+        target = TARGETS.get(algo)
+        rows += group_rows("train", group, results, baseline="tokkit", work=mb, unit="MB/s", notes=notes,
+                           target=target, extra={"algo": algo}, remarks=REMARKS.get(algo))
     return rows
 
 
+# Targets from issue 2 (measured on the 100 MB corpus): tokkit's time over tokenizers'.
+TARGETS = {"bytelevel": "tokkit/tokenizers time <= 0.5", "bpe": "tokkit/tokenizers time <= 0.5",
+           "wordpiece": "tokkit/tokenizers time <= 1.0"}
+
+
+REMARKS = {"wordpiece": {"tokenizers": "its WordPieceTrainer scores merges by frequency (BPE), not PMI"},
+           "bytelevel": {"sentencepiece (bpe, not byte-level)": "not byte-level: unicode-character BPE, "
+                         "character_coverage 0.9995", "bpeasy": "byte-level, GPT-2 pattern, no special tokens"}}
+
+
 def format_rows(rows: list[dict]) -> str:
-    """A plain-text table: times in s, RSS in MB, ratio tokkit / contender (time and RSS)."""
-    head = f"{'algo':<10} {'contender':<36} {'min':>7} {'median':>7} {'max':>7} {'RSS MB':>7} {'tokkit/x':>9} {'RSS/x':>6}"
-    out = [head, "-" * len(head)]
-    for r in rows:
-        if "median" not in r or not r.get("times"):
-            out.append(f"{r['algo']:<10} {r['name']:<36} {r.get('note', '')}")
-            continue
-        ratio = f"{r['tokkit_ratio']:.2f}x" if "tokkit_ratio" in r else ""
-        rss = f"{r['tokkit_rss_ratio']:.2f}" if "tokkit_rss_ratio" in r else ""
-        out.append(f"{r['algo']:<10} {r['name']:<36} {r['min']:7.2f} {r['median']:7.2f} {r['max']:7.2f} "
-                   f"{r['peak_rss_mb']:7.0f} {ratio:>9} {rss:>6}")
-    return "\n".join(out)
+    """A plain-text table (kept for benchmarks/bench_train.py)."""
+    return format_table(rows)
 
 
 if __name__ == "__main__":  # pragma: no cover

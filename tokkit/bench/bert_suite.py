@@ -1,0 +1,85 @@
+"""BERT training-step speed: tokkit.bert against transformers' BertForPreTraining.
+
+The measurement of issue 5 (benchmarks/bench_bert.py): one forward + backward + AdamW step
+(with gradient clipping) at 4 layers x 256 hidden, batch 32 x 128 without padding, vocab 30,522,
+15% of positions labelled, NSP labels, 2 torch threads; tokens/s = 4,096 / median step time.
+tokkit's model steps with fused AdamW, transformers' with foreach AdamW (its Trainer's default).
+Each model lives in its own worker process; steps alternate between the two.
+"""
+from __future__ import annotations
+
+import importlib.util
+
+from tokkit.bench.harness import measure_tasks
+from tokkit.bench.report import group_rows
+
+
+def make_batch(vocab: int, B: int, T: int, seed: int = 0):
+    """ids with 15% of positions replaced by [MASK] (id 4), their labels, NSP labels."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(5, vocab, (B, T), generator=g)
+    labels = torch.full((B, T), -100)
+    chosen = torch.rand((B, T), generator=g) < 0.15
+    labels[chosen] = ids[chosen]
+    ids = ids.masked_fill(chosen, 4)
+    nsp = torch.randint(0, 2, (B,), generator=g)
+    return ids, torch.zeros_like(ids), torch.ones_like(ids), labels, nsp
+
+
+def step_task(impl: str = "tokkit", vocab: int = 30522, batch: int = 32, seq: int = 128, threads: int = 2):
+    """A zero-argument callable doing one optimizer step of `impl` ("tokkit" or "transformers")."""
+    import torch
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    data = make_batch(vocab, batch, seq)
+    if impl == "tokkit":
+        from tokkit.bert import BertConfig, BertForPreTraining
+
+        model = BertForPreTraining(BertConfig(vocab_size=vocab))
+
+        def loss_fn(ids, tt, am, labels, nsp):
+            return model(ids, tt, am, labels=labels, next_sentence_label=nsp).loss
+        opt_kw = {"fused": True}
+    else:
+        from transformers import BertConfig, BertForPreTraining
+
+        cfg = BertConfig(vocab_size=vocab, hidden_size=256, num_hidden_layers=4, num_attention_heads=4,
+                         intermediate_size=1024)
+        model = BertForPreTraining(cfg)
+
+        def loss_fn(ids, tt, am, labels, nsp):
+            return model(input_ids=ids, token_type_ids=tt, attention_mask=am, labels=labels,
+                         next_sentence_label=nsp).loss
+        opt_kw = {"foreach": True}
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, **opt_kw)
+
+    def run():
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(*data)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+    return run
+
+
+def run_bert_suite(*, threads: int = 2, repeat: int = 8, warmup: int = 2, log=print) -> list[dict]:
+    """tokens/s of one training step, tokkit.bert vs transformers."""
+    notes, tasks = {}, {}
+    B = "tokkit.bench.bert_suite:step_task"
+    if importlib.util.find_spec("torch") is None:
+        return group_rows("bert", "BERT training step", {}, baseline="tokkit",
+                          notes={"tokkit": "skipped: torch is not installed (pip install 'tokkit[bert]')"})
+    tasks["tokkit"] = (B, {"impl": "tokkit", "threads": threads})
+    if importlib.util.find_spec("transformers"):
+        tasks["transformers (BertForPreTraining)"] = (B, {"impl": "transformers", "threads": threads})
+    else:
+        notes["transformers (BertForPreTraining)"] = "skipped: transformers is not installed"
+    group = f"BERT pretraining step: 4 x 256, batch 32 x 128, vocab 30,522, {threads} threads"
+    log(f"bert: {group}")
+    results = measure_tasks(tasks, repeat=repeat, warmup=warmup, log=log)
+    return group_rows("bert", group, results, baseline="tokkit", work=32 * 128, unit="tokens/s", notes=notes,
+                      target="tokkit/transformers speed >= 2x")

@@ -1,0 +1,181 @@
+"""Encode benchmark tasks, set up inside a worker process (see tokkit.bench.worker).
+
+Each function loads a vocabulary and the benchmark text, then returns the zero-argument callable
+that the worker times. Contenders are imported here only, inside the worker, so `tokkit bench`
+never imports them into its own process. Text conventions (shared by all contenders):
+
+- "whole": the slice as one string;
+- "lines": the slice's non-empty lines, without their line ends;
+- "pairs": consecutive lines (2i, 2i+1) as (A, B) pairs.
+
+>>> lines_of("a\\n\\nb\\n"), pairs_of(["p0", "p1", "p2"])
+(['a', 'b'], (['p0'], ['p1']))
+"""
+from __future__ import annotations
+
+import json
+import os
+
+
+def read_text(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def lines_of(text: str) -> list[str]:
+    return [line for line in text.split("\n") if line.strip()]
+
+
+def pairs_of(lines: list[str]) -> tuple[list[str], list[str]]:
+    n = len(lines) // 2
+    return lines[0:2 * n:2], lines[1:2 * n:2]
+
+
+def input_mb(text_path: str, mode: str) -> float:
+    """The UTF-8 megabytes a run consumes in `mode` ("whole", "lines" or "pairs")."""
+    text = read_text(text_path)
+    if mode == "whole":
+        return len(text.encode("utf-8")) / 1e6
+    lines = lines_of(text)
+    if mode == "pairs":
+        a, b = pairs_of(lines)
+        lines = a + b
+    return sum(len(s.encode("utf-8")) for s in lines) / 1e6
+
+
+def _texts(text_path: str, mode: str):
+    text = read_text(text_path)
+    if mode == "whole":
+        return text
+    lines = lines_of(text)
+    return pairs_of(lines) if mode == "pairs" else lines
+
+
+# ---------------------------------------------------------------------------------------- tokkit
+def tokkit_encode(vocab_dir: str, text_path: str, mode: str = "whole", threads: int = 1):
+    """tokkit: `encode(whole)` or `encode_batch(lines, num_threads=threads)`."""
+    import tokkit
+
+    tok = tokkit.load(vocab_dir)
+    data = _texts(text_path, mode)
+    if mode == "whole":
+        return lambda: tok.encode(data)
+    return lambda: tok.encode_batch(data, num_threads=threads)
+
+
+def tokkit_pairs(vocab_dir: str, text_path: str, threads: int = 2, max_length: int = 128):
+    """tokkit: BERT pair inputs, truncated longest_first and padded to max_length, as numpy arrays."""
+    import tokkit
+
+    tok = tokkit.load(vocab_dir)
+    a, b = _texts(text_path, "pairs")
+    return lambda: tokkit.encode(tok, a, b, max_length=max_length, truncation="longest_first",
+                                 padding="max_length", num_threads=threads)
+
+
+# ------------------------------------------------------------------------------------ tokenizers
+def tokenizers_encode(vocab_dir: str, text_path: str, mode: str = "lines"):
+    """tokenizers: `encode(whole)` or `encode_batch(lines)`, without template specials.
+
+    Its thread count is RAYON_NUM_THREADS, set by the suite in this worker's environment.
+    """
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(os.path.join(vocab_dir, "tokenizer.json"))
+    data = _texts(text_path, mode)
+    if mode == "whole":
+        return lambda: tok.encode(data, add_special_tokens=False)
+    return lambda: tok.encode_batch(data, add_special_tokens=False)
+
+
+def tokenizers_pairs(vocab_dir: str, text_path: str, max_length: int = 128):
+    """tokenizers: encode_batch of pairs with truncation and padding, then the numpy arrays."""
+    import numpy as np
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(os.path.join(vocab_dir, "tokenizer.json"))
+    tok.enable_truncation(max_length, strategy="longest_first")
+    tok.enable_padding(length=max_length, pad_id=tok.token_to_id("[PAD]") or 0, pad_token="[PAD]")
+    pairs = list(zip(*_texts(text_path, "pairs")))
+
+    def run():
+        encs = tok.encode_batch(pairs)
+        return {"input_ids": np.array([e.ids for e in encs], dtype=np.int64),
+                "token_type_ids": np.array([e.type_ids for e in encs], dtype=np.int64),
+                "attention_mask": np.array([e.attention_mask for e in encs], dtype=np.int64),
+                "special_tokens_mask": np.array([e.special_tokens_mask for e in encs], dtype=np.int64)}
+    return run
+
+
+# ---------------------------------------------------------------------------------- transformers
+def _hf_tokenizer(vocab_dir: str):
+    from transformers import PreTrainedTokenizerFast
+
+    return PreTrainedTokenizerFast(tokenizer_file=os.path.join(vocab_dir, "tokenizer.json"), unk_token="[UNK]",
+                                   pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+
+
+def transformers_lines(vocab_dir: str, text_path: str):
+    """transformers' fast tokenizer called on the lines (it runs `tokenizers` underneath)."""
+    tok = _hf_tokenizer(vocab_dir)
+    lines = _texts(text_path, "lines")
+    return lambda: tok(lines, add_special_tokens=False)["input_ids"]
+
+
+def transformers_pairs(vocab_dir: str, text_path: str, max_length: int = 128):
+    """transformers' fast tokenizer: pairs, longest_first, padded, return_tensors="np"."""
+    tok = _hf_tokenizer(vocab_dir)
+    a, b = _texts(text_path, "pairs")
+    return lambda: tok(a, b, max_length=max_length, truncation="longest_first", padding="max_length",
+                       return_tensors="np", return_special_tokens_mask=True)
+
+
+# -------------------------------------------------------------------------------------- tiktoken
+def tiktoken_from_bytelevel(vocab_dir: str):
+    """A tiktoken Encoding with the folder's byte-level merges and r50k_base's spelling of the GPT-2 pattern.
+
+    Ranks: the 256 bytes first, then each merge in merge order (the rank order BPE applies).
+    """
+    import tiktoken
+    from tiktoken_ext.openai_public import r50k_pat_str
+
+    from tokkit.bytes import unicode_to_bytes
+
+    table = unicode_to_bytes()
+    ranks: dict[bytes, int] = {bytes([b]): b for b in range(256)}
+    for left, right in read_merges(vocab_dir):
+        ranks.setdefault(bytes(table[c] for c in left + right), len(ranks))
+    return tiktoken.Encoding("tokkit-bench", pat_str=r50k_pat_str, mergeable_ranks=ranks, special_tokens={})
+
+
+def read_merges(vocab_dir: str) -> list[tuple[str, str]]:
+    """The merges of tokenizer.json (either spelling), else of merges.txt."""
+    path = os.path.join(vocab_dir, "tokenizer.json")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            merges = json.load(f)["model"]["merges"]
+        return [tuple(m) if isinstance(m, list) else tuple(m.split(" ", 1)) for m in merges]
+    with open(os.path.join(vocab_dir, "merges.txt"), encoding="utf-8") as f:
+        return [tuple(line.rstrip("\n").split(" ", 1)) for line in f
+                if line.strip() and not line.startswith("#version")]
+
+
+def tiktoken_encode(vocab_dir: str, text_path: str):
+    """tiktoken `encode_ordinary(whole string)`, one thread."""
+    enc = tiktoken_from_bytelevel(vocab_dir)
+    text = _texts(text_path, "whole")
+    return lambda: enc.encode_ordinary(text)
+
+
+def tiktoken_batch(vocab_dir: str, text_path: str, threads: int = 2):
+    """tiktoken `encode_ordinary_batch(lines, num_threads=threads)`."""
+    enc = tiktoken_from_bytelevel(vocab_dir)
+    lines = _texts(text_path, "lines")
+    return lambda: enc.encode_ordinary_batch(lines, num_threads=threads)
+
+
+def describe_vocab(vocab_dir: str) -> dict:
+    """Size and kind of a saved vocabulary, read from its tokenizer.json (for the report)."""
+    with open(os.path.join(vocab_dir, "tokenizer.json"), encoding="utf-8") as f:
+        data = json.load(f)
+    return {"model": data["model"]["type"], "vocab_size": len(data["model"]["vocab"])}

@@ -1,0 +1,174 @@
+"""Benchmark rows, and the three ways they are shown: a terminal table, results.json, results.md.
+
+A row is a plain dict: suite, group (one measurement, e.g. "wordpiece encode_batch, 2 threads"),
+name (contender), baseline (True for tokkit's row of the group), times (s), min/median/max,
+peak_rss_mb, and when the work is known: work (MB, sequences, tokens per run), unit ("MB/s"...),
+throughput. Every other row of a group carries `time_ratio` (tokkit median / its median: below 1
+means tokkit is faster) and `speedup` (its median / tokkit median: tokkit's speed over its).
+
+>>> from tokkit.bench.harness import Result
+>>> rows = group_rows("demo", "g", {"tokkit": Result("tokkit", [1.0, 2.0, 3.0]),
+...                                 "other": Result("other", [4.0])}, baseline="tokkit", work=8, unit="MB/s")
+>>> rows[1]["speedup"], rows[1]["time_ratio"], rows[0]["throughput"]
+(2.0, 0.5, 4.0)
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+
+from tokkit.errors import TokkitError
+
+
+def group_rows(suite: str, group: str, results: dict, *, baseline: str, work: float | None = None,
+               unit: str | None = None, notes: dict | None = None, target: str | None = None,
+               extra: dict | None = None, remarks: dict | None = None) -> list[dict]:
+    """Rows for one measurement: the baseline (tokkit) first, then the contenders, then skipped ones.
+
+    `notes` name contenders that did not run (and why); `remarks` annotate contenders that did.
+    """
+    base = results.get(baseline)
+    rows = []
+    ordered = [baseline] + [n for n in results if n != baseline] if base is not None else list(results)
+    for name in ordered:
+        res = results[name]
+        row = {"suite": suite, "group": group, "baseline": name == baseline, **res.as_dict(), **(extra or {})}
+        if remarks and name in remarks and not row.get("note"):
+            row["note"] = remarks[name]
+        if target and name == baseline:
+            row["target"] = target
+        if res.times and work:
+            row.update(work=work, unit=unit, throughput=work / res.median)
+        if name != baseline and res.times and base is not None and base.times:
+            row["time_ratio"] = base.median / res.median
+            row["speedup"] = res.median / base.median
+        rows.append(row)
+    for name, note in (notes or {}).items():
+        rows.append({"suite": suite, "group": group, "baseline": False, "name": name, "times": [], "note": note,
+                     **(extra or {})})
+    return rows
+
+
+def _num(x, fmt):
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
+
+
+def _seconds(x) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    return f"{x:.3f}" if x < 10 else f"{x:.1f}"
+
+
+def _cells(r: dict) -> list[str]:
+    if not r.get("times"):
+        return [r["group"], r["name"], "", "", "", "", "", "", "", r.get("note", "")]
+    tp = f"{r['throughput']:,.1f} {r['unit']}" if r.get("throughput") is not None else ""
+    ratio = f"{r['time_ratio']:.2f}" if "time_ratio" in r else ""
+    speed = f"{r['speedup']:.2f}x" if "speedup" in r else ""
+    note = "; ".join(x for x in (r.get("note", ""), f"target {r['target']}" if r.get("target") else "") if x)
+    return [r["group"], r["name"], _seconds(r["min"]), _seconds(r["median"]), _seconds(r["max"]), tp,
+            _num(r.get("peak_rss_mb"), ".0f"), ratio, speed, note]
+
+
+HEADER = ["measurement", "contender", "min s", "median s", "max s", "throughput", "peak RSS MB",
+          "tokkit/x time", "tokkit speed-up", "note"]
+
+
+def format_table(rows: list[dict]) -> str:
+    """A plain-text table for the terminal."""
+    cells = [HEADER] + [_cells(r) for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(HEADER) - 1)]
+    lines = []
+    for k, c in enumerate(cells):
+        lines.append("  ".join(c[i].ljust(widths[i]) if i < 2 else c[i].rjust(widths[i])
+                               for i in range(len(widths))) + "  " + c[-1])
+        if k == 0:
+            lines.append("-" * len(lines[0]))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """The same table in Markdown; a group's name is written once."""
+    out = ["| " + " | ".join(HEADER) + " |", "|" + "|".join("---" if i < 2 or i == 9 else "---:"
+                                                          for i in range(len(HEADER))) + "|"]
+    last = None
+    for r in rows:
+        c = _cells(r)
+        if c[0] == last:
+            c[0] = ""
+        else:
+            last = c[0]
+        if r.get("baseline"):
+            c[1] = f"**{c[1]}**"
+        out.append("| " + " | ".join(x.replace("|", "\\|") for x in c) + " |")
+    return "\n".join(out)
+
+
+def atomic_write(path: str, data: str | bytes) -> None:
+    """Write to a temporary name in the same folder, then rename over `path`."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def prepare_output(folder: str) -> str:
+    """Create the output folder if needed; a clear TokkitError when it cannot be written."""
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise TokkitError(f"{folder}: output path is a file, not a folder")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise TokkitError(f"{folder}: cannot create the output folder ({exc.strerror or exc})") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise TokkitError(f"{folder}: output folder is not writable")
+    return folder
+
+
+def _clean(obj):
+    """JSON has no NaN: write null instead."""
+    if isinstance(obj, float) and math.isnan(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def write_json(path: str, payload: dict) -> None:
+    atomic_write(path, json.dumps(_clean(payload), indent=1, sort_keys=False) + "\n")
+
+
+def suite_markdown(payload: dict, *, chart_prefix: str = "") -> str:
+    """results.md: the command, machine, input, notes, then one table (and its charts) per suite."""
+    from tokkit.bench.machine import describe
+
+    lines = [f"# tokkit bench: {', '.join(payload['suites'])}", "", f"Command: `{payload['command']}`", ""]
+    lines += describe(payload["machine"])
+    if payload.get("input"):
+        lines.append(f"- Input: {payload['input']}")
+    lines += [f"- Note: {n}" for n in payload.get("notes", [])]
+    lines += ["", "Times are wall seconds per run, measured alternately after a warm-up; "
+              "`tokkit/x time` below 1 and `tokkit speed-up` above 1 mean tokkit is faster.", ""]
+    for suite in payload["suites"]:
+        rows = [r for r in payload["rows"] if r["suite"] == suite]
+        lines += [f"## {suite}", ""]
+        desc = payload.get("descriptions", {}).get(suite)
+        if desc:
+            lines += [desc, ""]
+        if rows:
+            lines += [markdown_table(rows), ""]
+        for png in payload.get("charts", {}).get(suite, []):
+            lines += [f"![{suite}]({chart_prefix}{os.path.basename(png)})", ""]
+    if payload.get("chart_note"):
+        lines += [f"_Charts: {payload['chart_note']}_", ""]
+    return "\n".join(lines)
