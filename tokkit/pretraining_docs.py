@@ -1,0 +1,134 @@
+"""Documents from corpus files, streamed: blank lines separate them, a lone line before a blank is a title.
+
+A block of one line followed by a blank line (a title, as in Wikipedia dumps) belongs to the
+block after it. Files may be plain or compressed (.gz, .bz2, .xz); a folder stands for the
+sorted files inside it. Documents are grouped into small runs (`iter_groups`) that are the unit
+of work shared out between DataLoader workers and ranks.
+
+>>> import tempfile, os
+>>> path = os.path.join(tempfile.mkdtemp(), "c.txt")
+>>> _ = open(path, "w").write("Title\\n\\nFirst line.\\nSecond line.\\n\\nOther doc.\\nMore.\\n")
+>>> list(iter_documents(path))
+[['Title', 'First line.', 'Second line.'], ['Other doc.', 'More.']]
+"""
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import os
+from pathlib import Path
+from typing import Iterable, Iterator, List, Sequence, Tuple, Union
+
+import regex
+
+from tokkit.errors import TokkitError
+
+PathLike = Union[str, os.PathLike]
+Document = List[str]
+
+# Streaming bound: a file without blank lines would otherwise be one endless document.
+MAX_DOCUMENT_CHARS = 1 << 22
+# A group closes after this many documents or characters, whichever comes first.
+GROUP_DOCUMENTS = 64
+GROUP_CHARS = 1 << 20
+
+_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+# A sentence ends at . ! ? (maybe followed by a closing quote or bracket) before whitespace and
+# a capital letter or digit: a heuristic, good enough to give NSP several segments per paragraph.
+_SENTENCE_END = regex.compile(r"(?<=[.!?][\"'\u201d\u2019)\]]?)\s+(?=[\"'\u201c\u2018(\[]?[\p{Lu}\p{N}])")
+
+
+def expand_paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
+    """Paths as a list of files: a folder becomes its sorted files (recursively, hidden ones skipped)."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    out: List[Path] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            out.extend(sorted(f for f in p.rglob("*") if f.is_file() and not f.name.startswith(".")))
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise TokkitError(f"{p}: no such file or folder")
+    if not out:
+        raise TokkitError("no corpus files given")
+    return out
+
+
+def _lines(path: Path) -> Iterator[str]:
+    opener = _OPENERS.get(path.suffix.lower(), open)
+    try:
+        with opener(path, "rt", encoding="utf-8", newline=None) as f:
+            for line in f:
+                yield line.rstrip()
+    except UnicodeDecodeError as exc:
+        raise TokkitError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raise TokkitError(f"{path}: cannot read ({exc})") from None
+
+
+def _file_documents(path: Path) -> Iterator[Document]:
+    titles: Document = []  # lone lines waiting for the block they head
+    block: Document = []
+    size = 0
+    for line in _lines(path):
+        if line.strip():
+            block.append(line)
+            size += len(line)
+            if size >= MAX_DOCUMENT_CHARS:
+                yield titles + block
+                titles, block, size = [], [], 0
+            continue
+        if len(block) == 1:
+            titles.extend(block)
+        elif block:
+            yield titles + block
+            titles = []
+        block, size = [], 0
+    if titles or block:
+        yield titles + block
+
+
+def iter_documents(paths: Union[PathLike, Sequence[PathLike]]) -> Iterator[Document]:
+    """Yield each document of the corpus, in file order, as its list of non-blank lines.
+
+    Memory holds one document at a time (at most MAX_DOCUMENT_CHARS characters: a longer run of
+    lines without a blank one is cut there). A document never spans two files.
+    """
+    for path in expand_paths(paths):
+        yield from _file_documents(path)
+
+
+def iter_groups(paths: Union[PathLike, Sequence[PathLike]]) -> Iterator[Tuple[int, List[Document]]]:
+    """Yield (group number, documents): runs of up to GROUP_DOCUMENTS documents / GROUP_CHARS characters.
+
+    Groups depend on the text alone, so every worker sees the same numbering.
+    """
+    group: List[Document] = []
+    chars = 0
+    number = 0
+    for doc in iter_documents(paths):
+        group.append(doc)
+        chars += sum(len(line) for line in doc)
+        if len(group) >= GROUP_DOCUMENTS or chars >= GROUP_CHARS:
+            yield number, group
+            number += 1
+            group, chars = [], 0
+    if group:
+        yield number, group
+
+
+def split_sentences(line: str) -> List[str]:
+    """Split a line (often a whole paragraph) into sentences; NSP's segments are sentences.
+
+    >>> split_sentences('It rained. "Why?" she asked. Then 3 ships came.')
+    ['It rained.', '"Why?" she asked.', 'Then 3 ships came.']
+    """
+    return [s for s in _SENTENCE_END.split(line) if s]
+
+
+def document_sentences(docs: Iterable[Document]) -> List[List[str]]:
+    """Every document as its list of sentences."""
+    return [[s for line in doc for s in split_sentences(line)] for doc in docs]
