@@ -1,0 +1,3 @@
+from tokkit._encode_maps import PairMap
+
+def merge_ids(merges: PairMap, symbols: list[int]) -> list[int]: ...

@@ -1,0 +1,20 @@
+# Per-token outputs of many encoded texts, in flat arrays: row r holds tokens ptr[r]:ptr[r+1].
+from libc.stdint cimport int32_t, int64_t
+from libcpp.vector cimport vector
+
+cdef class Rows:
+    cdef vector[int32_t] ids, starts, ends, words
+    cdef vector[int64_t] ptr
+    cdef bint with_offsets
+    cdef inline void push(self, int32_t idx, Py_ssize_t start, Py_ssize_t end, int32_t word) noexcept nogil:
+        self.ids.push_back(idx)
+        if self.with_offsets:
+            self.starts.push_back(<int32_t>start)
+            self.ends.push_back(<int32_t>end)
+            self.words.push_back(word)
+    cdef inline void truncate(self, Py_ssize_t size) noexcept nogil:
+        self.ids.resize(size)
+        if self.with_offsets:
+            self.starts.resize(size)
+            self.ends.resize(size)
+            self.words.resize(size)

@@ -1,0 +1,49 @@
+"""Flat per-token outputs of many texts (Rows) and their conversion to lists and numpy arrays.
+
+>>> r = Rows()
+>>> rows_to_lists(r)
+[]
+"""
+import numpy as np
+
+from libc.stdint cimport int32_t, int64_t
+from libc.string cimport memcpy
+
+
+cdef class Rows:
+    """Tokens of texts; row r holds tokens ptr[r]:ptr[r+1] of ids / starts / ends / words."""
+
+    def __len__(self):
+        return max(0, <Py_ssize_t>self.ptr.size() - 1)
+
+    def arrays(self) -> dict:
+        """Copies as numpy arrays: ids, starts, ends, words (int32) and ptr (int64)."""
+        out = {"ptr": _copy64(self.ptr), "ids": _copy32(self.ids)}
+        if self.with_offsets:
+            out.update(starts=_copy32(self.starts), ends=_copy32(self.ends), words=_copy32(self.words))
+        return out
+
+
+cdef object _copy32(vector[int32_t]& v):
+    arr = np.empty(v.size(), dtype=np.int32)
+    cdef int32_t[::1] view = arr
+    if v.size():
+        memcpy(&view[0], v.data(), v.size() * sizeof(int32_t))
+    return arr
+
+
+cdef object _copy64(vector[int64_t]& v):
+    arr = np.empty(v.size(), dtype=np.int64)
+    cdef int64_t[::1] view = arr
+    if v.size():
+        memcpy(&view[0], v.data(), v.size() * sizeof(int64_t))
+    return arr
+
+
+def rows_to_lists(Rows rows) -> list:
+    """The ids of each row as a list of ints."""
+    cdef Py_ssize_t r, k, n = len(rows)
+    cdef list out = [None] * n
+    for r in range(n):
+        out[r] = [rows.ids[k] for k in range(rows.ptr[r], rows.ptr[r + 1])]
+    return out
