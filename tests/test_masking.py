@@ -1,0 +1,192 @@
+"""tokkit.mask_tokens: 80/10/10 statistics over a million tokens, whole words, determinism, bad input."""
+import numpy as np
+import pytest
+
+import tokkit
+from tokkit import masking
+from tokkit.errors import TokkitError
+
+VOCAB = 1000
+PAD, UNK, CLS, SEP, MASK = 0, 1, 2, 3, 4
+SPECIALS = [PAD, UNK, CLS, SEP, MASK]
+
+
+def make_batch(rows=12288, cols=128, seed=0, vocab=VOCAB):
+    """Rows of [CLS] ids [SEP] [PAD]...; a few [UNK]s inside the text, not flagged in the mask."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(len(SPECIALS), vocab, size=(rows, cols), dtype=np.int64)
+    special = np.zeros((rows, cols), dtype=bool)
+    lengths = np.where(rng.random(rows) < 0.3, rng.integers(3, cols, size=rows), cols)
+    for r, n in enumerate(lengths):
+        ids[r, 0], ids[r, n - 1], ids[r, n:] = CLS, SEP, PAD
+        special[r, 0] = special[r, n - 1:] = True
+    ids[(rng.random((rows, cols)) < 0.01) & ~special] = UNK
+    return ids, special
+
+
+def run(ids, special, seed=0, **kw):
+    kw.setdefault("vocab_size", VOCAB)
+    return tokkit.mask_tokens(ids, special, mask_token_id=MASK, special_ids=SPECIALS,
+                              rng=np.random.default_rng(seed), **kw)
+
+
+@pytest.fixture(params=["compiled", "numpy"])
+def engine(request, monkeypatch):
+    if request.param == "compiled" and masking._compiled is None:
+        pytest.skip("tokkit._mask is not built")
+    if request.param == "numpy":
+        monkeypatch.setenv("TOKKIT_PURE_PYTHON", "1")
+    return request.param
+
+
+def test_million_token_statistics(engine):
+    ids, special = make_batch()
+    eligible = ~special & ~np.isin(ids, SPECIALS)
+    assert eligible.sum() > 1_000_000
+    before = ids.copy()
+    masked, labels = run(ids, special)
+    assert np.array_equal(ids, before), "the caller's array changed"
+    chosen = labels != -100
+    assert not (chosen & ~eligible).any(), "a special, padding or special-id position was chosen"
+    assert abs(chosen.sum() / eligible.sum() - 0.15) < 0.005
+    assert np.array_equal(labels[chosen], ids[chosen])
+    assert np.array_equal(masked[~chosen], ids[~chosen])
+    became_mask = chosen & (masked == MASK)
+    kept = chosen & (masked == ids)
+    randomised = chosen & ~became_mask & ~kept
+    n = chosen.sum()
+    assert abs(became_mask.sum() / n - 0.8) < 0.01
+    assert abs(randomised.sum() / n - 0.1) < 0.01
+    assert abs(kept.sum() / n - 0.1) < 0.01
+    assert not np.isin(masked[randomised], SPECIALS).any()
+    assert masked.dtype == ids.dtype and labels.dtype == np.int64
+
+
+def test_random_replacements_are_uniform_over_non_special_ids(engine):
+    ids, special = make_batch(rows=4096, vocab=20)
+    masked, labels = run(ids, special, vocab_size=20, mlm_probability=0.5,
+                         mask_replace_prob=0.0, random_replace_prob=1.0)
+    chosen = labels != -100
+    counts = np.bincount(masked[chosen], minlength=20)
+    assert counts[:5].sum() == 0
+    expected = chosen.sum() / 15
+    assert np.all(np.abs(counts[5:] - expected) < 0.05 * expected), counts
+
+
+def test_other_probabilities_are_honoured(engine):
+    ids, special = make_batch(rows=8192)
+    eligible = ~special & ~np.isin(ids, SPECIALS)
+    masked, labels = run(ids, special, mlm_probability=0.3, mask_replace_prob=1.0, random_replace_prob=0.0)
+    chosen = labels != -100
+    assert abs(chosen.sum() / eligible.sum() - 0.3) < 0.005
+    assert (masked[chosen] == MASK).all()
+    none_masked, none_labels = run(ids, special, mlm_probability=0.0)
+    assert (none_labels == -100).all() and np.array_equal(none_masked, ids)
+    all_masked, all_labels = run(ids, special, mlm_probability=1.0, mask_replace_prob=0.0, random_replace_prob=0.0)
+    assert np.array_equal(all_labels != -100, eligible) and np.array_equal(all_masked, ids)
+
+
+def test_same_seed_same_mask_and_fresh_mask_per_call(engine):
+    ids, special = make_batch(rows=64)
+    a = run(ids, special, seed=7)
+    b = run(ids, special, seed=7)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    rng = np.random.default_rng(7)
+    kw = dict(vocab_size=VOCAB, mask_token_id=MASK, special_ids=SPECIALS, rng=rng)
+    first = tokkit.mask_tokens(ids, special, **kw)
+    second = tokkit.mask_tokens(ids, special, **kw)
+    assert not np.array_equal(first[1], second[1])
+    assert np.array_equal(first[1], a[1])
+
+
+def test_compiled_kernel_matches_numpy_twin(monkeypatch):
+    if masking._compiled is None:
+        pytest.skip("tokkit._mask is not built")
+    ids, special = make_batch(rows=512)
+    words = np.cumsum(np.random.default_rng(3).random(ids.shape) < 0.6, axis=1)
+    for dtype in (np.int64, np.int32):
+        for w in (None, words):
+            compiled = run(ids.astype(dtype), special, seed=5, word_ids=w)
+            monkeypatch.setenv("TOKKIT_PURE_PYTHON", "1")
+            twin = run(ids.astype(dtype), special, seed=5, word_ids=w)
+            monkeypatch.delenv("TOKKIT_PURE_PYTHON")
+            assert np.array_equal(compiled[0], twin[0]) and np.array_equal(compiled[1], twin[1])
+    spec = masking.MaskSpec(vocab_size=VOCAB, mask_token_id=MASK, special_ids=SPECIALS)
+    keys = masking.row_keys(np.random.default_rng(1), len(ids))
+    one = masking.apply_mask(spec, ids, special, keys=keys, threads=1)
+    two = masking.apply_mask(spec, ids, special, keys=keys, threads=2)
+    assert np.array_equal(one[0], two[0]) and np.array_equal(one[1], two[1])
+
+
+def make_words(rows=12288, cols=128, seed=1):
+    """Word ids as tokkit.encode gives them: -1 on specials, words of 1-4 tokens."""
+    rng = np.random.default_rng(seed)
+    ids, special = make_batch(rows, cols, seed)
+    ids[np.isin(ids, SPECIALS) & ~special] = 10  # keep every non-special position eligible
+    new_word = rng.random((rows, cols)) < 0.45
+    words = np.cumsum(new_word, axis=1)
+    words[special] = -1
+    return ids, special, words
+
+
+def test_whole_word_masking_statistics_and_never_splits_a_word(engine):
+    ids, special, words = make_words()
+    assert (~special).sum() > 1_000_000
+    masked, labels = run(ids, special, word_ids=words)
+    chosen = labels != -100
+    assert not (chosen & special).any()
+    # Every word (a run of equal ids on eligible positions) is chosen entirely or not at all.
+    key = (np.arange(len(ids))[:, None] * 1000 + words)[~special]
+    _, word = np.unique(key, return_inverse=True)
+    size = np.bincount(word)
+    hits = np.bincount(word, weights=chosen[~special])
+    assert np.all((hits == 0) | (hits == size)), "a word was split"
+    assert abs((hits > 0).mean() - 0.15) < 0.005
+    became_mask = chosen & (masked == MASK)
+    kept = chosen & (masked == ids)
+    n = chosen.sum()
+    assert abs(became_mask.sum() / n - 0.8) < 0.01
+    assert abs(kept.sum() / n - 0.1) < 0.01
+    # The 80/10/10 choice is per token: long chosen words mix [MASK] with other outcomes.
+    assert (chosen & ~became_mask).sum() > 0
+
+
+def test_input_is_never_modified_even_read_only_and_1d(engine):
+    ids, special = make_batch(rows=4)
+    ids.setflags(write=False)
+    masked, labels = run(ids, special, mlm_probability=0.5)
+    assert masked is not ids and labels.shape == ids.shape
+    row_masked, row_labels = run(ids[1], special[1], mlm_probability=0.5)
+    assert row_masked.shape == ids[1].shape
+    int32 = run(ids.astype(np.int32), special, mlm_probability=0.5)[0]
+    assert int32.dtype == np.int32
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(mlm_probability=1.5), "mlm_probability"),
+    (dict(mlm_probability=-0.1), "mlm_probability"),
+    (dict(mask_replace_prob=0.8, random_replace_prob=0.3), "must not exceed 1"),
+    (dict(random_replace_prob=-0.2), "random_replace_prob"),
+    (dict(vocab_size=3), "mask_token_id"),
+])
+def test_bad_probabilities_and_settings(kw, message):
+    ids, special = make_batch(rows=2)
+    with pytest.raises(ValueError, match=message):
+        run(ids, special, **kw)
+
+
+def test_bad_arrays(engine):
+    ids, special = make_batch(rows=2)
+    with pytest.raises(ValueError, match="special_tokens_mask has shape"):
+        run(ids, special[:, :5])
+    with pytest.raises(ValueError, match="word_ids has shape"):
+        run(ids, special, word_ids=np.zeros((2, 5)))
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        run(np.where(special, ids, VOCAB + 5), special)
+    with pytest.raises(ValueError, match="integers"):
+        run(ids.astype(float), special)
+    with pytest.raises(ValueError, match="numpy.random.Generator"):
+        tokkit.mask_tokens(ids, special, vocab_size=VOCAB, mask_token_id=MASK, special_ids=SPECIALS, rng=0)
+    with pytest.raises(TokkitError, match="special_ids"):
+        tokkit.mask_tokens(ids, special, vocab_size=VOCAB, mask_token_id=MASK, special_ids=[VOCAB],
+                           rng=np.random.default_rng())
