@@ -5,6 +5,8 @@
 # Everything here is thread-safe: the Unicode tables are built once at import and only read after,
 # so `bert_pieces` / `gpt2_pieces` may run inside `with nogil:` on several threads at once.
 # Both functions APPEND to their output vectors (clear them yourself between texts if you want).
+from libc.stdint cimport uint32_t, uint64_t
+from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
 cdef struct Piece:
@@ -51,6 +53,83 @@ cdef inline int utf8_put(Py_UCS4 ch, unsigned char* out) noexcept nogil:
     out[3] = <unsigned char>(0x80 | (c & 0x3F))
     return 4
 
+# ---- UTF-8 helpers (inline, no tables)
+
+cdef inline bint ascii_only(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t acc = 0, w
+    cdef Py_ssize_t i = 0
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        acc |= w
+        i += 8
+    while i < n:
+        acc |= p[i]
+        i += 1
+    return (acc & 0x8080808080808080ULL) == 0
+
+# Length of the UTF-8 sequence a (valid) lead byte starts.
+cdef inline int utf8_len(unsigned char c) noexcept nogil:
+    return 1 if c < 0x80 else (2 if c < 0xE0 else (3 if c < 0xF0 else 4))
+
+# -1 when p[:n] is valid UTF-8 (as Python's strict decoder: no surrogates, overlongs or > U+10FFFF),
+# else the offset of a byte inside (or at the start of) the first invalid sequence.
+cdef inline Py_ssize_t utf8_check(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i = 0
+    cdef unsigned char c, c1
+    cdef uint64_t w
+    while i < n:
+        if i + 8 <= n:
+            memcpy(&w, p + i, 8)
+            if (w & 0x8080808080808080ULL) == 0:
+                i += 8
+                continue
+        c = p[i]
+        if c < 0x80:
+            i += 1
+            continue
+        if c < 0xC2 or c > 0xF4:
+            return i
+        if c < 0xE0:
+            if i + 1 >= n or (p[i + 1] & 0xC0) != 0x80:
+                return i
+            i += 2
+            continue
+        if i + 1 >= n:
+            return i
+        c1 = p[i + 1]
+        if (c1 & 0xC0) != 0x80 or (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 > 0x9F) \
+                or (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 > 0x8F):
+            return i
+        if i + 2 >= n or (p[i + 2] & 0xC0) != 0x80:
+            return i
+        if c < 0xF0:
+            i += 3
+            continue
+        if i + 3 >= n or (p[i + 3] & 0xC0) != 0x80:
+            return i
+        i += 4
+    return -1
+
+# Decode valid UTF-8 p[:n] into out (cleared first).
+cdef inline void utf8_decode(const unsigned char* p, Py_ssize_t n, vector[uint32_t]& out) noexcept nogil:
+    cdef Py_ssize_t i = 0
+    cdef uint32_t c
+    out.clear()
+    while i < n:
+        c = p[i]
+        if c < 0x80:
+            i += 1
+        elif c < 0xE0:
+            c = ((c & 0x1F) << 6) | (p[i + 1] & 0x3F)
+            i += 2
+        elif c < 0xF0:
+            c = ((c & 0x0F) << 12) | ((p[i + 1] & 0x3F) << 6) | (p[i + 2] & 0x3F)
+            i += 3
+        else:
+            c = ((c & 0x07) << 18) | ((p[i + 1] & 0x3F) << 12) | ((p[i + 2] & 0x3F) << 6) | (p[i + 3] & 0x3F)
+            i += 4
+        out.push_back(c)
+
 # BertNormalizer + BertPreTokenizer over text[0:text.length].
 # Appends the normalized code points to `norm`, and for each of them its original span
 # (orig_start[k], orig_end[k]: code-point offsets into text; an inserted or expanded character gets
@@ -60,6 +139,10 @@ cdef inline int utf8_put(Py_UCS4 ch, unsigned char* out) noexcept nogil:
 cdef void bert_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& norm,
                       vector[Py_ssize_t]& orig_start, vector[Py_ssize_t]& orig_end,
                       vector[Piece]& pieces) noexcept nogil
+
+# The same pieces without the per-character spans (cheaper; Piece.start/end are still filled).
+cdef void bert_norm_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& norm,
+                           vector[Piece]& pieces) noexcept nogil
 
 # Pieces of the GPT-2 pattern over text[begin:end] (as regex.findall on that slice; the pattern's
 # look-ahead does not see past `end`). Appends them with norm_start/norm_end equal to start/end.

@@ -3,11 +3,11 @@
 The Unicode tables come from tokkit/data/unicode_tables.json (probed from the pinned oracles by
 dev/gen_unicode_tables.py); they are built into C arrays once at import and only read after, so the
 kernels are safe on several threads without the GIL. Other modules `cimport` them (see _text.pxd);
-Python code uses tokkit.pretokenize and tokkit.normalize.
+Python code uses tokkit.pretokenize and tokkit.normalize (through tokkit._textapi).
 
->>> from tokkit._text import gpt2_spans_str
->>> gpt2_spans_str("I'm here")
-[(0, 1), (1, 3), (3, 8)]
+>>> from tokkit._text import WordCounter
+>>> c = WordCounter("gpt2"); c.count(b"I'm here"); len(c), c.total
+(3, 3)
 """
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
 from libcpp.vector cimport vector
@@ -213,33 +213,11 @@ cdef void gpt2_pieces(TextView text, Py_ssize_t begin, Py_ssize_t end, vector[Pi
         gpt2_scan(<const uint32_t*>text.data, begin, end, pieces)
 
 
-def gpt2_spans_str(str text):
-    """Code-point spans of the GPT-2 pattern pieces of `text` (compiled scanner)."""
-    cdef TextView v = text_view(text)
-    cdef vector[Piece] pieces
-    with nogil:
-        gpt2_pieces(v, 0, v.length, pieces)
-    return [(p.start, p.end) for p in pieces]
-
-
-def gpt2_split_str(str text):
-    """The GPT-2 pattern pieces of `text` as strings (compiled scanner)."""
-    cdef TextView v = text_view(text)
-    cdef vector[Piece] pieces
-    with nogil:
-        gpt2_pieces(v, 0, v.length, pieces)
-    return [text[p.start:p.end] for p in pieces]
-
-
-
 # ---------------------------------------------------------------- BERT normalize + pre-tokenize
 # Per original character: clean_text (delete / space), handle_chinese_chars (pad), then the
 # strip_accents / lowercase map; each resulting character is fed to the pre-tokenizer, which closes
 # the open piece at whitespace and isolates punctuation. Every emitted character carries the span
 # of the original character it came from, as tokenizers' alignments do.
-
-cdef extern from "Python.h":
-    object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
 
 cdef struct BertState:
     vector[Py_UCS4]* norm
@@ -346,47 +324,14 @@ cdef void bert_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& n
     bert_run(text, opts, &st)
 
 
-cdef BertOptions make_options(bint clean_text, bint handle_chinese_chars, bint strip_accents, bint lowercase):
-    cdef BertOptions o
-    o.clean_text = clean_text
-    o.handle_chinese_chars = handle_chinese_chars
-    o.strip_accents = strip_accents
-    o.lowercase = lowercase
-    return o
-
-
-cdef inline str ucs4_str(vector[Py_UCS4]& buf, Py_ssize_t a, Py_ssize_t b):
-    if b <= a:
-        return ""
-    return PyUnicode_FromKindAndData(4, &buf[a], b - a)
-
-
-def bert_split_str(str text, bint clean_text, bint handle_chinese_chars, bint strip_accents, bint lowercase):
-    """[(normalized piece, (start, end) in text's code points)] -- BertNormalizer + BertPreTokenizer."""
-    cdef TextView v = text_view(text)
-    cdef BertOptions o = make_options(clean_text, handle_chinese_chars, strip_accents, lowercase)
-    cdef vector[Py_UCS4] norm
-    cdef vector[Piece] pieces
+cdef void bert_norm_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& norm,
+                           vector[Piece]& pieces) noexcept nogil:
     cdef BertState st
     st.norm = &norm
     st.ostart = NULL
     st.oend = NULL
     st.pieces = &pieces
-    with nogil:
-        bert_run(v, &o, &st)
-    return [(ucs4_str(norm, p.norm_start, p.norm_end), (p.start, p.end)) for p in pieces]
-
-
-def bert_normalize_str(str text, bint clean_text, bint handle_chinese_chars, bint strip_accents, bint lowercase):
-    """BertNormalizer's output for `text`, plus each output character's original (start, end) lists."""
-    cdef TextView v = text_view(text)
-    cdef BertOptions o = make_options(clean_text, handle_chinese_chars, strip_accents, lowercase)
-    cdef vector[Py_UCS4] norm
-    cdef vector[Py_ssize_t] ostart, oend
-    cdef vector[Piece] pieces
-    with nogil:
-        bert_pieces(v, &o, norm, ostart, oend, pieces)
-    return ucs4_str(norm, 0, norm.size()), list(ostart), list(oend)
+    bert_run(text, opts, &st)
 
 
 def __getattr__(name):

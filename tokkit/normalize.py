@@ -8,9 +8,10 @@ nonspacing marks (Mn) dropped; lowercase is per character (no final-sigma rule).
 
 One documented difference: tokenizers' strip_accents runs NFD over the whole string, which also
 puts combining marks in canonical order. tokkit decomposes character by character and does not
-reorder. The two agree except when two combining characters that are not Mn and have different
-nonzero combining classes (only Mc marks such as U+1B44, U+302E, U+16FF0 and U+1D165..U+1D172)
-stand next to each other out of canonical order.
+reorder. The two differ only when two combining characters that are not Mn and have different
+nonzero combining classes (25 Mc marks such as U+1B44, U+302E, U+16FF0, U+1D165..U+1D172) stand
+out of canonical order with nothing but combining marks (which strip_accents then drops) or
+characters clean_text removed between them; tokenizers swaps them, tokkit keeps them as written.
 
 >>> bert_split("Héllo, World!", BertNormalizerOptions())
 [('hello', (0, 5)), (',', (5, 6)), ('world', (7, 12)), ('!', (12, 13))]
@@ -45,7 +46,7 @@ def bert_normalize(text: str, options: BertNormalizerOptions = DEFAULT) -> str:
     >>> bert_normalize("Ünïcode 中文")
     'unicode  中  文 '
     """
-    from tokkit._text import bert_normalize_str
+    from tokkit._textapi import bert_normalize_str
 
     return bert_normalize_str(text, *options.flags)[0]
 
@@ -56,7 +57,7 @@ def bert_alignments(text: str, options: BertNormalizerOptions = DEFAULT) -> tupl
     >>> bert_alignments("Aé")
     ('ae', [(0, 1), (1, 2)])
     """
-    from tokkit._text import bert_normalize_str
+    from tokkit._textapi import bert_normalize_str
 
     norm, starts, ends = bert_normalize_str(text, *options.flags)
     return norm, list(zip(starts, ends))
@@ -70,6 +71,6 @@ def bert_split(text: str, options: BertNormalizerOptions = DEFAULT) -> list[tupl
     >>> bert_split("a\\x00b c.")
     [('ab', (0, 3)), ('c', (4, 5)), ('.', (5, 6))]
     """
-    from tokkit._text import bert_split_str
+    from tokkit._textapi import bert_split_str
 
     return bert_split_str(text, *options.flags)

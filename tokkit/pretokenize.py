@@ -35,7 +35,7 @@ def split_gpt2(text: str) -> list[str]:
     >>> split_gpt2("they'll  go!")
     ['they', "'ll", ' ', ' go', '!']
     """
-    from tokkit._text import gpt2_split_str
+    from tokkit._textapi import gpt2_split_str
 
     return gpt2_split_str(text)
 
@@ -46,6 +46,6 @@ def gpt2_spans(text: str) -> list[tuple[int, int]]:
     >>> gpt2_spans("a b")
     [(0, 1), (1, 3)]
     """
-    from tokkit._text import gpt2_spans_str
+    from tokkit._textapi import gpt2_spans_str
 
     return gpt2_spans_str(text)

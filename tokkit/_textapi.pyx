@@ -1,0 +1,68 @@
+"""Python entry points over the compiled text kernels (used by tokkit.pretokenize / tokkit.normalize).
+
+>>> gpt2_spans_str("I'm here")
+[(0, 1), (1, 3), (3, 8)]
+"""
+from libcpp.vector cimport vector
+
+from tokkit._text cimport (BertOptions, Piece, TextView, bert_norm_pieces, bert_pieces, gpt2_pieces,
+                           text_view)
+
+cdef extern from "Python.h":
+    object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
+
+
+def gpt2_spans_str(str text):
+    """Code-point spans of the GPT-2 pattern pieces of `text` (compiled scanner)."""
+    cdef TextView v = text_view(text)
+    cdef vector[Piece] pieces
+    with nogil:
+        gpt2_pieces(v, 0, v.length, pieces)
+    return [(p.start, p.end) for p in pieces]
+
+
+def gpt2_split_str(str text):
+    """The GPT-2 pattern pieces of `text` as strings (compiled scanner)."""
+    cdef TextView v = text_view(text)
+    cdef vector[Piece] pieces
+    with nogil:
+        gpt2_pieces(v, 0, v.length, pieces)
+    return [text[p.start:p.end] for p in pieces]
+
+
+cdef BertOptions make_options(bint clean_text, bint handle_chinese_chars, bint strip_accents, bint lowercase):
+    cdef BertOptions o
+    o.clean_text = clean_text
+    o.handle_chinese_chars = handle_chinese_chars
+    o.strip_accents = strip_accents
+    o.lowercase = lowercase
+    return o
+
+
+cdef inline str ucs4_str(vector[Py_UCS4]& buf, Py_ssize_t a, Py_ssize_t b):
+    if b <= a:
+        return ""
+    return PyUnicode_FromKindAndData(4, &buf[a], b - a)
+
+
+def bert_split_str(str text, bint clean_text, bint handle_chinese_chars, bint strip_accents, bint lowercase):
+    """[(normalized piece, (start, end) in text's code points)] -- BertNormalizer + BertPreTokenizer."""
+    cdef TextView v = text_view(text)
+    cdef BertOptions o = make_options(clean_text, handle_chinese_chars, strip_accents, lowercase)
+    cdef vector[Py_UCS4] norm
+    cdef vector[Piece] pieces
+    with nogil:
+        bert_norm_pieces(v, &o, norm, pieces)
+    return [(ucs4_str(norm, p.norm_start, p.norm_end), (p.start, p.end)) for p in pieces]
+
+
+def bert_normalize_str(str text, bint clean_text, bint handle_chinese_chars, bint strip_accents, bint lowercase):
+    """BertNormalizer's output for `text`, plus each output character's original start and end lists."""
+    cdef TextView v = text_view(text)
+    cdef BertOptions o = make_options(clean_text, handle_chinese_chars, strip_accents, lowercase)
+    cdef vector[Py_UCS4] norm
+    cdef vector[Py_ssize_t] ostart, oend
+    cdef vector[Piece] pieces
+    with nogil:
+        bert_pieces(v, &o, norm, ostart, oend, pieces)
+    return ucs4_str(norm, 0, norm.size()), list(ostart), list(oend)
