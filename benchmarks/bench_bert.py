@@ -49,7 +49,7 @@ def hf_model(vocab):
     return model, loss
 
 
-def time_steps(model, loss_fn, data, steps, warmup, fused):
+def time_steps(model, loss_fn, data, steps, warmup, fused, bf16=False):
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01,
                             **({"fused": True} if fused else {"foreach": True}))
@@ -57,7 +57,8 @@ def time_steps(model, loss_fn, data, steps, warmup, fused):
     for i in range(warmup + steps):
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        loss = loss_fn(*data)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = loss_fn(*data)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -76,6 +77,7 @@ def main():
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--vocab", type=int, default=30522)
     ap.add_argument("--compile", action="store_true", help="torch.compile the tokkit model")
+    ap.add_argument("--bf16", action="store_true", help="also time tokkit under bfloat16 autocast")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -93,6 +95,11 @@ def main():
         results[name] = time_steps(model, fn, data, args.steps, args.warmup, fused)
         print(f"{name:>13}: {results[name] * 1000:8.1f} ms/step  {ntok / results[name]:8.0f} tokens/s", flush=True)
         del model
+    if args.bf16:
+        model, fn = tokkit_model(args.vocab, args.compile)
+        t = time_steps(model, fn, data, args.steps, args.warmup, True, bf16=True)
+        print(f"{'tokkit bf16':>13}: {t * 1000:8.1f} ms/step  {ntok / t:8.0f} tokens/s "
+              f"({results['transformers'] / t:.2f}x transformers fp32)")
     ratio = results["transformers"] / results["tokkit"]
     print(f"speed ratio tokkit / transformers: {ratio:.2f}x (target >= 2x)")
 

@@ -56,11 +56,16 @@ def _world() -> int:
 
 
 def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict, *,
-               clip: Optional[float] = 1.0, scheduler=None) -> dict:
-    """Forward, backward, clip, step. Returns global (all-rank) loss figures as floats."""
+               clip: Optional[float] = 1.0, scheduler=None, bf16: bool = False) -> dict:
+    """Forward, backward, clip, step. Returns global (all-rank) loss figures as floats.
+
+    bf16=True runs the forward pass under bfloat16 autocast (weights and optimizer stay float32).
+    """
     world = _world()
-    out = model(batch["input_ids"], batch.get("token_type_ids"), batch.get("attention_mask"),
-                labels=batch["labels"], next_sentence_label=batch.get("next_sentence_label"))
+    device_type = batch["input_ids"].device.type
+    with torch.autocast(device_type, dtype=torch.bfloat16, enabled=bf16):
+        out = model(batch["input_ids"], batch.get("token_type_ids"), batch.get("attention_mask"),
+                    labels=batch["labels"], next_sentence_label=batch.get("next_sentence_label"))
     stats = torch.stack([out.mlm_loss_sum.detach(), out.mlm_count.to(out.mlm_loss_sum.dtype),
                          out.nsp_loss.detach() if out.nsp_loss is not None else out.mlm_loss_sum.new_zeros(())])
     if world > 1:

@@ -51,12 +51,13 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
 @click.option("--positions", type=int, default=None, help="Model: position embeddings (default 512).")
 @click.option("--dropout", type=float, default=None, help="Model: dropout (default 0.1).")
 @click.option("--threads", type=int, default=None, metavar="N", help="torch threads (default: torch's choice).")
+@click.option("--bf16", is_flag=True, help="bfloat16 autocast in the forward pass (weights stay float32).")
 @click.option("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when available).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 def command(corpus, tokenizer_dir, output, objective, steps, batch_size, max_length, lr, warmup_steps,
             weight_decay, clip, seed, mlm_probability, eval_file, eval_every, eval_blocks, checkpoint_every,
             log_every, max_time, resume, init_dir, layers, hidden, heads, ffn, positions, dropout, threads,
-            device, quiet):
+            bf16, device, quiet):
     """Pretrain BERT on CORPUS (text files, or one shard folder from `tokkit encode --pretraining`).
 
     Runs under torchrun too: `torchrun --nproc-per-node 2 -m tokkit.cli pretrain ...`.
@@ -70,7 +71,7 @@ def command(corpus, tokenizer_dir, output, objective, steps, batch_size, max_len
         objective=objective, steps=steps, batch_size=batch_size, max_length=max_length, lr=lr,
         warmup_steps=warmup_steps, weight_decay=weight_decay, clip=clip, seed=seed,
         mlm_probability=mlm_probability, eval_every=eval_every, eval_blocks=eval_blocks,
-        checkpoint_every=checkpoint_every, log_every=log_every, max_time=max_time, threads=threads,
+        checkpoint_every=checkpoint_every, log_every=log_every, max_time=max_time, threads=threads, bf16=bf16,
         device=device, model=_model_overrides(layers, hidden, heads, ffn, positions, dropout))
     summary = pretrain(tokenizer_dir, list(corpus), output, config=cfg, eval_file=eval_file, resume=resume,
                        init=init_dir, progress=None if not quiet else False)
