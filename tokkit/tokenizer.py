@@ -54,12 +54,12 @@ class Tokenizer:
     # ------------------------------------------------------------------------------ construction
     @classmethod
     def from_trained(cls, *, kind: str, vocab: list[str], merges: list[tuple[str, str]] | None,
-                     special_tokens: list[str], lowercase: bool = True, strip_accents: bool | None = None,
+                     special_tokens: list[str], lowercase: bool | None = None, strip_accents: bool | None = None,
                      pattern: str | None = None) -> "Tokenizer":
         """Wrap a trainer's output: `vocab` in id order (specials first), merges in rank order.
 
-        For kind "bpe", `lowercase` is ignored unless given as True explicitly by the trainer: char BPE
-        uses tokenizers' CharBPE normalizer (no lowercasing).
+        `lowercase=None` means True for "wordpiece" (bert-base-uncased) and False for "bpe"
+        (tokenizers' CharBPE normalizer); "bytelevel" has no normalizer.
         """
         ids = {tok: i for i, tok in enumerate(vocab)}
         if len(ids) != len(vocab):
@@ -72,11 +72,11 @@ class Tokenizer:
                     added=added, post=bert_post(vocab, list(special_tokens)))
         if kind == "wordpiece":
             spec.unk_token = "[UNK]"
-            spec.normalizer = BertNorm(strip_accents=strip_accents, lowercase=lowercase)
+            spec.normalizer = BertNorm(strip_accents=strip_accents, lowercase=lowercase is not False)
         elif kind == "bpe":
             spec.unk_token = "[UNK]"
             spec.suffix = "</w>"
-            spec.normalizer = BertNorm(strip_accents=strip_accents, lowercase=False)
+            spec.normalizer = BertNorm(strip_accents=strip_accents, lowercase=bool(lowercase))
         elif kind == "bytelevel":
             if pattern is not None:
                 from tokkit.pretokenize import GPT2_PATTERN
