@@ -335,8 +335,11 @@ cdef void bert_norm_pieces(TextView text, const BertOptions* opts, vector[Py_UCS
 
 
 def __getattr__(name):
-    """Word counting and symbolization live in tokkit._textcount; re-exported here lazily."""
-    if name in ("WordCounter", "char_counts", "symbolize", "symbolize_bytes"):
-        from tokkit import _textcount
-        return getattr(_textcount, name)
+    """Word counting (tokkit._textcount) and symbolization (tokkit._textsym), re-exported lazily."""
+    if name == "WordCounter":
+        from tokkit._textcount import WordCounter
+        return WordCounter
+    if name in ("char_counts", "symbolize", "symbolize_bytes"):
+        from tokkit import _textsym
+        return getattr(_textsym, name)
     raise AttributeError(f"module 'tokkit._text' has no attribute {name!r}")

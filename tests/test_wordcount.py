@@ -1,0 +1,159 @@
+"""WordCounter, char_counts and symbolize against plain-Python references built on the oracles."""
+import threading
+from collections import Counter
+
+import numpy as np
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokkit._text import WordCounter, char_counts, symbolize, symbolize_bytes
+from tokkit.pretokenize import GPT2_PATTERN
+
+REF = regex.compile(GPT2_PATTERN)
+ALPHABET = st.sampled_from(list("ab'sl ,.!1\n\r\t") + ["é", "É", "日", "\u0301", "\U0001F600", "\x00", "\u3000", "İ"])
+texts = st.lists(st.one_of(ALPHABET, st.characters(blacklist_categories=("Cs",))), max_size=80).map("".join)
+
+
+def lines(text: str) -> list[str]:
+    """Split after each \\n only, keeping it (as tokenizers reads training files)."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def gpt2_reference(text: str) -> Counter:
+    return Counter(w.encode() for line in lines(text) for w in REF.findall(line))
+
+
+def bert_reference(text: str, **options) -> Counter:
+    from tokenizers import normalizers, pre_tokenizers
+
+    norm = normalizers.BertNormalizer(**options).normalize_str(text)
+    return Counter(p.encode() for p, _ in pre_tokenizers.BertPreTokenizer().pre_tokenize_str(norm))
+
+
+def as_counter(counter: WordCounter) -> Counter:
+    blob, offsets, counts = counter.to_arrays()
+    assert offsets.dtype == np.int64 and counts.dtype == np.int64 and offsets[-1] == len(blob)
+    words = [blob[offsets[i]:offsets[i + 1]] for i in range(len(counts))]
+    assert words == sorted(words) and len(set(words)) == len(words)
+    assert int(counts.sum()) == counter.total and len(words) == len(counter)
+    return Counter(dict(zip(words, counts.tolist())))
+
+
+def counted(mode: str, data: bytes, **options) -> Counter:
+    c = WordCounter(mode, **options)
+    c.count(data)
+    return as_counter(c)
+
+
+@settings(max_examples=500, deadline=None)
+@given(texts)
+def test_gpt2_counts_equal_regex_line_by_line(text):
+    assert counted("gpt2", text.encode()) == gpt2_reference(text)
+
+
+BERT_OPTIONS = [dict(), dict(lowercase=False), dict(lowercase=False, strip_accents=True),
+                dict(clean_text=False, handle_chinese_chars=False)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts, st.sampled_from(BERT_OPTIONS))
+def test_bert_counts_equal_tokenizers(text, options):
+    full = dict(clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True) | options
+    assert counted("bert", text.encode(), **options) == bert_reference(text, **full)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.binary(max_size=40) | st.lists(st.sampled_from([b"a", b"\xc3", b"\xa9", b"\xed\xa0\x80", b"\xf4\x90",
+                                                           b"\xe2\x82", b"\xac", b"\n", b" ", b"\xff"])).map(b"".join))
+def test_invalid_utf8(data):
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        with pytest.raises(ValueError, match=f"invalid UTF-8 at byte {exc.start}$"):
+            WordCounter("gpt2").count(data)
+        text = data.decode("utf-8", "replace")
+    else:
+        assert counted("gpt2", data) == gpt2_reference(text)
+    c = WordCounter("gpt2")
+    c.count(data, errors="replace")
+    assert as_counter(c) == gpt2_reference(text)
+
+
+def test_update_adds_and_threads_count_in_parallel():
+    text = "The cat sat.\nThe dog, the CAT!\r\n日本 ok\n" * 2000
+    for mode, ref in (("gpt2", None), ("bert", bert_reference(text, lowercase=True))):
+        a, b = WordCounter(mode), WordCounter(mode)
+        parts = [p.encode() for p in lines(text)]
+        threads = [threading.Thread(target=lambda c, ps: [c.count(p) for p in ps], args=(c, parts[k::2]))
+                   for k, c in enumerate((a, b))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        a.update(b)
+        assert as_counter(a) == (ref or gpt2_reference(text))
+    a.update(a)
+    assert as_counter(a) == Counter({k: 2 * v for k, v in bert_reference(text, lowercase=True).items()})
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="mode"):
+        WordCounter("words")
+    with pytest.raises(ValueError, match="errors"):
+        WordCounter("gpt2").count(b"a", errors="ignore")
+
+
+def test_char_counts_and_symbolize():
+    c = WordCounter("bert")
+    c.count("abc ab a é日 xy".encode())
+    blob, offsets, counts = c.to_arrays()
+    words = [blob[offsets[i]:offsets[i + 1]].decode() for i in range(len(counts))]
+    expect = Counter()
+    for w, n in zip(words, counts.tolist()):
+        for ch in w:
+            expect[ord(ch)] += n
+    assert char_counts(blob, offsets, counts) == dict(expect)
+
+    plain = {ord(ch): k for k, ch in enumerate("abcexy")}
+    hashed = {ord(ch): 10 + k for k, ch in enumerate("abcexy")}
+    syms, soffs, kept = symbolize(blob, offsets, first=plain, middle=hashed, last=hashed, single=plain)
+    want_syms, want_offs, want_kept = [], [0], []
+    for i, w in enumerate(words):
+        ids = [plain.get(ord(w[0])) if k == 0 else hashed.get(ord(ch)) for k, ch in enumerate(w)]
+        if None not in ids:
+            want_syms += ids
+            want_offs.append(len(want_syms))
+            want_kept.append(i)
+    assert syms.dtype == np.int32 and soffs.dtype == np.int64 and kept.dtype == np.int64
+    assert (syms.tolist(), soffs.tolist(), kept.tolist()) == (want_syms, want_offs, want_kept)
+    assert "日" in words and words.index("日") not in kept.tolist()
+
+    arrays = {}
+    for name, table in dict(first=plain, middle=hashed, last=hashed, single=plain).items():
+        arr = np.full(0x110000, -1, dtype=np.int32)
+        arr[list(table)] = list(table.values())
+        arrays[name] = arr
+    again = symbolize(blob, offsets, **arrays)
+    assert all(np.array_equal(x, y) for x, y in zip(again, (syms, soffs, kept)))
+
+
+def test_symbolize_bytes():
+    blob, offsets = "aé".encode(), np.array([0, 1, 3])
+    ids = np.arange(256, dtype=np.int32)[::-1].copy()
+    syms, offs = symbolize_bytes(blob, offsets, ids)
+    assert syms.tolist() == [255 - b for b in blob] and offs.tolist() == [0, 1, 3]
+    with pytest.raises(ValueError):
+        symbolize_bytes(blob, offsets, ids[:10])
+
+
+def test_corpus_slice_matches_references(corpus_dir):
+    paths = sorted((corpus_dir / "en" / "wiki").glob("*.txt"))[:1] + sorted((corpus_dir / "multilingual").glob("*/*"))[:3]
+    for path in paths:
+        data = path.read_bytes()[:1_000_000]
+        data = data[: data.rfind(b"\n") + 1]
+        text = data.decode("utf-8")
+        assert counted("gpt2", data) == gpt2_reference(text), path
+        assert counted("bert", data) == bert_reference(text), path

@@ -1,0 +1,25 @@
+"""Stubs for tokkit._textcount: word counting for the trainers."""
+from typing import Literal
+
+import numpy as np
+
+class WordCounter:
+    """Counts pre-tokenized words of UTF-8 text: mode "gpt2" (line by line) or "bert"."""
+
+    def __init__(
+        self,
+        mode: Literal["gpt2", "bert"],
+        *,
+        lowercase: bool = True,
+        strip_accents: bool | None = None,
+        clean_text: bool = True,
+        handle_chinese_chars: bool = True,
+    ) -> None: ...
+    def count(self, data: bytes, *, errors: Literal["strict", "replace"] = "strict") -> None: ...
+    def update(self, other: WordCounter) -> None: ...
+    def to_arrays(self) -> tuple[bytes, np.ndarray, np.ndarray]: ...
+    def __len__(self) -> int: ...
+    @property
+    def total(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
