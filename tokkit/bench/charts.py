@@ -42,6 +42,10 @@ def _save(fig, path: str) -> None:
     atomic_write(path, buf.getvalue())
 
 
+def _fmt(v: float) -> str:
+    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
+
+
 def bar_chart(rows: list[dict], path: str, *, title: str) -> str | None:
     """One PNG for a suite's rows; returns the path, or None when there is nothing to draw."""
     groups: dict[str, list[dict]] = {}
@@ -74,8 +78,8 @@ def bar_chart(rows: list[dict], path: str, *, title: str) -> str | None:
         ax.set_title(group, fontsize=9, loc="left")
         ax.set_xlabel(label, fontsize=8)
         ax.tick_params(axis="x", labelsize=8)
-        for i, v in enumerate(values):
-            ax.text(v, i, f" {v:,.3g}", va="center", fontsize=7)
+        for i, (v, h) in enumerate(zip(values, hi)):
+            ax.text(v + h, i, f"  {_fmt(v)}", va="center", fontsize=7)
         ax.margins(x=0.18)
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()

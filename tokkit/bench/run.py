@@ -1,0 +1,144 @@
+"""`tokkit bench` as a function: pick suites, slice the corpus, run, write results.json/.md and charts.
+
+>>> SUITES["all"]
+('train', 'encode', 'mask', 'bert')
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+
+from tokkit.bench.report import format_table, prepare_output, suite_markdown, write_json, atomic_write
+
+SUITES = {"train": ("train",), "encode": ("encode",), "mask": ("mask",), "bert": ("bert",),
+          "all": ("train", "encode", "mask", "bert"), "scaling": ("scaling",)}
+DEFAULT_REPEAT = {"train": 3, "encode": 5, "mask": 5, "bert": 8, "scaling": 1}
+DESCRIPTIONS = {
+    "train": "Whole-process wall time of training (imports and file writing included) and peak RSS of the "
+             "process tree sampled every 20 ms; one warm-up round, then the repeats with contenders alternating. "
+             "MB/s = corpus MB / median.",
+    "encode": "In-process wall time of one call, each contender in its own worker process, alternating after a "
+              "warm-up; MB/s = UTF-8 MB of input / median. Vocabularies trained by tokkit on the same slice. "
+              "Lines = the non-empty lines; pairs = lines (2i, 2i+1).",
+    "mask": "One pass over 16,384 x 128 int64 ids in batches of 256 with special_tokens_mask given; inputs that a "
+            "contender modifies are copied before each run, outside the timer.",
+    "bert": "One forward + backward + AdamW step (gradient clipping included) at 4 layers x 256 hidden, batch "
+            "32 x 128 without padding, 15% of positions labelled, NSP labels; tokens/s = 4,096 / median step.",
+    "scaling": "Train time vs corpus size and vocab size (whole process, contenders alternating), encode time of "
+               "one string vs its length for ordinary and pathological inputs (in-process, 1 thread). "
+               "Notes give seconds per MB at each series' ends: a flat figure means linear cost.",
+}
+
+
+def parse_algos(text: str | None) -> tuple[str, ...]:
+    from tokkit.errors import TokkitError
+
+    if not text:
+        return ("bytelevel", "bpe", "wordpiece")
+    algos = tuple(a.strip() for a in text.split(",") if a.strip())
+    bad = [a for a in algos if a not in ("bytelevel", "bpe", "wordpiece")]
+    if bad or not algos:
+        raise TokkitError(f"--algos: unknown algorithm {', '.join(bad) or text!r} (bytelevel, bpe, wordpiece)")
+    return algos
+
+
+def run_bench(*, suite: str = "all", corpus: list[str] | None = None, size: int | None = None,
+              vocab_size: int = 32000, repeat: int | None = None, threads: int = 2, output: str = "tokkit-bench",
+              algos: tuple[str, ...] = ("bytelevel", "bpe", "wordpiece"), command: str = "tokkit bench",
+              log=None, echo=print) -> dict:
+    """Run the suites of `suite` and write results.json, results.md and charts into `output`."""
+    from tokkit.bench import charts
+    from tokkit.bench.corpus_slice import make_slice
+    from tokkit.bench.machine import machine_info
+
+    log = log or (lambda m: print(m, file=sys.stderr, flush=True))
+    prepare_output(output)  # fail before a long run, not after it
+    suites = SUITES[suite]
+    if size is None:
+        size = 200_000_000 if suite == "scaling" else 10_000_000
+    payload = {"command": command, "suites": list(suites), "machine": machine_info(), "rows": [], "notes": [],
+               "descriptions": {s: DESCRIPTIONS[s] for s in suites}, "charts": {}}
+    work = tempfile.mkdtemp(prefix="tokkit-bench-")
+    try:
+        needs_corpus = any(s in ("train", "encode", "scaling") for s in suites)
+        if needs_corpus:
+            sl = make_slice(list(corpus) if corpus else None, size=size, workdir=work)
+            what = ", ".join(corpus) if corpus else "the embedded default corpus (CPython's pydoc topics)"
+            payload["input"] = f"{sl.mb:.2f} MB line-aligned prefix of {what} ({len(sl.sources)} files)"
+            if sl.note:
+                payload["notes"].append(sl.note)
+                echo(f"note: {sl.note}")
+        for name in suites:
+            n = repeat or DEFAULT_REPEAT[name]
+            if name == "train":
+                from tokkit.bench.train_suite import run_train_suite
+
+                rows = run_train_suite([sl.path], algos=algos, vocab_size=vocab_size, workers=threads, repeat=n,
+                                       log=log, mb=sl.mb)
+            elif name == "encode":
+                from tokkit.bench.encode_suite import run_encode_suite
+
+                rows, notes = run_encode_suite(sl.path, work, vocab_size=vocab_size, threads=threads, repeat=n,
+                                               log=log)
+                payload["notes"] += notes
+            elif name == "mask":
+                from tokkit.bench.mask_suite import run_mask_suite
+
+                rows = run_mask_suite(threads=threads, repeat=n, log=log)
+            elif name == "bert":
+                from tokkit.bench.bert_suite import run_bert_suite
+
+                rows = run_bert_suite(threads=threads, repeat=n, log=log)
+            else:
+                rows = _scaling(sl, work, algos=algos, vocab_size=vocab_size, threads=threads, repeat=n,
+                                size=size, payload=payload, log=log)
+            payload["rows"] += rows
+        _charts(payload, output, charts)
+        write_json(os.path.join(output, "results.json"), payload)
+        atomic_write(os.path.join(output, "results.md"), suite_markdown(payload))
+        echo(format_table(payload["rows"]))
+        for note in payload["notes"]:
+            echo(f"note: {note}")
+        echo(f"wrote {os.path.join(output, 'results.json')}, results.md and "
+             f"{sum(len(v) for v in payload['charts'].values())} charts")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return payload
+
+
+def _scaling(sl, work, *, algos, vocab_size, threads, repeat, size, payload, log):
+    from tokkit.bench.scaling import SIZES_MB, VOCABS, encode_scaling, train_scaling
+
+    sizes = [mb for mb in SIZES_MB if mb * 1e6 <= size] or [size / 1e6]
+    if size / 1e6 not in sizes and size / 1e6 > sizes[-1]:
+        sizes.append(round(size / 1e6, 1))
+    rows, notes = train_scaling(sl, work, algo=algos[0], sizes_mb=sizes,
+                                vocab_size=vocab_size, vocab_sizes=VOCABS, vocab_at_mb=min(50, sl.mb),
+                                workers=threads, repeat=repeat, log=log)
+    payload["notes"] += notes
+    from tokkit.bench.corpus_slice import slice_file
+
+    enc_text = slice_file(sl, 10_000_000, work, "encode") if sl.nbytes > 10_000_000 else sl
+    erows, enotes = encode_scaling(enc_text.path, work, vocab_size=vocab_size,
+                                   lengths=(10_000, 100_000, 1_000_000, 10_000_000), threads=threads,
+                                   repeat=repeat, timeout=120.0, log=log)
+    payload["notes"] += enotes
+    return rows + erows
+
+
+def _charts(payload: dict, output: str, charts) -> None:
+    if not charts.have_matplotlib():
+        payload["chart_note"] = charts.missing_note()
+        return
+    for suite in payload["suites"]:
+        rows = [r for r in payload["rows"] if r["suite"] == suite]
+        if suite == "scaling":
+            from tokkit.bench.scaling import scaling_charts
+
+            paths = scaling_charts(rows, output)
+        else:
+            p = charts.bar_chart(rows, os.path.join(output, f"{suite}.png"), title=f"tokkit bench: {suite}")
+            paths = [p] if p else []
+        payload["charts"][suite] = [os.path.basename(p) for p in paths]

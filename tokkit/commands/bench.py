@@ -1,0 +1,53 @@
+"""`tokkit bench`: tokkit and the installed contenders side by side (speed, memory, scaling)."""
+from __future__ import annotations
+
+import shlex
+
+import click
+
+
+@click.command("bench")
+@click.option("--suite", type=click.Choice(["train", "encode", "mask", "bert", "all", "scaling"]), default="all",
+              show_default=True, help="What to measure; 'all' is train+encode+mask+bert, 'scaling' runs alone.")
+@click.option("--corpus", "corpus", multiple=True, metavar="PATH",
+              help="Corpus file, directory or glob (repeatable). Default: the embedded corpus.")
+@click.option("--size", default=None, metavar="SIZE",
+              help="Take a line-aligned prefix of this size, e.g. 10MB (default 10MB; scaling: 200MB, "
+                   "its largest point).")
+@click.option("--vocab-size", type=int, default=32000, show_default=True, metavar="N")
+@click.option("--repeat", type=int, default=None, metavar="N",
+              help="Timed runs per contender after the warm-up (default: train 3, encode 5, mask 5, "
+                   "bert 8 steps, scaling 1).")
+@click.option("--threads", type=int, default=2, show_default=True, metavar="N",
+              help="Threads for every multi-threaded contender.")
+@click.option("--algos", default=None, metavar="LIST",
+              help="Trainers for the train suite, comma-separated (default bytelevel,bpe,wordpiece); "
+                   "scaling trains the first (default bytelevel).")
+@click.option("-o", "--output", default="tokkit-bench", show_default=True, metavar="DIR",
+              help="Folder for results.json, results.md and the PNG charts.")
+@click.option("-q", "--quiet", is_flag=True, help="No per-run progress lines on stderr.")
+def command(suite, corpus, size, vocab_size, repeat, threads, algos, output, quiet):
+    """Benchmark tokkit against tokenizers, tiktoken, sentencepiece, bpeasy and transformers.
+
+    Every contender runs on the same input with the same vocab size and thread count, alternating,
+    a warm-up first; the table gives min/median/max, throughput, peak RSS and tokkit/contender
+    ratios. Missing contenders are skipped with a note.
+    """
+    from tokkit.bench.corpus_slice import parse_size
+    from tokkit.bench.run import parse_algos, run_bench
+    from tokkit.errors import TokkitError
+
+    if repeat is not None and repeat < 1:
+        raise TokkitError("--repeat must be at least 1")
+    if threads < 1:
+        raise TokkitError("--threads must be at least 1")
+    if vocab_size < 1:
+        raise TokkitError("--vocab-size must be positive")
+    log = (lambda m: None) if quiet else (lambda m: click.echo(m, err=True))
+    parts = ["tokkit", "bench", "--suite", suite] + [x for c in corpus for x in ("--corpus", c)]
+    parts += (["--size", size] if size else []) + ["--vocab-size", str(vocab_size)]
+    parts += (["--repeat", str(repeat)] if repeat else []) + (["--algos", algos] if algos else [])
+    parts += ["--threads", str(threads), "-o", output]
+    run_bench(suite=suite, corpus=list(corpus) or None, size=parse_size(size), vocab_size=vocab_size,
+              repeat=repeat, threads=threads, output=output, algos=parse_algos(algos), command=shlex.join(parts),
+              log=log, echo=click.echo)
