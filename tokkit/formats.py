@@ -126,11 +126,12 @@ def read_vocab_txt(path: Path) -> list[str]:
     """One token a line, id = line number; trailing whitespace is dropped as tokenizers does."""
     vocab: list[str] = []
     seen: dict[str, int] = {}
-    for lineno, line in enumerate(read_text(path).split("\n"), 1):
+    lines = read_text(path).split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()  # the final newline and blank lines at the very end
+    for lineno, line in enumerate(lines, 1):
         token = line.rstrip()
         if not token:
-            if line == "" and lineno > 1:
-                continue  # the end of the file, or a blank line that ends it
             raise TokkitError(f"{path}: line {lineno}: empty token")
         if token in seen:
             raise TokkitError(f"{path}: line {lineno}: duplicate token {token!r} (first on line {seen[token]})")

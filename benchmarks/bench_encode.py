@@ -1,0 +1,164 @@
+"""Encode speed: tokkit against tiktoken and tokenizers on 10 MB of ../shared/corpus/en/wiki.
+
+Median of --repeat runs after one warm-up; MB/s = UTF-8 input bytes / wall time. The 32k
+vocabularies are trained once by `tokenizers` (or by tokkit with --trainer tokkit) on the same
+10 MB slice and cached in --cache.
+
+    python benchmarks/bench_encode.py [--repeat 5] [--only bytelevel,wordpiece,pairs,threads]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("RAYON_NUM_THREADS", "2")  # tokenizers' thread pool: 2 threads, like tokkit
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus" / "en" / "wiki"
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def read_slice(limit: int) -> str:
+    parts, size = [], 0
+    for path in sorted(CORPUS.glob("*.txt")):
+        data = path.read_bytes()[: limit - size]
+        text = data.decode("utf-8", "ignore")
+        parts.append(text)
+        size += len(text.encode())
+        if size >= limit:
+            break
+    return "".join(parts)
+
+
+def train_vocabs(text: str, cache: Path, trainer: str) -> dict[str, Path]:
+    out = {"bytelevel": cache / f"{trainer}-bytelevel-32k", "wordpiece": cache / f"{trainer}-wordpiece-32k"}
+    if all((p / "tokenizer.json").is_file() for p in out.values()):
+        return out
+    lines = text.split("\n")
+    if trainer == "tokkit":
+        import tokkit
+
+        for algo, path in out.items():
+            tokkit.train(texts=lines, algo=algo, vocab_size=32000).save(path)
+        return out
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+    def template(tok):
+        ids = [(t, tok.token_to_id(t)) for t in ("[CLS]", "[SEP]")]
+        tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]",
+                                                           pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=ids)
+
+    wp = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    wp.normalizer = normalizers.BertNormalizer(lowercase=True)
+    wp.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    wp.decoder = decoders.WordPiece()
+    wp.train_from_iterator(lines, trainers.WordPieceTrainer(vocab_size=32000, special_tokens=SPECIALS))
+    template(wp)
+    bl = Tokenizer(models.BPE())
+    bl.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bl.decoder = decoders.ByteLevel()
+    bl.train_from_iterator(lines, trainers.BpeTrainer(vocab_size=32000, special_tokens=SPECIALS[:1] + SPECIALS[2:],
+                                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    template(bl)
+    for tok, path in ((bl, out["bytelevel"]), (wp, out["wordpiece"])):
+        path.mkdir(parents=True, exist_ok=True)
+        tok.save(str(path / "tokenizer.json"))
+    return out
+
+
+def tiktoken_from(path: Path):
+    """A tiktoken Encoding with the r50k_base pattern over the same byte-level vocabulary."""
+    import json
+
+    import tiktoken
+    from tiktoken_ext.openai_public import r50k_pat_str  # the pattern only: no download
+
+    from tokkit.bytes import decode_symbols
+
+    model = json.loads((path / "tokenizer.json").read_text())["model"]
+    ranks = {bytes([b]): b for b in range(256)}
+    for a, b in model["merges"]:
+        ranks.setdefault(decode_symbols(a) + decode_symbols(b), len(ranks))
+    return tiktoken.Encoding("bench", pat_str=r50k_pat_str, mergeable_ranks=ranks, special_tokens={})
+
+
+def timed(fn, repeat: int) -> float:
+    fn()  # warm-up
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--mb", type=float, default=10.0, help="corpus slice in MB")
+    ap.add_argument("--cache", default=os.path.expanduser("~/.cache/tokkit-bench"))
+    ap.add_argument("--trainer", choices=["tokenizers", "tokkit"], default="tokenizers")
+    ap.add_argument("--only", default="bytelevel,wordpiece,pairs,threads")
+    args = ap.parse_args(argv)
+    if not CORPUS.is_dir():
+        sys.exit(f"corpus not found: {CORPUS}")
+    import numpy as np
+    import tokenizers
+
+    import tokkit
+
+    text = read_slice(int(args.mb * 1e6))
+    mb = len(text.encode()) / 1e6
+    lines = [line for line in text.split("\n") if line]
+    paths = train_vocabs(text, Path(args.cache), args.trainer)
+    only = set(args.only.split(","))
+    print(f"corpus: {mb:.1f} MB, {len(lines)} lines; vocabularies by {args.trainer}; median of {args.repeat}")
+    rows = []
+
+    def report(name, ours, theirs, target, anchor):
+        ratio = theirs / ours
+        rows.append((name, mb / ours, mb / theirs, ratio, target))
+        print(f"{name:<34} tokkit {mb / ours:7.2f} MB/s   {anchor:<22} {mb / theirs:7.2f} MB/s   "
+              f"ratio {ratio:5.2f}x (target {target}x)", flush=True)
+
+    if "bytelevel" in only:
+        tok = tokkit.load(paths["bytelevel"])
+        enc = tiktoken_from(paths["bytelevel"])
+        report("bytelevel encode(10 MB str), 1 thr", timed(lambda: tok.encode(text), args.repeat),
+               timed(lambda: enc.encode_ordinary(text), args.repeat), 1.0, "tiktoken r50k")
+    if "wordpiece" in only or "threads" in only:
+        tok = tokkit.load(paths["wordpiece"])
+        ref = tokenizers.Tokenizer.from_file(str(paths["wordpiece"] / "tokenizer.json"))
+        two = timed(lambda: tok.encode_batch(lines, num_threads=2), args.repeat)
+        if "wordpiece" in only:
+            report("wordpiece encode_batch, 2 thr", two,
+                   timed(lambda: ref.encode_batch(lines, add_special_tokens=False), args.repeat), 5.0,
+                   "tokenizers")
+        if "threads" in only:
+            report("wordpiece encode_batch 2 vs 1 thr", two,
+                   timed(lambda: tok.encode_batch(lines, num_threads=1), args.repeat), 1.6, "tokkit 1 thread")
+    if "pairs" in only:
+        tok = tokkit.load(paths["wordpiece"])
+        ref = tokenizers.Tokenizer.from_file(str(paths["wordpiece"] / "tokenizer.json"))
+        ref.enable_truncation(128, strategy="longest_first")
+        ref.enable_padding(length=128, pad_id=tok.token_to_id("[PAD]"), pad_token="[PAD]")
+        a, b = lines[0::2], lines[1::2]
+        a = a[: len(b)]
+        pairs = list(zip(a, b))
+
+        def theirs():
+            encs = ref.encode_batch(pairs)
+            return (np.array([e.ids for e in encs]), np.array([e.type_ids for e in encs]),
+                    np.array([e.attention_mask for e in encs]))
+
+        report("pairs -> padded numpy, 2 thr", timed(lambda: tokkit.encode(
+            tok, a, b, max_length=128, padding="max_length", num_threads=2), args.repeat),
+            timed(theirs, args.repeat), 3.0, "tokenizers + numpy")
+
+
+if __name__ == "__main__":
+    main()
