@@ -12,10 +12,10 @@ nothing executable). Sections:
   turns into " ".
 - bert.cjk: characters handle_chinese_chars pads with spaces.
 - bert.split_space / bert.punct: characters BertPreTokenizer drops as whitespace / isolates as punctuation.
-- bert.lower / bert.strip: per-character results of lowercase only and strip_accents only (sparse:
-  only characters that change), as lists of code points. Both options together equal lowercasing
-  each character of the strip result; this script checks that against the oracle for every code
-  point, so that table is not stored.
+- bert.lower / bert.strip / bert.strip_lower: per-character results of lowercase only,
+  strip_accents only, and both, for the characters they change, as three strings: "from" (the
+  characters), "lengths" (one decimal digit per character: the length of its result) and "to" (the
+  results concatenated). Strings keep the file small and fast to load.
 Ranges are inclusive [first, last] pairs. Surrogates (U+D800..U+DFFF) are not probed: tokenizers
 cannot receive them; the runtime treats them as "other" characters.
 """
@@ -57,23 +57,18 @@ def normalizer(**flags) -> normalizers.BertNormalizer:
     return normalizers.BertNormalizer(**base)
 
 
-def char_map(norm) -> list[list]:
-    """Sparse per-character map: [[cp, [out cps...]], ...] for characters the normalizer changes."""
-    out = []
+def char_map(norm) -> dict[str, str]:
+    """Sparse per-character map {"from", "lengths", "to"} for the characters the normalizer changes."""
+    src, lengths, dst = [], [], []
     for c in ALL:
         s = norm.normalize_str(chr(c))
         if s != chr(c):
-            out.append([c, [ord(x) for x in s]])
-    return out
-
-
-def check_composition(lower, strip, both) -> None:
-    """strip_accents + lowercase must equal lowercase applied to each character of the strip result."""
-    lo, st, bo = dict(map(tuple, lower)), dict(map(tuple, strip)), dict(map(tuple, both))
-    for c in ALL:
-        composed = [y for x in st.get(c, [c]) for y in lo.get(x, [x])]
-        if composed != bo.get(c, [c]):
-            raise SystemExit(f"strip+lower of U+{c:04X} is not lower(strip(c))")
+            if len(s) > 9:
+                raise SystemExit(f"U+{c:04X} maps to {len(s)} characters: the lengths format holds one digit")
+            src.append(chr(c))
+            lengths.append(str(len(s)))
+            dst.append(s)
+    return {"from": "".join(src), "lengths": "".join(lengths), "to": "".join(dst)}
 
 
 def probe_bert() -> dict:
@@ -105,16 +100,15 @@ def probe_bert() -> dict:
             punct.append(c)
         elif pieces != [f"a{chr(c)}a"]:
             raise SystemExit(f"BertPreTokenizer splits a U+{c:04X} a as {pieces!r}")
-    lower, strip = char_map(normalizer(lowercase=True)), char_map(normalizer(strip_accents=True))
-    check_composition(lower, strip, char_map(normalizer(strip_accents=True, lowercase=True)))
     return {
         "clean_remove": ranges(remove),
         "clean_space": ranges(space),
         "cjk": ranges(cjk),
         "split_space": ranges(split_space),
         "punct": ranges(punct),
-        "lower": lower,
-        "strip": strip,
+        "lower": char_map(normalizer(lowercase=True)),
+        "strip": char_map(normalizer(strip_accents=True)),
+        "strip_lower": char_map(normalizer(strip_accents=True, lowercase=True)),
     }
 
 
@@ -131,7 +125,7 @@ def main() -> None:
     tmp = OUT.with_suffix(".json.tmp")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, separators=(",", ":"))
+        json.dump(data, f, separators=(",", ":"), ensure_ascii=False)
         f.write("\n")
     os.replace(tmp, OUT)
     print(f"wrote {OUT} ({OUT.stat().st_size} bytes)", file=sys.stderr)

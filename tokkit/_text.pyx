@@ -77,25 +77,18 @@ def _load_tables():
     for runs, bit in sections:
         for lo, hi in runs:
             flags[lo:hi + 1] |= bit
-    if np.any(np.isin(flags & 7, [3, 5, 6, 7])):
+    gpt2 = flags & 7
+    if np.any(gpt2 & (gpt2 - 1)):
         raise RuntimeError("unicode_tables.json: the GPT-2 classes overlap")
-    lower = {c: out for c, out in data["bert"]["lower"]}
-    strip = {c: out for c, out in data["bert"]["strip"]}
-    both = {}
-    for c in set(lower) | set(strip):
-        out = [y for x in strip.get(c, [c]) for y in lower.get(x, [x])]
-        if out != [c]:
-            both[c] = out
-    pool = [0]
+    pool = [np.zeros(1, dtype=np.uint32)]     # pool index 0 means "unchanged"
+    size = 1
     maps = []
-    for table in (lower, strip, both):
-        idx = np.zeros(0x110000, dtype=np.uint32)
-        for c, out in table.items():
-            idx[c] = len(pool)
-            pool.append(len(out))
-            pool.extend(out)
-        maps.append(_two_stage(idx))
-    pool_arr = np.asarray(pool, dtype=np.uint32)
+    for name in ("lower", "strip", "strip_lower"):
+        block, index = _pool_block(data["bert"][name], size)
+        pool.append(block)
+        size += len(block)
+        maps.append(_two_stage(index))
+    pool_arr = np.concatenate(pool)
     _keep.extend([flags, pool_arr] + [a for m in maps for a in m])
     cdef const uint8_t[::1] fv = flags
     cdef const uint32_t[::1] pv = pool_arr
@@ -110,12 +103,36 @@ def _load_tables():
         STAGE2[m] = &s2[0]
 
 
+def _codepoints(text):
+    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+
+
+def _pool_block(table, base):
+    """One map's pool entries [length, code points...] and its 0x110000 index array (0 = unchanged)."""
+    keys = _codepoints(table["from"])
+    lengths = np.frombuffer(table["lengths"].encode("ascii"), dtype=np.uint8).astype(np.int64) - 48
+    values = _codepoints(table["to"])
+    if len(keys) != len(lengths) or lengths.sum() != len(values):
+        raise RuntimeError("unicode_tables.json: a character map is inconsistent")
+    starts = np.zeros(len(keys), dtype=np.int64)
+    np.cumsum(lengths[:-1] + 1, out=starts[1:])
+    block = np.empty(len(keys) + len(values), dtype=np.uint32)
+    is_length = np.zeros(len(block), dtype=bool)
+    is_length[starts] = True
+    block[starts] = lengths
+    block[~is_length] = values
+    index = np.zeros(0x110000, dtype=np.uint32)
+    index[keys] = base + starts
+    return block, index
+
+
 def _two_stage(idx):
     """Split a 0x110000 array into (block number per 256 code points, the distinct blocks)."""
-    seen = {}
-    stage1 = np.empty(0x1100, dtype=np.uint16)
-    for b, block in enumerate(idx.reshape(0x1100, 256)):
-        stage1[b] = seen.setdefault(block.tobytes(), len(seen))
+    blocks = idx.reshape(0x1100, 256)
+    seen = {bytes(256 * 4): 0}     # block 0: all unchanged, shared by most of the code space
+    stage1 = np.zeros(0x1100, dtype=np.uint16)
+    for b in np.flatnonzero(blocks.any(axis=1)).tolist():
+        stage1[b] = seen.setdefault(blocks[b].tobytes(), len(seen))
     blocks = np.frombuffer(b"".join(seen), dtype=np.uint32)
     return stage1, np.ascontiguousarray(blocks)
 
