@@ -27,7 +27,7 @@ def read_lines(paths, progress):
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    raise TokkitError(f"{name}: line {lineno}: invalid UTF-8 at byte {exc.start} of the line") from None
+                    raise TokkitError(f"{name}:{lineno}: invalid UTF-8 at byte {exc.start} of the line") from None
                 yield f"{name}:{lineno}", line.rstrip("\r\n") if line.endswith("\n") else line
         finally:
             if fh is not sys.stdin.buffer:
