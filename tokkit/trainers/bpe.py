@@ -21,7 +21,7 @@ class CharBPE(Algorithm):
     lowercase: bool = False
 
     def count_mode(self):
-        return "bert", {"lowercase": self.lowercase, "strip_accents": False}
+        return "bert", {"lowercase": self.lowercase, "strip_accents": None}
 
     def alphabet(self, table, base, limit):
         return char_alphabet(table, base, limit, variant=lambda c: c + SUFFIX, variant_at="last")
@@ -30,4 +30,4 @@ class CharBPE(Algorithm):
         from tokkit.tokenizer import Tokenizer
 
         return Tokenizer.from_trained(kind="bpe", vocab=vocab, merges=merges, special_tokens=specials,
-                                      lowercase=self.lowercase, strip_accents=False)
+                                      lowercase=self.lowercase, strip_accents=None)

@@ -29,7 +29,7 @@ class ByteLevel(Algorithm):
         return "regex", {"pattern": self.pattern}
 
     def alphabet(self, table, base, limit):
-        from tokkit._text import symbolize_bytes
+        from tokkit._textsym import symbolize_bytes
         from tokkit.bytes import bytes_to_unicode
 
         b2u = bytes_to_unicode()

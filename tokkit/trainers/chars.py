@@ -17,7 +17,7 @@ from tokkit.trainers.count import WordTable
 def char_alphabet(table: WordTable, base: int, limit: int | None, *, variant: Callable[[str], str],
                   variant_at: str) -> Alphabet:
     """Build the alphabet; `variant_at` is "rest" (WordPiece: all but the first char) or "last" (BPE)."""
-    from tokkit._text import char_counts
+    from tokkit._textsym import char_counts
 
     chars = top_characters(char_counts(table.blob, table.offsets, table.counts), limit)
     plain = {cp: base + k for k, cp in enumerate(chars)}

@@ -215,7 +215,7 @@ def top_characters(char_counts: dict[int, int], limit: int | None) -> list[int]:
 
 def symbols_from_tables(table: WordTable, *, first, middle, last, single) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Rewrite every word as symbol ids via per-position code point tables (see tokkit._text.symbolize)."""
-    from tokkit._text import symbolize
+    from tokkit._textsym import symbolize
 
     symbols, offsets, kept = symbolize(table.blob, table.offsets, first=first, middle=middle, last=last, single=single)
     return symbols, offsets, kept, table.counts[kept]

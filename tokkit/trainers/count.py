@@ -54,7 +54,7 @@ def new_counter(mode: str, options: dict):
     if mode == "regex":
         return RegexCounter(**options)
     try:
-        from tokkit._text import WordCounter
+        from tokkit._textcount import WordCounter
     except ImportError as exc:
         raise ImportError(
             f"tokkit's compiled text kernels are not built ({exc}); reinstall with: pip install -e ."
