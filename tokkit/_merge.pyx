@@ -313,15 +313,22 @@ cdef class _Engine:
 
     # ------------------------------------------------------------ applying a merge
 
-    cdef void note(self, int32_t s, int32_t w, int64_t c, bint before) noexcept nogil:
+    cdef void note(self, int32_t s, int64_t c, bint before) noexcept nogil:
         """Record a merged occurrence with neighbour s before it (pairs (s,a) -> (s,r)) or after it."""
-        cdef vector[int32_t]* mark = &self.mark_l if before else &self.mark_r
-        if mark[0][s] != self.stamp:
-            mark[0][s] = self.stamp
-            (self.touched_l if before else self.touched_r).push_back(s)
-            (self.dl if before else self.dr)[s] = 0
-            (self.ll if before else self.lr)[s] = self.new_list()
-        (self.dl if before else self.dr)[s] += c
+        if before:
+            if self.mark_l[s] != self.stamp:
+                self.mark_l[s] = self.stamp
+                self.touched_l.push_back(s)
+                self.dl[s] = 0
+                self.ll[s] = self.new_list()
+            self.dl[s] += c
+        else:
+            if self.mark_r[s] != self.stamp:
+                self.mark_r[s] = self.stamp
+                self.touched_r.push_back(s)
+                self.dr[s] = 0
+                self.lr[s] = self.new_list()
+            self.dr[s] += c
 
     cdef void note_word(self, int32_t lst, int32_t w) noexcept nogil:
         if self.lists[lst].empty() or self.lists[lst].back() != w:
@@ -335,7 +342,8 @@ cdef class _Engine:
         cdef int32_t* buf
         cdef int64_t c, merged = 0
         words.swap(self.lists[lst])
-        self.release(lst)
+        if not self.pmi:  # the popped entry owned it; in pmi it stays the pair's (now empty) list
+            self.release(lst)
         self.grow_symbols(<size_t>r + 1)
         self.stamp += 1
         self.touched_l.clear()
@@ -353,13 +361,13 @@ cdef class _Engine:
                     merged += c
                     if j > 0:  # (p, a) -> (p, r); p may be an r made a moment ago
                         s = buf[j - 1]
-                        self.note(s, w, c, True)
+                        self.note(s, c, True)
                         self.note_word(self.ll[s], w)
                     if i + 2 < L:  # (b, n) -> (r, n); n is still the original symbol
                         s = buf[i + 2]
-                        self.note(s, w, c, False)
+                        self.note(s, c, False)
                         if s == r:  # (r, r) has one word list whatever side found it
-                            self.note(r, w, 0, True)
+                            self.note(r, 0, True)
                             self.note_word(self.ll[r], w)
                         else:
                             self.note_word(self.lr[s], w)
