@@ -8,10 +8,13 @@ Definitions (all computed on the corpus's non-empty lines, each encoded without 
 - [UNK] rate: share of tokens that are the unknown token (None for byte-level vocabularies, which have none);
 - vocab used: share of the non-special vocabulary that occurs at least once;
 - mean token length: mean length in characters of the produced tokens' surface text, weighted by
-  use (WordPiece `##` and char-BPE `</w>` stripped, byte-level tokens decoded from their bytes);
+  use, special tokens such as [UNK] left out (WordPiece `##` and char-BPE `</w>` stripped,
+  byte-level tokens decoded from their bytes, a cut UTF-8 character counting as one);
 - outside main script: the corpus's main script is the Unicode script of most of its letters
   (Han, Hiragana and Katakana count as one, "Han/Kana"); a token is outside when it holds a letter
   of another script. Digits, punctuation and marks (scripts Common and Inherited) never count;
+  a byte-level token cut inside a character counts by the block its lead byte starts, and a
+  token of continuation bytes alone does not count;
 - longest tokens of the vocabulary (by surface length) and most frequent tokens on the corpus.
 
 >>> token_surface("##ing", "wordpiece"), token_surface("low</w>", "bpe"), token_surface("Ġhi", "bytelevel")
@@ -72,6 +75,25 @@ def token_surface(token: str, kind: str) -> str:
     return token
 
 
+def token_letters(token: str, kind: str) -> str:
+    """The characters whose scripts a token carries (a byte-level token cut inside a character
+    contributes that character's block, found by padding its lead byte's sequence)."""
+    text = token_surface(token, kind)
+    if kind != "bytelevel" or "\ufffd" not in text:
+        return text
+    from tokkit.bytes import decode_symbols
+
+    data = decode_symbols(token) or b""
+    full = data.decode("utf-8", errors="ignore")
+    for j in range(len(data) - 1, max(-1, len(data) - 4), -1):
+        if data[j] >= 0xC0:  # the last lead byte: is its sequence cut by the token's end?
+            need = 2 if data[j] < 0xE0 else 3 if data[j] < 0xF0 else 4
+            if len(data) - j < need:
+                full += (data[j:] + b"\x80" * need)[:need].decode("utf-8", errors="ignore")
+            break
+    return full
+
+
 def detect_kind(tokenizer) -> str:
     """The tokenizer's `kind` attribute, else a guess from its vocabulary's markers."""
     kind = getattr(tokenizer, "kind", None)
@@ -130,12 +152,14 @@ def corpus_stats(tokenizer, texts: Iterable[str], *, top: int = 10, num_threads:
     surface = {int(i): token_surface(tokenizer.id_to_token(int(i)), kind) for i in used}
     script = main_script(lines)
     outside = 0
-    for i, s in surface.items():
+    for i in surface:
         if i in specials:
             continue
-        if any((sc := script_of(ch)) is not None and sc != script for ch in s):
+        if any((sc := script_of(ch)) is not None and sc != script
+               for ch in token_letters(tokenizer.id_to_token(i), kind)):
             outside += int(counts[i])
     regular = [i for i in range(V) if i not in specials]
+    n_regular = n_tokens - sum(int(counts[i]) for i in specials if i < V)
     longest = sorted(regular, key=lambda i: (-len(token_surface(tokenizer.id_to_token(i), kind)), i))[:top]
     order = np.argsort(-counts, kind="stable")[:top]
     return {
@@ -149,8 +173,8 @@ def corpus_stats(tokenizer, texts: Iterable[str], *, top: int = 10, num_threads:
         "bytes_per_token": n_bytes / n_tokens if n_tokens else None,
         "unk_rate": (int(counts[unk]) / n_tokens if n_tokens else 0.0) if unk is not None else None,
         "vocab_used": len(set(map(int, used)) - specials) / max(1, len(regular)),
-        "mean_token_length": (sum(int(counts[i]) * len(s) for i, s in surface.items()) / n_tokens
-                              if n_tokens else None),
+        "mean_token_length": (sum(int(counts[i]) * len(s) for i, s in surface.items() if i not in specials)
+                              / n_regular if n_regular else None),
         "main_script": script,
         "outside_script_rate": outside / n_tokens if n_tokens else None,
         "longest_tokens": [tokenizer.id_to_token(i) for i in longest],
