@@ -126,6 +126,14 @@ def test_foreign_folder_needs_force(tmp_path, small):
     assert proc.returncode == 0 and not (tmp_path / "out" / "notes.txt").exists()
 
 
+def test_force_never_replaces_the_current_or_temp_folder(tmp_path, small):
+    (tmp_path / "keep.txt").write_text("x")
+    for dest in (".", str(tmp_path), "/tmp", ".."):
+        proc = run(["train", str(small), "-o", dest, "--force", "--vocab-size", "100"], tmp_path)
+        assert proc.returncode == 2 and "refusing" in error_line(proc)
+    assert (tmp_path / "keep.txt").exists()
+
+
 def test_output_path_is_a_file(tmp_path, small):
     (tmp_path / "out").write_text("x")
     proc = run(["train", str(small), "-o", "out"], tmp_path)

@@ -28,6 +28,7 @@ def check_destination(dest: str | os.PathLike, *, marker_files: Iterable[str], f
     dest = Path(dest)
     if dest.exists() and not dest.is_dir():
         raise TokkitError(f"{dest}: output path is a file, not a folder")
+    _refuse_precious(dest)
     if dest.is_dir() and not force:
         names = {p.name for p in dest.iterdir()}
         ours = set(marker_files)
@@ -41,12 +42,25 @@ def check_destination(dest: str | os.PathLike, *, marker_files: Iterable[str], f
     return dest
 
 
+def _refuse_precious(dest: Path) -> None:
+    """Never replace a folder whose loss would hurt: /, the home folder, a mount point, or the
+    current folder or one of its parents (`--force -o /tmp` must not wipe /tmp)."""
+    real = dest.resolve()
+    cwd = Path.cwd().resolve()
+    precious = {Path("/"), Path.home().resolve(), Path(tempfile.gettempdir()).resolve()}
+    if real in precious or real == cwd or real in cwd.parents or (real.exists() and os.path.ismount(real)):
+        raise TokkitError(f"{dest}: refusing to replace this folder; choose a new or dedicated output folder")
+
+
 @contextlib.contextmanager
 def atomic_dir(dest: str | os.PathLike, *, marker_files: Iterable[str], force: bool = False) -> Iterator[str]:
     """Yield a temporary folder beside `dest`; on success it replaces `dest`, on any error it vanishes."""
     dest = check_destination(dest, marker_files=marker_files, force=force)
     parent = dest.resolve().parent
     tmp = tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; the result should look like any new folder
     try:
         yield tmp
         old = None
