@@ -116,7 +116,7 @@ def compare_chart(results: dict[str, dict], path: str, *, title: str) -> str | N
         values = [(v or 0.0) * (100 if pct else 1) for v in raw]
         ax.barh(range(len(names)), values, color=OTHER_COLOR)
         ax.set_xlim(left=0, right=max(values) * 1.25 or 1)
-        ax.set_yticks(range(len(names)), names, fontsize=8)
+        ax.set_yticks(range(len(names)), [n if len(n) <= 28 else "…" + n[-27:] for n in names], fontsize=8)
         ax.set_title(LABELS[key] + (" (%)" if pct else ""), fontsize=9)
         ax.tick_params(axis="x", labelsize=7)
         for i, (v, r) in enumerate(zip(values, raw)):
