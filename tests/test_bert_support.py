@@ -69,8 +69,9 @@ def wordpiece_tokenizer(directory, texts=None, vocab_size=120, special_tokens=No
         import tokkit
         from tokkit import tokenizer as _  # noqa: F401 - is tokkit's own Tokenizer there yet?
 
+        # default_specials=False: tokkit.train otherwise adds the five defaults to the list given
         tok = tokkit.train(texts=texts, algo="wordpiece", vocab_size=vocab_size, min_frequency=1,
-                           special_tokens=specials)
+                           special_tokens=specials, default_specials=False)
     except ImportError:
         tokenizers = pytest.importorskip("tokenizers")
         from tokenizers import decoders, models, normalizers, pre_tokenizers, processors, trainers

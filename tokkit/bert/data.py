@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import os
-from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
 from tokkit.errors import TokkitError
@@ -30,12 +29,6 @@ def check_tokenizer(tokenizer) -> dict[str, int]:
     return ids
 
 
-def is_shard_dir(path) -> bool:
-    """A folder written by `tokkit encode --pretraining` (it carries a JSON index)."""
-    p = Path(path)
-    return p.is_dir() and any(p.glob("*.json"))
-
-
 def make_dataset(tokenizer, paths: Sequence, *, kind: str, max_length: int, seed: int,
                  rank: int = 0, world_size: int = 1):
     """tokkit.pretraining's dataset over text files, or over one shard folder."""
@@ -45,7 +38,7 @@ def make_dataset(tokenizer, paths: Sequence, *, kind: str, max_length: int, seed
     for p in paths:
         if not os.path.exists(p):
             raise TokkitError(f"{p}: no such file or folder")
-    if len(paths) == 1 and is_shard_dir(paths[0]):
+    if len(paths) == 1 and pretraining.is_shard_dir(paths[0]):
         return pretraining.ShardDataset(paths[0], rank=rank, world_size=world_size)
     return pretraining.PretrainingDataset(tokenizer, paths, kind=kind, max_length=max_length, seed=seed,
                                           rank=rank, world_size=world_size)
