@@ -1,6 +1,7 @@
 """Counting on a Dask cluster gives the local result; failures are named and fast."""
 import os
 import random
+import signal
 import threading
 import time
 
@@ -88,18 +89,27 @@ def test_killed_worker_still_gives_the_same_result(corpus, monkeypatch):
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
     c = distributed.Client(cluster)
     try:
+        pids = sorted(c.run(os.getpid).values())
+        done = threading.Event()
+        killed_while_running = []
+
         def kill_one():
-            time.sleep(0.3)
-            addr = sorted(c.scheduler_info()["workers"])[0]
-            c.run(os._exit, 1, workers=[addr])
+            while not done.is_set():
+                if any(c.processing().values()):  # counting tasks are running now
+                    os.kill(pids[0], signal.SIGKILL)
+                    killed_while_running.append(not done.is_set())
+                    return
+                time.sleep(0.005)
 
         killer = threading.Thread(target=kill_one)
         killer.start()
         got = tokkit.train(corpus, algo="bytelevel", vocab_size=300, client=c)
+        done.set()
         killer.join()
     finally:
         c.close()
         cluster.close()
+    assert killed_while_running == [True]
     assert [got.id_to_token(i) for i in range(got.vocab_size)] == \
         [expected.id_to_token(i) for i in range(expected.vocab_size)]
 

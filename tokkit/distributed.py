@@ -13,6 +13,8 @@ A compressed file is one task. dask is imported only here, and only when used.
 from __future__ import annotations
 
 import os
+
+import numpy as np
 from dataclasses import dataclass
 
 from tokkit.corpus import CHUNK_SIZE, Source, iter_chunks
@@ -109,12 +111,21 @@ class _LineRange:
         return data
 
 
-def merge_tables(a, b, mode: str, options: dict, min_word_count: int = 0):
+def merge_tables(a, b, min_word_count: int = 0):
     """Run on a worker: add two tables; drop words rarer than `min_word_count` (and say how many)."""
-    counter = new_counter(mode, options)
-    for blob, offsets, counts, _total, *_ in (a, b):
-        counter.add_arrays(blob, offsets, counts)
-    blob, offsets, counts = counter.to_arrays()
+    merged: dict[bytes, int] = {}
+    for blob, offsets, counts, *_ in (a, b):
+        view = memoryview(blob)
+        bounds = offsets.tolist()
+        for i, c in enumerate(counts.tolist()):
+            key = bytes(view[bounds[i] : bounds[i + 1]])
+            merged[key] = merged.get(key, 0) + c
+    keys = sorted(merged)  # the same order WordCounter.to_arrays gives: by bytes
+    lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
+    offsets = np.zeros(len(keys) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    counts = np.fromiter((merged[k] for k in keys), dtype=np.int64, count=len(keys))
+    blob = b"".join(keys)
     total = a[3] + b[3]
     pruned_words = (a[4] if len(a) > 4 else 0) + (b[4] if len(b) > 4 else 0)
     pruned_count = (a[5] if len(a) > 5 else 0) + (b[5] if len(b) > 5 else 0)
@@ -127,8 +138,6 @@ def merge_tables(a, b, mode: str, options: dict, min_word_count: int = 0):
 
 def prune(blob, offsets, counts, min_count: int):
     """Keep the words seen at least `min_count` times; return the table and what was dropped."""
-    import numpy as np
-
     keep = counts >= min_count
     if keep.all():
         return blob, offsets, counts, 0, 0
@@ -177,7 +186,7 @@ def run_tasks(client, tasks: list[Task], *, mode: str, options: dict, errors: st
             raise TokkitError(str(exc)) from None
     layer = futures  # reduce in plan order so the tree is the same every run
     while len(layer) > 1:  # a tree of pairwise additions, on the workers
-        nxt = [client.submit(merge_tables, layer[i], layer[i + 1], mode, options, min_word_count, pure=False)
+        nxt = [client.submit(merge_tables, layer[i], layer[i + 1], min_word_count, pure=False)
                for i in range(0, len(layer) - 1, 2)]
         if len(layer) % 2:
             nxt.append(layer[-1])
