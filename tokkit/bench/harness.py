@@ -133,9 +133,13 @@ class Worker:
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
                                      text=True, bufsize=1)
         self._ps = psutil.Process(self.proc.pid)
-        self.proc.stdin.write(json.dumps({"setup": setup, "kwargs": kwargs}) + "\n")
-        self.proc.stdin.flush()
-        self._answer()
+        try:
+            self.proc.stdin.write(json.dumps({"setup": setup, "kwargs": kwargs}) + "\n")
+            self.proc.stdin.flush()
+            self._answer()
+        except BaseException:
+            self.close()
+            raise
 
     def _answer(self) -> dict:
         """Wait for the worker's next line, sampling RSS meanwhile; raise on error or timeout."""
@@ -153,6 +157,7 @@ class Worker:
                     raise RuntimeError(answer["error"])
                 return answer
             if time.perf_counter() - start > self.timeout:
+                self.proc.kill()  # it is busy: asking it to quit would wait for the run to end
                 self.close()
                 raise TimeoutError(f"timed out after {self.timeout:.0f} s")
 
@@ -167,7 +172,11 @@ class Worker:
         return self._err.read().decode(errors="replace").strip()[-500:]
 
     def close(self) -> None:
-        if self.proc.poll() is None:
+        if self._err.closed:
+            return
+        if self.proc.poll() is not None:
+            self.proc.wait()
+        else:
             try:
                 self.proc.stdin.write("quit\n")
                 self.proc.stdin.flush()
@@ -175,6 +184,11 @@ class Worker:
             except (OSError, subprocess.TimeoutExpired):
                 self.proc.kill()
                 self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
         self._err.close()
 
 
