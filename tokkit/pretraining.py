@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sys
 from collections import deque
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -80,11 +80,13 @@ def _tokenize_sentences(tokenizer, docs, threads) -> List[List[List[int]]]:
 
 
 def iter_examples(tokenizer, paths, *, kind: str, max_length: int = 128, seed: int = 0, share: int = 0,
-                  shares: int = 1, threads: Optional[int] = None) -> Iterator[Example]:
+                  shares: int = 1, threads: Optional[int] = None,
+                  on_text: Optional[Callable[[int], None]] = None) -> Iterator[Example]:
     """Stream the examples of share `share` out of `shares`, each with its global `index`.
 
     Memory holds one group of documents (and, for `full`, the next group while its first
     documents complete the last block). NSP randomness is seeded by (seed, group).
+    `on_text(n)` is told of the characters of each group read (for a progress bar).
     """
     check_kind(kind, max_length)
     if not 0 <= share < shares:
@@ -102,6 +104,8 @@ def iter_examples(tokenizer, paths, *, kind: str, max_length: int = 128, seed: i
         if item is None:
             return
         g, docs = item
+        if on_text is not None:
+            on_text(sum(len(line) + 1 for doc in docs for line in doc))
         if g % shares != share:
             continue
         base = g * GROUP_STRIDE

@@ -12,6 +12,7 @@ the collator when the shards are read.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -22,6 +23,7 @@ import numpy as np
 from tokkit.errors import TokkitError
 from tokkit.outdir import atomic_dir
 from tokkit.pretraining import check_kind, iter_examples, worker_share
+from tokkit.pretraining_docs import expand_paths
 from tokkit.pretraining_collate import special_token_ids
 from tokkit.progress import Progress
 
@@ -66,26 +68,33 @@ def _save_shard(folder: str, number: int, examples: List[Dict], max_length: int,
 
 
 def write_shards(tokenizer, paths, *, kind: str, max_length: int, output, seed: int = 0,
-                 progress: bool = True) -> Path:
+                 progress=True) -> Path:
     """Encode a corpus into pretraining examples and write them as shards; return the folder.
 
     The folder is built beside `output` and moved into place when complete; an earlier shard
-    folder at `output` is replaced, any other non-empty folder is refused.
+    folder at `output` is replaced, any other non-empty folder is refused. `progress` is a bool
+    (a bar on stderr when it is a terminal) or a `tokkit.progress.Progress` counting bytes of text.
     """
     check_kind(kind, max_length)
     ids = special_token_ids(tokenizer)
+    files = expand_paths(paths)
     output = Path(output)
     markers = {INDEX}
     if is_shard_dir(output):
         markers |= {p.name for p in output.iterdir()}
+    if isinstance(progress, bool) or progress is None:
+        plain = all(f.suffix.lower() not in (".gz", ".bz2", ".xz") for f in files)
+        bar = Progress(total=sum(f.stat().st_size for f in files) if plain else None, desc="encoding",
+                       unit="MB", scale=1e-6, enabled=None if progress else False)
+    else:
+        bar = contextlib.nullcontext(progress)  # the caller's bar; the caller closes it
     shards: List[Dict] = []
     total = 0
-    with atomic_dir(output, marker_files=markers) as tmp, \
-            Progress(desc="encoding", unit=" examples", enabled=None if progress else False) as bar:
+    with atomic_dir(output, marker_files=markers) as tmp, bar as shown:
         batch: List[Dict] = []
-        for example in iter_examples(tokenizer, paths, kind=kind, max_length=max_length, seed=seed):
+        for example in iter_examples(tokenizer, files, kind=kind, max_length=max_length, seed=seed,
+                                     on_text=shown.update):
             batch.append(example)
-            bar.update(1)
             if len(batch) == SHARD_EXAMPLES:
                 shards.append(_save_shard(tmp, len(shards), batch, max_length, kind))
                 total += len(batch)
