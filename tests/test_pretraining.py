@@ -41,7 +41,8 @@ class HFTokenizer:
         return self.tok.id_to_token(i)
 
 
-def train_tokenizer(lines, vocab_size=400, specials=SPECIALS):
+def hf_tokenizer(lines, vocab_size=400, specials=SPECIALS):
+    """A `tokenizers` WordPiece behind the protocol: the datasets need no tokkit.Tokenizer."""
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
@@ -49,6 +50,13 @@ def train_tokenizer(lines, vocab_size=400, specials=SPECIALS):
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tok.train_from_iterator(lines, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials))
     return HFTokenizer(tok, specials)
+
+
+def train_tokenizer(lines, vocab_size=400, specials=SPECIALS):
+    import tokkit
+
+    return tokkit.train(texts=lines, algo="wordpiece", vocab_size=vocab_size, special_tokens=specials,
+                        default_specials=False)
 
 
 WORDS = ("river stone garden window paper candle silver forest engine mirror harbor lantern meadow "
@@ -163,6 +171,14 @@ def test_nsp_labels_are_balanced_and_true_continuations_follow(tok, corpus):
         else:
             assert any(as_text(b) in s for d, s in enumerate(streams) if d not in homes), \
                 "label 1 but B comes from no other document"
+
+
+def test_any_tokenizer_with_the_protocol_will_do(corpus):
+    hf = hf_tokenizer(corpus.read_text().splitlines())
+    examples = list(itertools.islice(iter_examples(hf, [corpus], kind="nsp", max_length=32), 50))
+    assert len(examples) == 50
+    batch = MaskingCollator(hf, whole_word=True)(examples)
+    assert batch["input_ids"].shape[0] == 50 and (batch["labels"] != -100).any()
 
 
 def test_nsp_is_deterministic_for_a_seed(tok, corpus):
