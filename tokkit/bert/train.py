@@ -207,12 +207,12 @@ def pretrain(tokenizer, corpus: Sequence, output, *, config: Optional[PretrainCo
     last, last_eval, step = {}, None, start
     try:
         for step in range(start, cfg.steps):
+            t0 = time.perf_counter()  # training time includes reading and masking the batch
             batch = {k: v.to(device) for k, v in next(stream).items()}
             if kind == "full":  # MLM only, even if the collator hands out NSP labels
                 batch.pop("next_sentence_label", None)
             for g in opt.param_groups:
                 g["lr"] = cfg.lr_at(step)
-            t0 = time.perf_counter()
             last = train_step(ddp_model, opt, batch, clip=cfg.clip, bf16=cfg.bf16)
             train_time += time.perf_counter() - t0
             done = step + 1
