@@ -122,23 +122,33 @@ cdef class Encoder:
         return word
 
     cdef void fill_utf8(self, Scratch s, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
-        """UTF-8 of code points a:b (of cps, or of t when cps is NULL) into s.buf; s.cpos[byte] = char."""
-        cdef unsigned char tmp[4]
-        cdef int m, j
-        cdef Py_ssize_t i
+        """UTF-8 of code points a:b (of cps, or of t when cps is NULL) into s.buf; s.bpos[k] = byte
+        offset of char k (plus the total at the end)."""
+        cdef Py_ssize_t i, n = b - a, m
         cdef Py_UCS4 c
-        s.buf.clear()
-        s.cpos.clear()
-        for i in range(a, b):
-            c = cps[i] if cps != NULL else text_at(t, i)
+        cdef unsigned char* out
+        s.buf.resize(4 * n + 16)
+        s.bpos.resize(n + 1)
+        out = <unsigned char*>s.buf.data()
+        m = 0
+        for i in range(n):
+            c = cps[a + i] if cps != NULL else text_at(t, a + i)
+            s.bpos[i] = <int32_t>m
             if c < 0x80:
-                s.buf.push_back(<char>c)
-                s.cpos.push_back(<int32_t>(i - a))
+                out[m] = <unsigned char>c
+                m += 1
             else:
-                m = utf8_put(c, tmp)
-                for j in range(m):
-                    s.buf.push_back(<char>tmp[j])
-                    s.cpos.push_back(<int32_t>(i - a))
+                m += utf8_put(c, out + m)
+        s.bpos[n] = <int32_t>m
+        s.buf.resize(m)
+
+    cdef void fill_cpos(self, Scratch s) noexcept nogil:
+        """s.cpos[byte] = index of the char holding that byte (from s.bpos)."""
+        cdef Py_ssize_t k, j, n = <Py_ssize_t>s.bpos.size() - 1
+        s.cpos.resize(s.buf.size())
+        for k in range(n):
+            for j in range(s.bpos[k], s.bpos[k + 1]):
+                s.cpos[j] = <int32_t>k
 
     # ----------------------------------------------------------------------------- models
     cdef void wordpiece(self, Scratch s, Rows out, Py_ssize_t na, Py_ssize_t nb, int32_t word,
@@ -152,11 +162,6 @@ cdef class Encoder:
             return
         self.fill_utf8(s, NO_TEXT, s.norm.data(), na, nb)
         # byte offset of each char boundary
-        bpos.clear()
-        for k in range(<Py_ssize_t>s.buf.size()):
-            if k == 0 or s.cpos[k] != s.cpos[k - 1]:
-                bpos.push_back(<int32_t>k)
-        bpos.push_back(<int32_t>s.buf.size())
         while start < n:
             end = n if n - start <= self.max_token_chars else start + self.max_token_chars
             found = -1
@@ -188,8 +193,12 @@ cdef class Encoder:
         idx = self.vocab.get(s.buf.data(), nb + slen)
         s.buf.resize(nb)
         if idx >= 0 and self.direct[idx]:
-            self.emit(s, out, idx, 0, nb, a, b, word, base, charbpe)
+            if charbpe:
+                out.push(idx, s.ostart[a] + base, s.oend[b - 1] + base, word)
+            else:
+                out.push(idx, a, b, word)
             return
+        self.fill_cpos(s)
         self.symbolize(s, nb)
         bpe_merge(self.merges, s.sid, s.ss, s.se)
         for k in range(<Py_ssize_t>s.sid.size()):

@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from tokkit.errors import TokkitError
-from tokkit.tokenizer import Tokenizer, check_texts, resolve_threads, split_work
+from tokkit.tokenizer import CHUNKS_PER_THREAD, Tokenizer, check_texts, resolve_threads, split_work
 
 TRUNCATIONS = ("longest_first", "only_first", "only_second")
 PADDINGS = ("longest", "max_length")
@@ -109,10 +109,11 @@ def _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding
 def encode_flat(tokenizer: Tokenizer, texts: list[str], num_threads: int | None) -> dict[str, np.ndarray]:
     """Encode on threads; flat ids/starts/ends/words with row pointers `ptr` (row r: ptr[r]:ptr[r+1])."""
     kernel = tokenizer.kernel
-    chunks = split_work(len(texts), resolve_threads(num_threads, len(texts)))
-    if len(chunks) <= 1:
+    threads = resolve_threads(num_threads, len(texts))
+    if threads == 1:
         return kernel.encode_rows(texts, 0, len(texts)).arrays()
-    with ThreadPoolExecutor(len(chunks)) as pool:
+    chunks = split_work(len(texts), min(len(texts), threads * CHUNKS_PER_THREAD))
+    with ThreadPoolExecutor(threads) as pool:
         parts = list(pool.map(lambda c: kernel.encode_rows(texts, c[0], c[1]).arrays(), chunks))
     out = {k: np.concatenate([p[k] for p in parts]) for k in ("ids", "starts", "ends", "words")}
     base = np.cumsum([0] + [p["ptr"][-1] for p in parts[:-1]])

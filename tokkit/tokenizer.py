@@ -20,6 +20,8 @@ from tokkit.formats import KINDS, AddedToken, BertNorm, Spec, atomic_write, bert
 
 __all__ = ["Tokenizer", "Encoding", "load"]
 
+CHUNKS_PER_THREAD = 8
+
 
 @dataclass(frozen=True)
 class Encoding:
@@ -175,11 +177,14 @@ class Tokenizer:
     def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
         """Encode many texts on `num_threads` threads (default: all cores); the GIL is released."""
         texts = check_texts(texts)
-        chunks = split_work(len(texts), resolve_threads(num_threads, len(texts)))
-        if len(chunks) <= 1:
+        threads = resolve_threads(num_threads, len(texts))
+        if threads == 1:
             return self.kernel.encode_many(texts, 0, len(texts))
         kernel = self.kernel
-        with ThreadPoolExecutor(len(chunks)) as pool:
+        # Several chunks per thread, so that one thread builds its Python lists (GIL held) while
+        # the others are still encoding (GIL released).
+        chunks = split_work(len(texts), min(len(texts), threads * CHUNKS_PER_THREAD))
+        with ThreadPoolExecutor(threads) as pool:
             parts = list(pool.map(lambda c: kernel.encode_many(texts, c[0], c[1]), chunks))
         return [row for part in parts for row in part]
 
