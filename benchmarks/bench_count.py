@@ -7,7 +7,8 @@ tokkit: one WordCounter per thread, each counting alternate ~4 MB chunks that en
 then `update` and `to_arrays`. Reference (one thread, same bytes): gpt2 = regex.findall per line +
 collections.Counter; bert = tokenizers' BertNormalizer + BertPreTokenizer per line + Counter
 (on --check-mb only: it is slow). The counts are checked for equality on the first --check-mb MB.
-Prints wall times (median of --repeat), MB/s and the ratio reference / tokkit.
+Prints wall and CPU times (median of --repeat; CPU time summed over threads, a load-independent
+figure on a shared machine), MB/s and the ratio reference / tokkit.
 """
 from __future__ import annotations
 
@@ -49,8 +50,9 @@ def chunks(data: bytes, size: int = 4_000_000) -> list[bytes]:
     return out
 
 
-def tokkit_count(parts: list[bytes], mode: str, threads: int) -> tuple[WordCounter, float]:
-    t = time.perf_counter()
+def tokkit_count(parts: list[bytes], mode: str, threads: int) -> tuple[WordCounter, float, float]:
+    """Count on `threads` threads; returns the merged counter, wall seconds and CPU seconds (all threads)."""
+    t, cpu = time.perf_counter(), time.process_time()
     counters = [WordCounter(mode) for _ in range(threads)]
 
     def work(k):
@@ -62,7 +64,7 @@ def tokkit_count(parts: list[bytes], mode: str, threads: int) -> tuple[WordCount
     for other in counters[1:]:
         counters[0].update(other)
     counters[0].to_arrays()
-    return counters[0], time.perf_counter() - t
+    return counters[0], time.perf_counter() - t, time.process_time() - cpu
 
 
 def lines(text: str):
@@ -112,12 +114,14 @@ def main() -> None:
         ok = as_counter(tokkit_count(chunks(check, 1_000_000), mode, args.threads)[0]) == reference(check, mode)
         print(f"[{mode}] counts identical to the reference on {len(check) / 1e6:.1f} MB: {ok}")
         tokkit_count(parts[:1], mode, args.threads)  # warm-up
-        times, counter = [], None
+        times, cpus, counter = [], [], None
         for _ in range(args.repeat):
-            counter, seconds = tokkit_count(parts, mode, args.threads)
+            counter, seconds, cpu = tokkit_count(parts, mode, args.threads)
             times.append(seconds)
-        tk = statistics.median(times)
-        print(f"[{mode}] tokkit WordCounter: {tk:.2f} s ({mb / tk:.1f} MB/s), {len(counter):,} distinct, "
+            cpus.append(cpu)
+        tk, cpu = statistics.median(times), statistics.median(cpus)
+        print(f"[{mode}] tokkit WordCounter: {tk:.2f} s wall ({mb / tk:.1f} MB/s), {cpu:.2f} s CPU "
+              f"({mb / cpu:.1f} MB/s per core), {len(counter):,} distinct, "
               f"{counter.total:,} words, table {counter.nbytes / 1e6:.0f} MB")
         if mode == "gpt2" and not args.no_reference:
             t = time.perf_counter()
