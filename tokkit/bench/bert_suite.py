@@ -66,20 +66,22 @@ def step_task(impl: str = "tokkit", vocab: int = 30522, batch: int = 32, seq: in
     return run
 
 
-def run_bert_suite(*, threads: int = 2, repeat: int = 8, warmup: int = 2, log=print) -> list[dict]:
-    """tokens/s of one training step, tokkit.bert vs transformers."""
+def run_bert_suite(*, threads: int = 2, repeat: int = 8, warmup: int = 2, log=print, vocab: int = 30522,
+                   batch: int = 32, seq: int = 128) -> list[dict]:
+    """tokens/s of one training step, tokkit.bert vs transformers (vocab/batch/seq: smaller for tests)."""
     notes, tasks = {}, {}
     B = "tokkit.bench.bert_suite:step_task"
     if importlib.util.find_spec("torch") is None:
         return group_rows("bert", "BERT training step", {}, baseline="tokkit",
                           notes={"tokkit": "skipped: torch is not installed (pip install 'tokkit[bert]')"})
-    tasks["tokkit"] = (B, {"impl": "tokkit", "threads": threads})
+    shape = {"vocab": vocab, "batch": batch, "seq": seq, "threads": threads}
+    tasks["tokkit"] = (B, {"impl": "tokkit", **shape})
     if importlib.util.find_spec("transformers"):
-        tasks["transformers (BertForPreTraining)"] = (B, {"impl": "transformers", "threads": threads})
+        tasks["transformers (BertForPreTraining)"] = (B, {"impl": "transformers", **shape})
     else:
         notes["transformers (BertForPreTraining)"] = "skipped: transformers is not installed"
-    group = f"BERT pretraining step: 4 x 256, batch 32 x 128, vocab 30,522, {threads} threads"
+    group = f"BERT pretraining step: 4 x 256, batch {batch} x {seq}, vocab {vocab:,}, {threads} threads"
     log(f"bert: {group}")
     results = measure_tasks(tasks, repeat=repeat, warmup=warmup, log=log)
-    return group_rows("bert", group, results, baseline="tokkit", work=32 * 128, unit="tokens/s", notes=notes,
+    return group_rows("bert", group, results, baseline="tokkit", work=batch * seq, unit="tokens/s", notes=notes,
                       target="tokkit/transformers speed >= 2x")

@@ -114,7 +114,7 @@ def train_scaling(full, workdir: str, *, algo: str, sizes_mb, vocab_size: int, v
     exp = f"train {algo} time vs corpus size (MB), vocab {vocab_size}"
     size_rows = []
     for mb, s in slices.items():
-        size_rows += run(s, vocab_size, exp, round(s.mb, 1), "size_mb")
+        size_rows += run(s, vocab_size, exp, round(s.mb, 2), "size_mb")
     notes += _per_mb(size_rows, "size_mb")
     v_slice = full if vocab_at_mb * 1e6 >= full.nbytes else slice_file(full, int(vocab_at_mb * 1e6), workdir, "vocab")
     exp_v = f"train {algo} time vs vocab size, {v_slice.mb:.1f} MB"
