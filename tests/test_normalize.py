@@ -83,6 +83,10 @@ def test_every_single_code_point_normalizes_like_the_oracle():
             cps = [c for c in range(base, base + chunk) if not 0xD800 <= c < 0xE000]
             text = " ".join(map(chr, cps))  # a space keeps marks from combining with their neighbours
             assert bert_normalize(text, options) == norm.normalize_str(text), hex(base)
+        if options == OPTION_SETS[0]:       # punctuation / whitespace classes: each character between letters
+            text = "a".join(map(chr, range(0x110000)[:0xD800])) + "a" + "a".join(map(chr, range(0xE000, 0x110000)))
+            assert [p for p, _ in bert_split(text)] == [
+                p for p, _ in oracle(options).pre_tokenizer.pre_tokenize_str(norm.normalize_str(text))]
 
 
 def test_offsets_cover_removed_characters_only_inside_a_piece():

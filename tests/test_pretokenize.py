@@ -72,3 +72,11 @@ def test_pathological_inputs_are_linear(text):
     pieces = gpt2_spans(text)
     assert time.perf_counter() - t < 0.5 + len(pieces) * 2e-6
     assert pieces[0][0] == 0 and pieces[-1][1] == len(text)
+
+
+def test_every_code_point_is_classified_like_regex():
+    """Each code point in a run of its neighbours, and each after a space (the ' ?' branches)."""
+    every = "".join(map(chr, range(0x110000)))
+    assert split_gpt2(every) == REF.findall(every)
+    spaced = " ".join(every)
+    assert split_gpt2(spaced) == REF.findall(spaced)
