@@ -1,7 +1,8 @@
 """Encoding speed: tokkit's encoder against tiktoken, tokenizers and transformers on the same vocabularies.
 
 The measurements of issue 3 (benchmarks/bench_encode.py), median of `repeat` runs after a warm-up,
-UTF-8 megabytes in / wall time, contenders alternating, each in its own worker process:
+the slice's UTF-8 megabytes / wall time (for lines and pairs too, as bench_encode.py), contenders
+alternating, each in its own worker process:
 
 1. byte-level, `encode(whole text)`, 1 thread: tokkit vs tiktoken (same merges, r50k_base's
    spelling of the GPT-2 pattern, `encode_ordinary`) and tokenizers;
@@ -96,7 +97,7 @@ def run_encode_suite(text_path: str, workdir: str, *, vocab_size: int = 32000, t
         note = train_vocab(text_path, algo, vocab_size, vocab[algo], workers=threads)
         if note:
             notes_out.append(note)
-    mb = {m: input_mb(text_path, m) for m in ("whole", "lines", "pairs")}
+    mb = {m: input_mb(text_path) for m in ("whole", "lines", "pairs")}
     bl, wp = vocab["bytelevel"], vocab["wordpiece"]
     one = dict(os.environ, RAYON_NUM_THREADS="1", OMP_NUM_THREADS="1")
     many = dict(os.environ, RAYON_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))

@@ -23,7 +23,7 @@ def read_text(path: str) -> str:
 
 
 def lines_of(text: str) -> list[str]:
-    return [line for line in text.split("\n") if line.strip()]
+    return [line for line in text.split("\n") if line]
 
 
 def pairs_of(lines: list[str]) -> tuple[list[str], list[str]]:
@@ -31,16 +31,9 @@ def pairs_of(lines: list[str]) -> tuple[list[str], list[str]]:
     return lines[0:2 * n:2], lines[1:2 * n:2]
 
 
-def input_mb(text_path: str, mode: str) -> float:
-    """The UTF-8 megabytes a run consumes in `mode` ("whole", "lines" or "pairs")."""
-    text = read_text(text_path)
-    if mode == "whole":
-        return len(text.encode("utf-8")) / 1e6
-    lines = lines_of(text)
-    if mode == "pairs":
-        a, b = pairs_of(lines)
-        lines = a + b
-    return sum(len(s.encode("utf-8")) for s in lines) / 1e6
+def input_mb(text_path: str) -> float:
+    """The slice's UTF-8 megabytes: the work unit of every encode measurement (as bench_encode.py)."""
+    return os.path.getsize(text_path) / 1e6
 
 
 def _texts(text_path: str, mode: str):
@@ -100,10 +93,8 @@ def tokenizers_pairs(vocab_dir: str, text_path: str, max_length: int = 128):
 
     def run():
         encs = tok.encode_batch(pairs)
-        return {"input_ids": np.array([e.ids for e in encs], dtype=np.int64),
-                "token_type_ids": np.array([e.type_ids for e in encs], dtype=np.int64),
-                "attention_mask": np.array([e.attention_mask for e in encs], dtype=np.int64),
-                "special_tokens_mask": np.array([e.special_tokens_mask for e in encs], dtype=np.int64)}
+        return (np.array([e.ids for e in encs]), np.array([e.type_ids for e in encs]),
+                np.array([e.attention_mask for e in encs]))
     return run
 
 
