@@ -10,6 +10,9 @@ All per-character and per-word work runs without the GIL; the tables are read-on
 ([1, 2, 0], [0, 2, 6], [2, 5, 7], [0, 0, 1])
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from cython.operator cimport dereference as deref
+from libcpp.string cimport string
+from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 from tokkit._text cimport TextView, text_view, text_at, utf8_put, Piece, BertOptions, bert_pieces, gpt2_pieces
 from tokkit._encode_maps cimport StrMap, PairMap
@@ -17,6 +20,11 @@ from tokkit._encode_bpe cimport bpe_merge
 from tokkit._encode_rows cimport Rows
 
 from tokkit._encode_rows import rows_to_lists
+
+cdef enum:
+    CACHE_PIECE_BYTES = 48  # longer pieces are rare and cheap to merge relative to their length
+    CACHE_WORDS = 65536     # the cache is cleared when it holds this many pieces
+    CHUNK_CHARS = 8192      # byte-level text is cut (at safe points) into chunks of about this size
 
 cdef enum:
     WORDPIECE = 0
@@ -30,28 +38,30 @@ NO_TEXT.kind = 4
 NO_TEXT.length = 0
 
 
+cdef inline Py_ssize_t safe_cut(TextView t, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    """The first i' >= i where the GPT-2 pattern surely breaks: a space after a visible ASCII char.
+
+    No piece crosses such a point and no look-ahead needs to see past it, so chunks split
+    there give the same pieces as the whole text.
+    """
+    cdef uint32_t prev
+    if i >= end:
+        return end
+    prev = text_at(t, i - 1)
+    while i < end:
+        if text_at(t, i) == 0x20 and 0x21 <= prev <= 0x7E:
+            return i
+        prev = text_at(t, i)
+        i += 1
+    return end
+
+
 cdef class Scratch:
     """Buffers one thread reuses from text to text."""
-    cdef vector[Py_UCS4] norm
-    cdef vector[Py_ssize_t] ostart, oend
-    cdef vector[Piece] pieces
-    cdef vector[char] buf
-    cdef vector[int32_t] cpos, bpos, sid, ss, se
 
 
 cdef class Encoder:
-    cdef int kind
-    cdef BertOptions opts
-    cdef StrMap vocab, cont
-    cdef PairMap merges
-    cdef int32_t unk_id, max_chars, max_token_chars
-    cdef int32_t byte_ids[256]
-    cdef vector[char] direct, suffix
-    cdef vector[Py_UCS4] sp_chars
-    cdef vector[Py_ssize_t] sp_start
-    cdef vector[int32_t] sp_ids
-    cdef vector[uint8_t] first
-    cdef object pattern
+    """Read-only tables plus the nogil kernels; see _encode.pxd for the layout."""
 
     # ----------------------------------------------------------------------------- specials
     cdef Py_ssize_t match_special(self, TextView t, Py_ssize_t i, int32_t* sid) noexcept nogil:
@@ -93,17 +103,21 @@ cdef class Encoder:
     cdef int32_t encode_segment(self, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word, Scratch s,
                                 Rows out) noexcept nogil:
         cdef TextView sub
-        cdef Py_ssize_t k
+        cdef Py_ssize_t k, cut
         cdef Piece p
         if b <= a:
             return word
         s.pieces.clear()
         if self.kind == BYTELEVEL:
-            gpt2_pieces(t, a, b, s.pieces)
-            for k in range(<Py_ssize_t>s.pieces.size()):
-                p = s.pieces[k]
-                self.bpe_piece(s, out, t, NULL, p.start, p.end, word, 0)
-                word += 1
+            while a < b:
+                cut = safe_cut(t, a + CHUNK_CHARS, b)
+                s.pieces.clear()
+                gpt2_pieces(t, a, cut, s.pieces)
+                for k in range(<Py_ssize_t>s.pieces.size()):
+                    p = s.pieces[k]
+                    self.bpe_piece(s, out, t, NULL, p.start, p.end, word, 0)
+                    word += 1
+                a = cut
             return word
         sub.data = (<const char*>t.data) + a * t.kind
         sub.kind = t.kind
@@ -198,15 +212,42 @@ cdef class Encoder:
             else:
                 out.push(idx, a, b, word)
             return
-        self.fill_cpos(s)
+        if out.with_offsets:
+            self.fill_cpos(s)
+        # A per-thread cache of merged pieces: bounded, never shared, so it needs no lock.
+        cdef string key
+        cdef unordered_map[string, int64_t].iterator hit
+        cdef int64_t start
+        cdef bint cacheable = nb <= CACHE_PIECE_BYTES
+        if cacheable:
+            key = string(s.buf.data(), nb)
+            hit = s.cache.find(key)
+            if hit != s.cache.end():
+                start = deref(hit).second
+                for k in range(start + 1, start + 1 + 3 * s.arena[start], 3):
+                    self.emit(s, out, s.arena[k], s.arena[k + 1], s.arena[k + 2], a, b, word, base, charbpe)
+                return
         self.symbolize(s, nb)
         bpe_merge(self.merges, s.sid, s.ss, s.se)
         for k in range(<Py_ssize_t>s.sid.size()):
             self.emit(s, out, s.sid[k], s.ss[k], s.se[k], a, b, word, base, charbpe)
+        if cacheable:
+            if s.cache.size() >= CACHE_WORDS:
+                s.cache.clear()
+                s.arena.clear()
+            s.cache[key] = s.arena.size()
+            s.arena.push_back(<int32_t>s.sid.size())
+            for k in range(<Py_ssize_t>s.sid.size()):
+                s.arena.push_back(s.sid[k])
+                s.arena.push_back(s.ss[k])
+                s.arena.push_back(s.se[k])
 
-    cdef inline void emit(self, Scratch s, Rows out, int32_t idx, Py_ssize_t sb, Py_ssize_t eb, Py_ssize_t a,
+    cdef void emit(self, Scratch s, Rows out, int32_t idx, Py_ssize_t sb, Py_ssize_t eb, Py_ssize_t a,
                           Py_ssize_t b, int32_t word, Py_ssize_t base, bint charbpe) noexcept nogil:
         # byte span sb:eb of the piece -> code points (a partly covered character counts whole)
+        if not out.with_offsets:
+            out.ids.push_back(idx)
+            return
         cdef Py_ssize_t cs = a + s.cpos[sb], ce = a + s.cpos[eb - 1] + 1
         if charbpe:
             out.push(idx, s.ostart[cs] + base, s.oend[ce - 1] + base, word)
@@ -338,68 +379,3 @@ cdef class Encoder:
             self.symbolize(s, len(w))
             bpe_merge(self.merges, s.sid, s.ss, s.se)
             self.direct[k] = s.sid.size() == 1 and s.sid[0] == k
-
-
-def build_kernel(spec, bint split_special_tokens=False) -> Encoder:
-    """Compile a tokkit.formats.Spec into read-only lookup tables."""
-    from tokkit.errors import TokkitError
-
-    cdef Encoder e = Encoder.__new__(Encoder)
-    vocab = spec.vocab
-    ids = spec.token_ids()
-    e.kind = {"wordpiece": WORDPIECE, "bpe": CHARBPE, "bytelevel": BYTELEVEL}[spec.kind]
-    norm = spec.normalizer
-    e.opts.clean_text = norm is not None and norm.clean_text
-    e.opts.handle_chinese_chars = norm is not None and norm.handle_chinese_chars
-    e.opts.strip_accents = norm is not None and norm.strips_accents
-    e.opts.lowercase = norm is not None and norm.lowercase
-    e.unk_id = ids[spec.unk_token] if spec.unk_token is not None else -1
-    e.max_chars = spec.max_input_chars_per_word
-    e.max_token_chars = max(len(t) for t in vocab)
-    e.pattern = None
-    utf8 = [t.encode("utf-8", "surrogatepass") for t in vocab]
-    if e.kind == WORDPIECE:
-        e.vocab = StrMap(utf8, range(len(vocab)))
-        p = spec.prefix
-        cont = [(t[len(p):].encode("utf-8", "surrogatepass"), i) for i, t in enumerate(vocab) if t.startswith(p)]
-        e.cont = StrMap([c for c, _ in cont], [i for _, i in cont])
-        e.merges = PairMap([], [])
-    else:
-        try:
-            pairs = [(ids[a], ids[b]) for a, b in spec.merges or ()]
-            merged = [ids[a + b] for a, b in spec.merges or ()]
-        except KeyError as exc:
-            raise TokkitError(f"a merge names or makes {exc.args[0]!r}, which is not in the vocabulary") from None
-        e.merges = PairMap(pairs, merged)
-        if e.kind == BYTELEVEL:
-            from tokkit.bytes import bytes_to_unicode, decode_symbols
-
-            raw = [decode_symbols(t) for t in vocab]
-            keys = [(r, i) for i, r in enumerate(raw) if r is not None]
-            e.vocab = StrMap([r for r, _ in keys], [i for _, i in keys])
-            for byte, sym in enumerate(bytes_to_unicode()):
-                e.byte_ids[byte] = ids.get(sym, -1)
-            words = raw
-            if spec.pattern is not None:
-                import regex
-
-                e.pattern = regex.compile(spec.pattern)
-        else:
-            e.vocab = StrMap(utf8, range(len(vocab)))
-            suffix = (spec.suffix or "").encode()
-            for ch in suffix:
-                e.suffix.push_back(ch)
-            words = [u[: len(u) - len(suffix)] if u.endswith(suffix) and len(u) > len(suffix) else None
-                     for u in utf8]
-        e.compute_direct(words)
-    added = [a for a in spec.added if not (split_special_tokens and a.special)]
-    e.sp_start.push_back(0)
-    top = max([ord(a.content[0]) for a in added] or [0])
-    e.first.assign(top // 8 + 1, 0)
-    for a in added:
-        for ch in a.content:
-            e.sp_chars.push_back(ord(ch))
-        e.sp_start.push_back(e.sp_chars.size())
-        e.sp_ids.push_back(a.id)
-        e.first[ord(a.content[0]) >> 3] |= 1 << (ord(a.content[0]) & 7)
-    return e

@@ -150,7 +150,7 @@ class Tokenizer:
     def kernel(self):
         """The compiled encoder (built on first use; read-only afterwards, so threads share it)."""
         if self._kernel is None:
-            from tokkit._encode import build_kernel
+            from tokkit._encode_build import build_kernel
 
             self._kernel = build_kernel(self._spec, self.split_special_tokens)
         return self._kernel
