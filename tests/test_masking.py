@@ -190,3 +190,29 @@ def test_bad_arrays(engine):
     with pytest.raises(TokkitError, match="special_ids"):
         tokkit.mask_tokens(ids, special, vocab_size=VOCAB, mask_token_id=MASK, special_ids=[VOCAB],
                            rng=np.random.default_rng())
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork") or masking._compiled is None,
+                    reason="needs os.fork and the compiled kernel")
+def test_two_thread_kernel_survives_fork():
+    import os
+    import time
+
+    ids, special = make_batch(rows=256)
+    spec = masking.MaskSpec(vocab_size=VOCAB, mask_token_id=MASK, special_ids=SPECIALS)
+    keys = masking.row_keys(np.random.default_rng(2), len(ids))
+    expected = masking.apply_mask(spec, ids, special, keys=keys, threads=2)  # starts the helper thread
+    pid = os.fork()
+    if pid == 0:  # the child has no helper thread: the kernel must start its own, not wait forever
+        got = masking.apply_mask(spec, ids, special, keys=keys, threads=2)
+        os._exit(0 if np.array_equal(got[1], expected[1]) else 1)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    pytest.fail("the masking kernel hung in a forked child")
