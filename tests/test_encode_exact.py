@@ -130,3 +130,13 @@ def test_tokkit_written_files_encode_identically_in_tokenizers(oracle_paths, tmp
         out = tokkit.encode(tok, ["hello world"], ["second part"], return_offsets=True)
         assert out["input_ids"][0].tolist() == pair.ids
         assert out["token_type_ids"][0].tolist() == pair.type_ids
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_long_texts_equal_tokenizers(oracle_paths, kind):
+    """Texts far longer than the byte-level chunk size (8192 chars), cut points included."""
+    tok, ref = _pair(oracle_paths, kind)
+    body = "\n".join(test_lines(20))
+    texts = [body[:300_000], "a" + " " * 20000 + "b", "x  " * 10000, ("word. \u00a0 " * 3000),
+             ("ab" * 5000 + " ") * 3, "\n\n".join(["para graph"] * 5000), " " * 9000 + "!" + " " * 9000]
+    assert_same(tok, ref, texts)
