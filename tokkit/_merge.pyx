@@ -61,8 +61,6 @@ cdef class _Engine:
                 self.pairs.vals[slot] += self.weight[w]
                 if created:
                     self.pairs.aux[slot] = self.new_list()
-                    if self.pmi:
-                        self.track(k)
                 lst = self.pairs.aux[slot]
                 if self.lists[lst].empty() or self.lists[lst].back() != w:
                     self.lists[lst].push_back(<int32_t>w)
@@ -71,6 +69,8 @@ cdef class _Engine:
             if k == EMPTY:
                 continue
             if self.pmi:
+                if self.pairs.vals[i] >= self.threshold:
+                    self.track(k)
                 self.push_pmi(k, self.pairs.vals[i])
             else:  # frequency: the heap entry owns the word list, as in tokenizers
                 self.push_freq(self.pairs.vals[i], k, self.pairs.aux[i])
@@ -129,7 +129,9 @@ cdef class _Engine:
         if delta == 0:
             return
         slot = self.pairs.slot(k, &created)
-        if created and self.pmi:
+        # pmi: the symbols' pair lists hold candidates only (count >= threshold), so rescoring
+        # skips the long tail of rare pairs; a pair joins them again when it climbs back
+        if self.pmi and self.pairs.vals[slot] < self.threshold <= self.pairs.vals[slot] + delta:
             self.track(k)
         self.pairs.vals[slot] += delta
         if self.pairs.vals[slot] == 0:
@@ -306,13 +308,13 @@ cdef class _Engine:
             self.release(lst)
 
     cdef void rescore(self, int32_t x) noexcept nogil:
-        """Queue a fresh score for every live pair touching x (its count changed: scores rose or fell)."""
+        """Queue a fresh score for every candidate pair touching x (its count changed: scores moved)."""
         cdef vector[uint64_t]* v = &self.sym_pairs[x]
         cdef size_t t, keep = 0
         cdef int64_t slot
         for t in range(v[0].size()):
             slot = self.pairs.find(v[0][t])
-            if slot >= 0:
+            if slot >= 0 and self.pairs.vals[slot] >= self.threshold:
                 v[0][keep] = v[0][t]
                 keep += 1
                 self.push_pmi(v[0][t], self.pairs.vals[slot])
