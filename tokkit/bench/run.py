@@ -9,6 +9,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 
 from tokkit.bench.report import format_table, prepare_output, suite_markdown, write_json, atomic_write
 
@@ -54,6 +55,7 @@ def run_bench(*, suite: str = "all", corpus: list[str] | None = None, size: int 
     from tokkit.bench.machine import machine_info
 
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
+    started = time.perf_counter()
     prepare_output(output)  # fail before a long run, not after it
     suites = SUITES[suite]
     if size is None:
@@ -96,6 +98,7 @@ def run_bench(*, suite: str = "all", corpus: list[str] | None = None, size: int 
                                 size=size, payload=payload, log=log)
             payload["rows"] += rows
         _charts(payload, output, charts)
+        payload["wall_s"] = time.perf_counter() - started
         write_json(os.path.join(output, "results.json"), payload)
         atomic_write(os.path.join(output, "results.md"), suite_markdown(payload))
         echo(format_table(payload["rows"]))

@@ -1,0 +1,70 @@
+"""benchmarks/RESULTS.md from the results.json files of `tokkit bench` runs (nothing typed by hand).
+
+>>> headline([{"group": "g", "name": "tokkit", "baseline": True, "target": "t >= 2x", "times": [1]},
+...           {"group": "g", "name": "x", "baseline": False, "speedup": 2.5, "time_ratio": 0.4, "times": [2.5]}])
+['- g: tokkit is 2.50x as fast as x (tokkit/x time 0.40; target t >= 2x)']
+"""
+from __future__ import annotations
+
+import os
+
+from tokkit.bench.machine import describe
+from tokkit.bench.report import markdown_table
+
+
+def headline(rows: list[dict]) -> list[str]:
+    """One line per measurement: tokkit against the first contender that ran."""
+    out, seen = [], set()
+    for r in rows:
+        g = r["group"]
+        if g in seen or r.get("baseline") or "speedup" not in r:
+            continue
+        seen.add(g)
+        base = next((b for b in rows if b["group"] == g and b.get("baseline")), {})
+        target = f"; target {base['target']}" if base.get("target") else ""
+        out.append(f"- {g}: {base.get('name', 'tokkit')} is {r['speedup']:.2f}x as fast as {r['name']} "
+                   f"(tokkit/x time {r['time_ratio']:.2f}{target})")
+    return out
+
+
+def _section(payload: dict, chart_dir: str, level: str = "##") -> list[str]:
+    lines = [f"Command: `{payload['command']}`" + (f" (wall time of the whole run: {payload['wall_s'] / 60:.1f} min)"
+                                                  if payload.get("wall_s") else ""), ""]
+    lines += describe(payload["machine"])
+    if payload.get("input"):
+        lines.append(f"- Input: {payload['input']}")
+    lines.append("")
+    for suite in payload["suites"]:
+        rows = [r for r in payload["rows"] if r["suite"] == suite]
+        lines += [f"{level} {suite}", "", payload.get("descriptions", {}).get(suite, ""), ""]
+        if rows:
+            lines += [markdown_table(rows), ""]
+        for png in payload.get("charts", {}).get(suite, []):
+            lines += [f"![{suite}]({chart_dir}/{png})", ""]
+    notes = payload.get("notes", [])
+    if notes:
+        lines += ["Notes from the run:", ""] + [f"- {n}" for n in notes] + [""]
+    if payload.get("chart_note"):
+        lines += [f"_Charts: {payload['chart_note']}_", ""]
+    return lines
+
+
+def compose(runs: list[tuple[str, dict, str]], *, regenerate: str) -> str:
+    """RESULTS.md from [(title, results.json payload, chart folder relative to RESULTS.md)]."""
+    lines = ["# tokkit benchmark results", "",
+             "Every figure below was written by the run that measured it; regenerate this file with:", "",
+             f"    {regenerate}", "",
+             "Times are wall seconds; `tokkit/x time` below 1 and `tokkit speed-up` above 1 mean tokkit is "
+             "faster. Contenders run alternately (a warm-up first), each in its own process, with the same input, "
+             "vocab size and thread count.", "", "## Headline ratios", ""]
+    for title, payload, _ in runs:
+        lines += headline([r for r in payload["rows"] if r["suite"] != "scaling"])
+    lines.append("")
+    for title, payload, chart_dir in runs:
+        lines += [f"## {title}", ""] + _section(payload, chart_dir, level="###")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def chart_dir_for(results_md: str, output: str) -> str:
+    """The output folder as a path relative to RESULTS.md's folder (for image links)."""
+    return os.path.relpath(output, os.path.dirname(os.path.abspath(results_md))).replace(os.sep, "/")
