@@ -5,7 +5,7 @@ the slice's UTF-8 megabytes / wall time (for lines and pairs too, as bench_encod
 alternating, each in its own worker process:
 
 1. byte-level, `encode(whole text)`, 1 thread: tokkit vs tiktoken (same merges, r50k_base's
-   spelling of the GPT-2 pattern, `encode_ordinary`) and tokenizers;
+   spelling of the GPT-2 pattern, `encode_ordinary`);
 2. byte-level, `encode_batch(lines)`, 2 threads: tokkit vs tokenizers and tiktoken;
 3. WordPiece, `encode_batch(lines)`, 2 threads: tokkit vs tokenizers (`add_special_tokens=False`)
    and transformers' fast tokenizer;
@@ -105,9 +105,7 @@ def run_encode_suite(text_path: str, workdir: str, *, vocab_size: int = 32000, t
     plan = [
         ("bytelevel encode(whole text), 1 thread", "whole", one, "tokkit/tiktoken speed >= 1.0x", {
             "tokkit": (None, T + "tokkit_encode", {"vocab_dir": bl, "text_path": text_path, "mode": "whole"}),
-            "tiktoken (r50k pattern)": ("tiktoken", T + "tiktoken_encode", {"vocab_dir": bl, "text_path": text_path}),
-            "tokenizers": ("tokenizers", T + "tokenizers_encode",
-                           {"vocab_dir": bl, "text_path": text_path, "mode": "whole"})}),
+            "tiktoken (r50k pattern)": ("tiktoken", T + "tiktoken_encode", {"vocab_dir": bl, "text_path": text_path})}),
         (f"bytelevel encode_batch(lines), {th}", "lines", many, None, {
             "tokkit": (None, T + "tokkit_encode",
                        {"vocab_dir": bl, "text_path": text_path, "mode": "lines", "threads": threads}),

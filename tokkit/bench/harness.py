@@ -96,10 +96,12 @@ def measure_command(cmd, *, repeat=3, warmup=True, env=None, name="", cwd=None) 
     return result
 
 
-def measure_alternating(commands: dict[str, list[str]], *, repeat=3, env=None, cwd=None, log=None) -> dict[str, Result]:
-    """Warm every command up once, then run them in turn `repeat` times."""
+def measure_alternating(commands: dict[str, list[str]], *, repeat=3, env=None, cwd=None, log=None,
+                        warmup: bool = True) -> dict[str, Result]:
+    """Warm every command up once (unless `warmup` is false), then run them in turn `repeat` times."""
     results = {name: Result(name) for name in commands}
-    for rnd in range(repeat + 1):
+    first = 0 if warmup else 1
+    for rnd in range(first, repeat + 1):
         for name, cmd in commands.items():
             if results[name].note:
                 continue

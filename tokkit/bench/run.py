@@ -27,8 +27,9 @@ DESCRIPTIONS = {
             "contender modifies are copied before each run, outside the timer.",
     "bert": "One forward + backward + AdamW step (gradient clipping included) at 4 layers x 256 hidden, batch "
             "32 x 128 without padding, 15% of positions labelled, NSP labels; tokens/s = 4,096 / median step.",
-    "scaling": "Train time vs corpus size and vocab size (whole process, contenders alternating), encode time of "
-               "one string vs its length for ordinary and pathological inputs (in-process, 1 thread). "
+    "scaling": "Train time vs corpus size and vocab size (whole process, contenders alternating, no warm-up "
+               "round: the input file is freshly written and cached), encode time of one string vs its length for "
+               "ordinary and pathological inputs (in-process, 1 thread, after a warm-up). "
                "Notes give seconds per MB at each series' ends: a flat figure means linear cost.",
 }
 

@@ -107,7 +107,9 @@ def train_scaling(full, workdir: str, *, algo: str, sizes_mb, vocab_size: int, v
             cmds = {"tokkit": python_cmd(TOKKIT) + [tmp, str(vocab), algo, str(workers), s.path]}
             cmds |= {n: python_cmd(c) + [tmp, str(vocab), s.path] for n, c in others.items()}
             log(f"scaling: train {algo}, {s.mb:.1f} MB, vocab {vocab}")
-            res = measure_alternating(cmds, repeat=repeat, env=env, log=log)
+            # No warm-up round here: at 100-200 MB it would double the suite's time; the input file
+            # was just written, so it is in the page cache for every contender alike.
+            res = measure_alternating(cmds, repeat=repeat, env=env, log=log, warmup=False)
         return group_rows("scaling", f"{experiment}: {x:,}", res, baseline="tokkit", work=s.mb, unit="MB/s",
                           extra={"experiment": experiment, key: x, "mb": s.mb})
 
