@@ -40,6 +40,10 @@ cdef class _Engine:
         cdef uint64_t k
         self.grow_symbols(vocab_len + 1)
         self.visited.assign(n, -1)
+        self.sym.reserve(offsets[n] - offsets[0] if n else 0)  # exact sizes: no doubling slack
+        self.start.reserve(n)
+        self.length.reserve(n)
+        self.weight.reserve(n)
         for w in range(n):  # pack the words; those of length < 2 or count 0 take no part (length 0)
             L = offsets[w + 1] - offsets[w]
             if self.pmi:  # but every occurrence counts towards its symbol's count
@@ -68,6 +72,7 @@ cdef class _Engine:
             k = self.pairs.keys[i]
             if k == EMPTY:
                 continue
+            self.lists[self.pairs.aux[i]].shrink_to_fit()
             if self.pmi:
                 if self.pairs.vals[i] >= self.threshold:
                     self.track(k)
@@ -155,7 +160,7 @@ cdef class _Engine:
         cdef PmiEntry e
         cdef int64_t cur, slot
         if self.pmi:
-            if self.pheap.v.size() > 4 * self.pairs.used + (1 << 20):
+            if self.pheap.v.size() > 2 * self.pairs.used + (1 << 16):  # mostly stale entries
                 self.compact_pmi()
             while self.pheap.v.size():
                 e = self.pheap.pop()
