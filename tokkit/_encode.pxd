@@ -36,6 +36,7 @@ cdef class Encoder:
     cdef vector[int32_t] sp_ids
     cdef vector[uint8_t] first          # bitmap of the added tokens' first characters
     cdef object pattern                 # compiled custom pattern (byte-level), or None
+    cdef tuple ints                     # ints[i] is i: list building reuses these objects
 
     cdef Py_ssize_t match_special(self, TextView t, Py_ssize_t i, int32_t* sid) noexcept nogil
     cdef void encode_text(self, TextView t, Scratch s, Rows out) noexcept nogil

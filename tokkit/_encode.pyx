@@ -349,7 +349,7 @@ cdef class Encoder:
         return out
 
     def encode(self, str text) -> list:
-        return rows_to_lists(self.run_many([text], 0, 1, False))[0]
+        return rows_to_lists(self.run_many([text], 0, 1, False), self.ints)[0]
 
     def encode_full(self, str text) -> tuple:
         """(ids, starts, ends, word ids) of one text."""
@@ -358,7 +358,7 @@ cdef class Encoder:
 
     def encode_many(self, list texts, Py_ssize_t a, Py_ssize_t b) -> list:
         """Ids of texts[a:b], one list each; the GIL is released while encoding."""
-        return rows_to_lists(self.run_many(texts, a, b, False))
+        return rows_to_lists(self.run_many(texts, a, b, False), self.ints)
 
     def encode_rows(self, list texts, Py_ssize_t a, Py_ssize_t b) -> Rows:
         """Ids, offsets and word ids of texts[a:b] in flat arrays (see tokkit._encode_rows.Rows)."""

@@ -29,6 +29,7 @@ def build_kernel(spec, bint split_special_tokens=False) -> Encoder:
     e.max_chars = spec.max_input_chars_per_word
     e.max_token_chars = max(len(t) for t in vocab)
     e.pattern = None
+    e.ints = tuple(range(len(vocab)))
     utf8 = [t.encode("utf-8", "surrogatepass") for t in vocab]
     if e.kind == WORDPIECE:
         e.vocab = StrMap(utf8, range(len(vocab)))

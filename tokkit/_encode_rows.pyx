@@ -7,6 +7,9 @@
 import numpy as np
 
 from libc.stdint cimport int32_t, int64_t
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_GET_ITEM
 from libc.string cimport memcpy
 
 
@@ -40,10 +43,26 @@ cdef object _copy64(vector[int64_t]& v):
     return arr
 
 
-def rows_to_lists(Rows rows) -> list:
-    """The ids of each row as a list of ints."""
-    cdef Py_ssize_t r, k, n = len(rows)
-    cdef list out = [None] * n
+def rows_to_lists(Rows rows, tuple ints=None) -> list:
+    """The ids of each row as a list of ints; `ints[i]` (when given) is the int object reused for id i,
+    which spares allocating millions of int objects while the GIL is held."""
+    cdef Py_ssize_t r, k, n = len(rows), size
+    cdef Py_ssize_t count = 0 if ints is None else len(ints)
+    cdef int32_t v
+    cdef list out = PyList_New(n)
+    cdef list row
+    cdef object item
     for r in range(n):
-        out[r] = [rows.ids[k] for k in range(rows.ptr[r], rows.ptr[r + 1])]
+        size = rows.ptr[r + 1] - rows.ptr[r]
+        row = PyList_New(size)
+        for k in range(size):
+            v = rows.ids[rows.ptr[r] + k]
+            if 0 <= v < count:
+                item = <object>PyTuple_GET_ITEM(ints, v)
+            else:
+                item = v
+            Py_INCREF(item)
+            PyList_SET_ITEM(row, k, item)
+        Py_INCREF(row)
+        PyList_SET_ITEM(out, r, row)
     return out

@@ -252,7 +252,8 @@ def tokenizer_config(spec: Spec) -> dict:
     lowercase = spec.normalizer.lowercase if spec.normalizer else False
     out = {"tokenizer_class": "BertTokenizer" if spec.kind == "wordpiece" and spec.post else "PreTrainedTokenizerFast",
            "do_lower_case": lowercase, "model_max_length": spec.model_max_length,
-           "clean_up_tokenization_spaces": False}
+           "clean_up_tokenization_spaces": False,
+           "model_input_names": ["input_ids", "token_type_ids", "attention_mask"]}
     if spec.kind == "wordpiece" and spec.normalizer is not None:
         out["strip_accents"] = spec.normalizer.strip_accents
         out["tokenize_chinese_chars"] = spec.normalizer.handle_chinese_chars

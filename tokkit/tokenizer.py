@@ -20,7 +20,7 @@ from tokkit.formats import KINDS, AddedToken, BertNorm, Spec, atomic_write, bert
 
 __all__ = ["Tokenizer", "Encoding", "load"]
 
-CHUNKS_PER_THREAD = 8
+CHUNKS_PER_THREAD = 4
 
 
 @dataclass(frozen=True)
