@@ -76,3 +76,16 @@ def test_missing_tokenizer_and_bad_utf8(wp, tmp_path):
     bad.write_bytes(b"fine\n\xff\xfe broken\n")
     out = run(["encode", "-t", str(wp), str(bad)])
     assert out.returncode == 2 and "bad.txt:2: invalid UTF-8" in out.stderr
+
+
+def test_pretraining_shards_go_through_write_shards(wp, tmp_path):
+    pytest.importorskip("tokkit.pretraining")
+    corpus = tmp_path / "doc.txt"
+    corpus.write_text("\n".join(f"Sentence number {i} is here. And another one follows it." for i in range(200))
+                      + "\n", encoding="utf-8")
+    out = run(["encode", "-t", str(wp), "--pretraining", "nsp", "--max-length", "32", "--seed", "3",
+               "-o", str(tmp_path / "shards"), str(corpus)])
+    assert out.returncode == 0, out.stderr
+    assert any(p.suffix == ".npz" for p in (tmp_path / "shards").iterdir())
+    missing = run(["encode", "-t", str(wp), "--pretraining", "nsp", str(corpus)])
+    assert missing.returncode == 2 and "needs -o" in missing.stderr

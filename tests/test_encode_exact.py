@@ -140,3 +140,22 @@ def test_long_texts_equal_tokenizers(oracle_paths, kind):
     texts = [body[:300_000], "a" + " " * 20000 + "b", "x  " * 10000, ("word. \u00a0 " * 3000),
              ("ab" * 5000 + " ") * 3, "\n\n".join(["para graph"] * 5000), " " * 9000 + "!" + " " * 9000]
     assert_same(tok, ref, texts)
+
+
+def test_bytelevel_custom_pattern_equals_tokenizers(oracle_paths, tmp_path):
+    """A non-GPT-2 pattern: tokkit writes Split(regex, isolated) + ByteLevel(use_regex=false)."""
+    from tokkit.pretokenize import GPT2_PATTERN
+    from tokkit.tokenizer import Tokenizer
+
+    base = tokkit.load(oracle_paths["bytelevel"])
+    spec = base.spec
+    same = Tokenizer.from_trained(kind="bytelevel", vocab=spec.vocab, merges=spec.merges,
+                                  special_tokens=base.special_tokens, pattern=GPT2_PATTERN)
+    assert same.spec.pattern is None  # the GPT-2 pattern spelled out is the built-in scanner
+    pattern = r"\p{L}+|\p{N}|[^\s\p{L}\p{N}]+|\s+"
+    tok = Tokenizer.from_trained(kind="bytelevel", vocab=spec.vocab, merges=spec.merges,
+                                 special_tokens=base.special_tokens, pattern=pattern)
+    tok.save(tmp_path)
+    ref = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    assert_same(tok, ref, test_lines(5) + ["x[SEP]y [CLS]", "  \n\t a1b22"])
+    assert tokkit.load(tmp_path) == tok
