@@ -286,3 +286,30 @@ def test_engines_agree_with_reuse(word_counts, min_frequency, scoring, specials)
     runs = [train_strings(get_engine(name), word_counts, specials=specials, vocab_size=60,
                           min_frequency=min_frequency, scoring=scoring) for name in ("compiled", "python")]
     assert runs[0] == runs[1]
+
+
+# ---------------------------------------------------------------- larger inputs
+
+def test_engines_agree_on_a_larger_corpus():
+    """Thousands of words: enough stale heap entries to exercise the compiled engine's compaction."""
+    from tokkit.engine import COMPILED, get_engine
+
+    if not COMPILED:
+        pytest.skip("the compiled engine is not built")
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(1, 12, size=4000)
+    words = [list(rng.zipf(1.3, size=n) % 40) for n in lengths]
+    counts = rng.zipf(1.5, size=len(words)) % 1000 + 1
+    args = pack(words, counts)
+    for scoring in ("frequency", "pmi"):
+        runs = [get_engine(name).train_merges(*args, vocab_len=40, vocab_size=700, scoring=scoring)
+                for name in ("compiled", "python")]
+        assert runs[0] == runs[1] and len(runs[0]) > 300
+
+
+def test_wiki_slice_matches_tokenizers(engine, corpus_dir):
+    """One real file, whitespace words, characters as symbols: merge for merge as tokenizers."""
+    path = corpus_dir / "en" / "wiki" / "000.txt"
+    text = path.read_text(encoding="utf-8")
+    word_counts = Counter(text.split())
+    assert_same_as_tokenizers(engine, word_counts, ("[PAD]", "[UNK]"), 1500, 2)
