@@ -94,7 +94,7 @@ def test_scaling_functions_on_tiny_sizes(corpus, tmp_path):
     from tokkit.bench.scaling import encode_scaling, scaling_charts, train_scaling
 
     sl = make_slice([str(corpus)], size=None, workdir=str(tmp_path))
-    rows, notes = train_scaling(sl, str(tmp_path), algo="wordpiece", sizes_mb=(0.05, 0.1, 1.0), vocab_size=500,
+    rows, notes = train_scaling(sl, str(tmp_path), algos=("wordpiece",), sizes_mb=(0.05, 0.1, 1.0), vocab_size=500,
                                 vocab_sizes=(300, 600), vocab_at_mb=0.1, workers=2, repeat=1, log=lambda m: None)
     sizes = sorted({r["size_mb"] for r in rows if "size_mb" in r})
     assert sizes[0] == pytest.approx(0.05, abs=0.01) and sizes[-1] == pytest.approx(sl.mb, abs=0.01)

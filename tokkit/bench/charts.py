@@ -99,13 +99,18 @@ def line_chart(series: dict[str, list[tuple[float, float]]], path: str, *, title
     cols = min(2, len(panels))
     nrows = math.ceil(len(panels) / cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 3.8 * nrows), squeeze=False)
+    palette = ["#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e"]
     for ax, (ptitle, pseries) in zip(axes.flat, panels.items()):
+        colors: dict[str, str] = {}
         for label, points in pseries.items():
             if not points:
                 continue
             xs, ys = zip(*sorted(points))
-            style = {"color": TOKKIT_COLOR, "linewidth": 2} if label.startswith("tokkit") else {}
-            ax.plot(xs, ys, marker="o", label=label, **style)
+            # One colour per series; tokkit's lines solid, the contenders' dashed.
+            color = colors.setdefault(label, palette[len(colors) % len(palette)])
+            tokkit = label.startswith("tokkit")
+            ax.plot(xs, ys, marker="o" if tokkit else "s", linestyle="-" if tokkit else "--", color=color,
+                    linewidth=2 if tokkit else 1.2, label=label)
         if log:
             ax.set_xscale("log")
             ax.set_yscale("log")

@@ -34,11 +34,12 @@ DESCRIPTIONS = {
 }
 
 
-def parse_algos(text: str | None) -> tuple[str, ...]:
+def parse_algos(text: str | None) -> tuple[str, ...] | None:
+    """'bytelevel,wordpiece' -> a tuple; None (each suite's default) when not given."""
     from tokkit.errors import TokkitError
 
     if not text:
-        return ("bytelevel", "bpe", "wordpiece")
+        return None
     algos = tuple(a.strip() for a in text.split(",") if a.strip())
     bad = [a for a in algos if a not in ("bytelevel", "bpe", "wordpiece")]
     if bad or not algos:
@@ -48,7 +49,7 @@ def parse_algos(text: str | None) -> tuple[str, ...]:
 
 def run_bench(*, suite: str = "all", corpus: list[str] | None = None, size: int | None = None,
               vocab_size: int = 32000, repeat: int | None = None, threads: int = 2, output: str = "tokkit-bench",
-              algos: tuple[str, ...] = ("bytelevel", "bpe", "wordpiece"), command: str = "tokkit bench",
+              algos: tuple[str, ...] | None = None, command: str = "tokkit bench",
               log=None, echo=print) -> dict:
     """Run the suites of `suite` and write results.json, results.md and charts into `output`."""
     from tokkit.bench import charts
@@ -78,8 +79,8 @@ def run_bench(*, suite: str = "all", corpus: list[str] | None = None, size: int 
             if name == "train":
                 from tokkit.bench.train_suite import run_train_suite
 
-                rows = run_train_suite([sl.path], algos=algos, vocab_size=vocab_size, workers=threads, repeat=n,
-                                       log=log, mb=sl.mb)
+                rows = run_train_suite([sl.path], algos=algos or ("bytelevel", "bpe", "wordpiece"),
+                                       vocab_size=vocab_size, workers=threads, repeat=n, log=log, mb=sl.mb)
             elif name == "encode":
                 from tokkit.bench.encode_suite import run_encode_suite
 
@@ -95,8 +96,8 @@ def run_bench(*, suite: str = "all", corpus: list[str] | None = None, size: int 
 
                 rows = run_bert_suite(threads=threads, repeat=n, log=log)
             else:
-                rows = _scaling(sl, work, algos=algos, vocab_size=vocab_size, threads=threads, repeat=n,
-                                size=size, payload=payload, log=log)
+                rows = _scaling(sl, work, algos=algos or ("bytelevel", "wordpiece"), vocab_size=vocab_size,
+                                threads=threads, repeat=n, size=size, payload=payload, log=log)
             payload["rows"] += rows
         _charts(payload, output, charts)
         payload["wall_s"] = time.perf_counter() - started
@@ -118,7 +119,7 @@ def _scaling(sl, work, *, algos, vocab_size, threads, repeat, size, payload, log
     sizes = [mb for mb in SIZES_MB if mb * 1e6 <= size] or [size / 1e6]
     if size / 1e6 not in sizes and size / 1e6 > sizes[-1]:
         sizes.append(round(size / 1e6, 1))
-    rows, notes = train_scaling(sl, work, algo=algos[0], sizes_mb=sizes,
+    rows, notes = train_scaling(sl, work, algos=algos, sizes_mb=sizes,
                                 vocab_size=vocab_size, vocab_sizes=VOCABS, vocab_at_mb=min(50, sl.mb),
                                 workers=threads, repeat=repeat, log=log)
     payload["notes"] += notes

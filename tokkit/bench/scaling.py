@@ -83,14 +83,13 @@ def _per_mb(rows: list[dict], key: str) -> list[str]:
     return out
 
 
-def train_scaling(full, workdir: str, *, algo: str, sizes_mb, vocab_size: int, vocab_sizes, vocab_at_mb: float,
+def train_scaling(full, workdir: str, *, algos, sizes_mb, vocab_size: int, vocab_sizes, vocab_at_mb: float,
                   workers: int, repeat: int, log) -> tuple[list[dict], list[str]]:
-    """Train time against corpus size, then against vocab size."""
+    """Train time against corpus size, then against vocab size; tokkit and tokenizers for each of `algos`."""
     rows, notes = [], []
     env = dict(os.environ, RAYON_NUM_THREADS=str(workers), OMP_NUM_THREADS=str(workers))
-    code, module = contenders(algo)["tokenizers"]
-    others = {"tokenizers": code} if importlib.util.find_spec(module) else {}
-    if not others:
+    have_tokenizers = importlib.util.find_spec("tokenizers") is not None
+    if not have_tokenizers:
         notes.append("tokenizers is not installed: the train scaling shows tokkit alone")
     slices, seen = {}, set()
     for mb in sizes_mb:
@@ -104,22 +103,30 @@ def train_scaling(full, workdir: str, *, algo: str, sizes_mb, vocab_size: int, v
 
     def run(s, vocab, experiment, x, key):
         with _tmpdir(workdir) as tmp:
-            cmds = {"tokkit": python_cmd(TOKKIT) + [tmp, str(vocab), algo, str(workers), s.path]}
-            cmds |= {n: python_cmd(c) + [tmp, str(vocab), s.path] for n, c in others.items()}
-            log(f"scaling: train {algo}, {s.mb:.1f} MB, vocab {vocab}")
+            cmds = {}
+            for algo in algos:
+                cmds[f"tokkit {algo}"] = python_cmd(TOKKIT) + [tmp, str(vocab), algo, str(workers), s.path]
+                if have_tokenizers:
+                    cmds[f"tokenizers {algo}"] = python_cmd(contenders(algo)["tokenizers"][0]) + [tmp, str(vocab),
+                                                                                                 s.path]
+            log(f"scaling: train {', '.join(algos)}, {s.mb:.1f} MB, vocab {vocab}")
             # No warm-up round here: at 100-200 MB it would double the suite's time; the input file
             # was just written, so it is in the page cache for every contender alike.
             res = measure_alternating(cmds, repeat=repeat, env=env, log=log, warmup=False)
-        return group_rows("scaling", f"{experiment}: {x:,}", res, baseline="tokkit", work=s.mb, unit="MB/s",
-                          extra={"experiment": experiment, key: x, "mb": s.mb})
+        out = []
+        for algo in algos:
+            group = {k: v for k, v in res.items() if k.endswith(" " + algo)}
+            out += group_rows("scaling", f"train {algo}, {key.split('_')[0]} {x:,}", group, baseline=f"tokkit {algo}",
+                              work=s.mb, unit="MB/s", extra={"experiment": experiment, key: x, "mb": s.mb})
+        return out
 
-    exp = f"train {algo} time vs corpus size (MB), vocab {vocab_size}"
+    exp = f"train time vs corpus size (MB), vocab {vocab_size}"
     size_rows = []
     for mb, s in slices.items():
         size_rows += run(s, vocab_size, exp, round(s.mb, 2), "size_mb")
     notes += _per_mb(size_rows, "size_mb")
     v_slice = full if vocab_at_mb * 1e6 >= full.nbytes else slice_file(full, int(vocab_at_mb * 1e6), workdir, "vocab")
-    exp_v = f"train {algo} time vs vocab size, {v_slice.mb:.1f} MB"
+    exp_v = f"train time vs vocab size, {v_slice.mb:.1f} MB"
     vocab_rows = []
     for v in vocab_sizes:
         vocab_rows += run(v_slice, v, exp_v, v, "vocab")

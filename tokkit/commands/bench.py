@@ -21,8 +21,8 @@ import click
 @click.option("--threads", type=int, default=2, show_default=True, metavar="N",
               help="Threads for every multi-threaded contender.")
 @click.option("--algos", default=None, metavar="LIST",
-              help="Trainers for the train suite, comma-separated (default bytelevel,bpe,wordpiece); "
-                   "scaling trains the first (default bytelevel).")
+              help="Trainers to measure, comma-separated (train suite default: bytelevel,bpe,wordpiece; "
+                   "scaling default: bytelevel,wordpiece).")
 @click.option("-o", "--output", default="tokkit-bench", show_default=True, metavar="DIR",
               help="Folder for results.json, results.md and the PNG charts.")
 @click.option("-q", "--quiet", is_flag=True, help="No per-run progress lines on stderr.")
