@@ -143,15 +143,6 @@ cdef class _Engine:
             self.release(self.pairs.aux[slot])
             self.pairs.erase(slot)
 
-    def stats(self):
-        """Sizes of the internal tables (for memory tuning)."""
-        cdef size_t t, words = 0, live = 0
-        for t in range(self.lists.size()):
-            words += self.lists[t].size()
-            live += self.lists[t].capacity() > 0
-        return dict(pairs=self.pairs.used, slots=self.pairs.keys.size(), heap=self.fheap.v.size() + self.pheap.v.size(),
-                    lists=self.lists.size(), live_lists=live, list_words=words)
-
     # ------------------------------------------------------------ picking the next pair
 
     cdef bint pick(self, uint64_t* best, int32_t* lst) noexcept nogil:
