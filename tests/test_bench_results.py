@@ -45,3 +45,15 @@ def test_suite_markdown_lists_charts_and_notes():
     md = suite_markdown(dict(payload("mask", rows, ["mask.png"]), chart_note="matplotlib is not installed"))
     assert md.startswith("# tokkit bench: mask") and "![mask](mask.png)" in md
     assert "- Note: a note from the run" in md and "_Charts: matplotlib is not installed_" in md
+
+
+def test_compose_includes_the_quality_comparison():
+    stats = {"kind": "wordpiece", "vocab_size": 10, "tokens": 5, "fertility": 1.25, "bytes_per_token": 4.0,
+             "unk_rate": 0.2, "vocab_used": 0.5, "mean_token_length": 3.0, "outside_script_rate": 0.0,
+             "main_script": "Latin", "longest_tokens": ["abc"], "most_frequent": [["the", 3]]}
+    data = {"setting": "trained on 9 lines, evaluated on the held-out 1 lines", "chart": "compare.png",
+            "results": {"wordpiece-pmi": stats, "wordpiece-frequency": dict(stats, fertility=1.5)}}
+    text = compose([], regenerate="x", quality=("tokkit compare --train all", data, "results/compare"))
+    assert "Command: `tokkit compare --train all`" in text
+    assert "|  | wordpiece-pmi | wordpiece-frequency |" in text and "| tokens per word | 1.250 | 1.500 |" in text
+    assert "![compare](results/compare/compare.png)" in text and "the (3)" in text

@@ -49,8 +49,9 @@ def _section(payload: dict, chart_dir: str, level: str = "##") -> list[str]:
     return lines
 
 
-def compose(runs: list[tuple[str, dict, str]], *, regenerate: str) -> str:
-    """RESULTS.md from [(title, results.json payload, chart folder relative to RESULTS.md)]."""
+def compose(runs: list[tuple[str, dict, str]], *, regenerate: str, quality: tuple[str, dict, str] | None = None) -> str:
+    """RESULTS.md from [(title, results.json payload, chart folder relative to RESULTS.md)], plus an
+    optional (command, compare.json payload, chart folder) of `tokkit compare`."""
     lines = ["# tokkit benchmark results", "",
              "Every figure below was written by the run that measured it; regenerate this file with:", "",
              f"    {regenerate}", "",
@@ -62,6 +63,15 @@ def compose(runs: list[tuple[str, dict, str]], *, regenerate: str) -> str:
     lines.append("")
     for title, payload, chart_dir in runs:
         lines += [f"## {title}", ""] + _section(payload, chart_dir, level="###")
+    if quality:
+        from tokkit.bench.quality import compare_table, token_lists
+
+        command, data, chart_dir = quality
+        lines += ["## Vocabulary quality: `tokkit compare --train`", "", f"Command: `{command}`", "",
+                  f"Candidates {data['setting']}. Figures as defined in `tokkit/stats.py`.", "",
+                  compare_table(data["results"], markdown=True), "", token_lists(data["results"], markdown=True), ""]
+        if data.get("chart"):
+            lines += [f"![compare]({chart_dir}/{data['chart']})", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -126,8 +126,10 @@ def _scaling(sl, work, *, algos, vocab_size, threads, repeat, size, payload, log
     from tokkit.bench.corpus_slice import slice_file
 
     enc_text = slice_file(sl, 10_000_000, work, "encode") if sl.nbytes > 10_000_000 else sl
+    from tokkit.bench.scaling import LENGTHS
+
     erows, enotes = encode_scaling(enc_text.path, work, vocab_size=vocab_size,
-                                   lengths=(10_000, 100_000, 1_000_000, 10_000_000), threads=threads,
+                                   lengths=[n for n in LENGTHS if n <= max(size, LENGTHS[0])], threads=threads,
                                    repeat=repeat, timeout=120.0, log=log)
     payload["notes"] += enotes
     return rows + erows

@@ -70,9 +70,9 @@ def command(paths, corpus, train, vocab_size, min_frequency, heldout, size, top,
     click.echo(compare_table(results))
     click.echo(token_lists(results))
     if output:
-        payload = {"setting": setting, "results": results}
-        atomic_write(os.path.join(output, "compare.json"), json.dumps(payload, indent=1, ensure_ascii=False) + "\n")
         png = compare_chart(results, os.path.join(output, "compare.png"), title="tokkit compare")
+        payload = {"setting": setting, "results": results, "chart": "compare.png" if png else None}
+        atomic_write(os.path.join(output, "compare.json"), json.dumps(payload, indent=1, ensure_ascii=False) + "\n")
         md = ["# tokkit compare", "", setting, "", compare_table(results, markdown=True), "",
               token_lists(results, markdown=True), ""]
         md += ["![compare](compare.png)", ""] if png else ["_No chart: matplotlib is not installed._", ""]
