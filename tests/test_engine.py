@@ -313,3 +313,29 @@ def test_wiki_slice_matches_tokenizers(engine, corpus_dir):
     text = path.read_text(encoding="utf-8")
     word_counts = Counter(text.split())
     assert_same_as_tokenizers(engine, word_counts, ("[PAD]", "[UNK]"), 1500, 2)
+
+
+def scrambled_ids(vocab_len, salt):
+    """A merge_id that often answers with an existing id: forces the reuse paths (pairs merged twice...)."""
+    size = [vocab_len]
+
+    def merge_id(a, b):
+        n = size[0]
+        guess = (a * 7 + b * 3 + salt) % (n + 1)
+        new = n if guess in (a, b) else guess
+        size[0] += new == n
+        return new
+
+    return merge_id
+
+
+@FAST
+@given(corpora, st.integers(0, 3), st.integers(0, 50), st.sampled_from(["frequency", "pmi"]))
+def test_engines_agree_with_arbitrary_reuse(corpus, min_frequency, salt, scoring):
+    from tokkit.engine import get_engine
+
+    words, counts = [w for w, _ in corpus], [c for _, c in corpus]
+    runs = [get_engine(name).train_merges(*pack(words, counts), vocab_len=4, vocab_size=30, min_frequency=min_frequency,
+                                          scoring=scoring, merge_id=scrambled_ids(4, salt))
+            for name in ("compiled", "python")]
+    assert runs[0] == runs[1]
