@@ -6,7 +6,7 @@ from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 from tokkit._text cimport TextView, Piece, BertOptions
-from tokkit._encode_maps cimport StrMap, PairMap
+from tokkit._encode_maps cimport StrMap, PairMap, PieceCache
 from tokkit._encode_rows cimport Rows
 
 
@@ -18,8 +18,7 @@ cdef class Scratch:
     cdef vector[Piece] pieces
     cdef vector[char] buf
     cdef vector[int32_t] cpos, bpos, sid, ss, se
-    cdef unordered_map[string, int64_t] cache  # piece bytes -> start in arena: [count, (id, start, end) * count]
-    cdef vector[int32_t] arena
+    cdef PieceCache cache                # merged pieces (created lazily: WordPiece never needs it)
 
 
 @cython.final

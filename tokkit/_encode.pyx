@@ -9,13 +9,10 @@ All per-character and per-word work runs without the GIL; the tables are read-on
 >>> tok.kernel.encode_full("Unaff x")
 ([1, 2, 0], [0, 2, 6], [2, 5, 7], [0, 0, 1])
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
-from cython.operator cimport dereference as deref
-from libcpp.string cimport string
-from libcpp.unordered_map cimport unordered_map
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 from tokkit._text cimport TextView, text_view, text_at, utf8_put, Piece, BertOptions, bert_pieces, gpt2_pieces
-from tokkit._encode_maps cimport StrMap, PairMap
+from tokkit._encode_maps cimport StrMap, PairMap, PieceCache, hash_bytes
 from tokkit._encode_bpe cimport bpe_merge
 from tokkit._encode_rows cimport Rows
 
@@ -59,6 +56,9 @@ cdef inline Py_ssize_t safe_cut(TextView t, Py_ssize_t i, Py_ssize_t end) noexce
 cdef class Scratch:
     """Buffers one thread reuses from text to text."""
 
+    def __cinit__(self):
+        self.cache = PieceCache(CACHE_WORDS)
+
 
 cdef class Encoder:
     """Read-only tables plus the nogil kernels; see _encode.pxd for the layout."""
@@ -86,8 +86,15 @@ cdef class Encoder:
     cdef void encode_text(self, TextView t, Scratch s, Rows out) noexcept nogil:
         cdef Py_ssize_t i = 0, seg = 0, n
         cdef int32_t word = 0, sid = -1
+        cdef uint32_t c
+        cdef Py_ssize_t nfirst = self.first.size() * 8
         if self.sp_ids.size():
             while i < t.length:
+                c = text_at(t, i)
+                # most characters cannot start an added token: test the bitmap before calling
+                if c >= nfirst or not (self.first[c >> 3] >> (c & 7)) & 1:
+                    i += 1
+                    continue
                 n = self.match_special(t, i, &sid)
                 if n:
                     word = self.encode_segment(t, seg, i, word, s, out)
@@ -215,32 +222,23 @@ cdef class Encoder:
         if out.with_offsets:
             self.fill_cpos(s)
         # A per-thread cache of merged pieces: bounded, never shared, so it needs no lock.
-        cdef string key
-        cdef unordered_map[string, int64_t].iterator hit
+        cdef uint64_t h = 0
         cdef int64_t start
         cdef bint cacheable = nb <= CACHE_PIECE_BYTES
         if cacheable:
-            key = string(s.buf.data(), nb)
-            hit = s.cache.find(key)
-            if hit != s.cache.end():
-                start = deref(hit).second
-                for k in range(start + 1, start + 1 + 3 * s.arena[start], 3):
-                    self.emit(s, out, s.arena[k], s.arena[k + 1], s.arena[k + 2], a, b, word, base, charbpe)
+            h = hash_bytes(s.buf.data(), nb)
+            start = s.cache.find(s.buf.data(), nb, h)
+            if start >= 0:
+                for k in range(start + 1, start + 1 + 3 * s.cache.arena[start], 3):
+                    self.emit(s, out, s.cache.arena[k], s.cache.arena[k + 1], s.cache.arena[k + 2],
+                              a, b, word, base, charbpe)
                 return
         self.symbolize(s, nb)
         bpe_merge(self.merges, s.sid, s.ss, s.se)
         for k in range(<Py_ssize_t>s.sid.size()):
             self.emit(s, out, s.sid[k], s.ss[k], s.se[k], a, b, word, base, charbpe)
         if cacheable:
-            if s.cache.size() >= CACHE_WORDS:
-                s.cache.clear()
-                s.arena.clear()
-            s.cache[key] = s.arena.size()
-            s.arena.push_back(<int32_t>s.sid.size())
-            for k in range(<Py_ssize_t>s.sid.size()):
-                s.arena.push_back(s.sid[k])
-                s.arena.push_back(s.ss[k])
-                s.arena.push_back(s.se[k])
+            s.cache.add(s.buf.data(), nb, h, s.sid.data(), s.ss.data(), s.se.data(), s.sid.size())
 
     cdef void emit(self, Scratch s, Rows out, int32_t idx, Py_ssize_t sb, Py_ssize_t eb, Py_ssize_t a,
                           Py_ssize_t b, int32_t word, Py_ssize_t base, bint charbpe) noexcept nogil:

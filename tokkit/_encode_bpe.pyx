@@ -26,16 +26,20 @@ cdef void bpe_merge(PairMap merges, vector[int32_t]& ids, vector[int32_t]& start
 
 cdef void merge_short(PairMap merges, vector[int32_t]& ids, vector[int32_t]& starts,
                       vector[int32_t]& ends) noexcept nogil:
+    # ranks[i]: packed (rank, merged id) of the pair (i, i+1), -1 when it is no merge. Only the
+    # neighbours of a merge need a new lookup, so a word costs O(n) lookups.
     cdef Py_ssize_t n = ids.size(), i, best_i
-    cdef int64_t v, best
+    cdef int64_t best
+    cdef int64_t ranks[SHORT]
+    for i in range(n - 1):
+        ranks[i] = merges.get(ids[i], ids[i + 1])
     while n > 1:
         best = -1
         best_i = -1
         for i in range(n - 1):
-            v = merges.get(ids[i], ids[i + 1])
             # packed rank << 32 | id: comparing packed values compares ranks (ranks are unique)
-            if v >= 0 and (best < 0 or v < best):
-                best = v
+            if ranks[i] >= 0 and (best < 0 or ranks[i] < best):
+                best = ranks[i]
                 best_i = i
         if best_i < 0:
             break
@@ -45,6 +49,12 @@ cdef void merge_short(PairMap merges, vector[int32_t]& ids, vector[int32_t]& sta
         starts.erase(starts.begin() + best_i + 1)
         ends.erase(ends.begin() + best_i + 1)
         n -= 1
+        for i in range(best_i + 1, n - 1):
+            ranks[i] = ranks[i + 1]
+        if best_i + 1 < n:
+            ranks[best_i] = merges.get(ids[best_i], ids[best_i + 1])
+        if best_i > 0:
+            ranks[best_i - 1] = merges.get(ids[best_i - 1], ids[best_i])
 
 
 cdef void merge_long(PairMap merges, vector[int32_t]& ids, vector[int32_t]& starts,
