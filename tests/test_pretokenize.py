@@ -19,7 +19,7 @@ texts = st.lists(st.one_of(st.sampled_from(INTERESTING), st.characters(codec="ut
                            st.characters(max_codepoint=0x10FFFF)), max_size=60).map("".join)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=2000, deadline=None)
 @given(texts)
 def test_scanner_equals_regex(text):
     assert split_gpt2(text) == REF.findall(text)
@@ -80,3 +80,27 @@ def test_every_code_point_is_classified_like_regex():
     assert split_gpt2(every) == REF.findall(every)
     spaced = " ".join(every)
     assert split_gpt2(spaced) == REF.findall(spaced)
+
+
+# classes="tokenizers": the same scanner with tokenizers' (older) Unicode classes equals its own regex engine.
+def _tokenizers_split():
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import Regex, pre_tokenizers
+
+    split = pre_tokenizers.Split(Regex(GPT2_PATTERN), behavior="isolated")
+    return lambda text: [p for p, _ in split.pre_tokenize_str(text)]
+
+
+@settings(max_examples=800, deadline=None)
+@given(texts.filter(lambda t: not any(0xD800 <= ord(c) < 0xE000 for c in t)))
+def test_tokenizers_classes_equal_tokenizers_split(text):
+    assert split_gpt2(text, classes="tokenizers") == _tokenizers_split()(text)
+
+
+def test_tokenizers_classes_on_every_code_point():
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    split = _tokenizers_split()
+    assert split_gpt2(every, classes="tokenizers") == split(every)
+    assert split_gpt2("a\U000323B0b") != split_gpt2("a\U000323B0b", classes="tokenizers")
+    with pytest.raises(ValueError):
+        split_gpt2("a", classes="unicode")

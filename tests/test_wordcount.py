@@ -54,6 +54,16 @@ def test_gpt2_counts_equal_regex_line_by_line(text):
     assert counted("gpt2", text.encode()) == gpt2_reference(text)
 
 
+@settings(max_examples=200, deadline=None)
+@given(texts)
+def test_gpt2_counts_with_tokenizers_classes(text):
+    from tokenizers import Regex, pre_tokenizers
+
+    split = pre_tokenizers.Split(Regex(GPT2_PATTERN), behavior="isolated")
+    want = Counter(p.encode() for line in lines(text) for p, _ in split.pre_tokenize_str(line))
+    assert counted("gpt2", text.encode(), gpt2_classes="tokenizers") == want
+
+
 BERT_OPTIONS = [dict(), dict(lowercase=False), dict(lowercase=False, strip_accents=True),
                 dict(clean_text=False, handle_chinese_chars=False)]
 

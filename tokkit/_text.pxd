@@ -133,7 +133,8 @@ cdef inline void utf8_decode(const unsigned char* p, Py_ssize_t n, vector[uint32
 # BertNormalizer + BertPreTokenizer over text[0:text.length].
 # Appends the normalized code points to `norm`, and for each of them its original span
 # (orig_start[k], orig_end[k]: code-point offsets into text; an inserted or expanded character gets
-# the span of the character it came from) and appends one Piece per pre-token.
+# the span of the character it came from, marks reordered by strip_accents' NFD follow tokenizers'
+# positional alignments) and appends one Piece per pre-token.
 # Piece.start/end follow tokenizers: start = orig_start of the piece's first normalized character,
 # end = orig_end of its last, so a removed character is covered only when it lies inside the piece.
 cdef void bert_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& norm,
@@ -147,3 +148,9 @@ cdef void bert_norm_pieces(TextView text, const BertOptions* opts, vector[Py_UCS
 # Pieces of the GPT-2 pattern over text[begin:end] (as regex.findall on that slice; the pattern's
 # look-ahead does not see past `end`). Appends them with norm_start/norm_end equal to start/end.
 cdef void gpt2_pieces(TextView text, Py_ssize_t begin, Py_ssize_t end, vector[Piece]& pieces) noexcept nogil
+
+# The same scanner with \p{L} / \p{N} / \s as tokenizers' own regex engine (Oniguruma) defines them:
+# its Unicode is older, so ~17,000 recent letters and ~340 digits (e.g. U+323B0) are "other" there.
+# Use this one to match tokenizers' ByteLevel pre-tokenizer exactly; gpt2_pieces matches `regex`.
+cdef void gpt2_pieces_tokenizers(TextView text, Py_ssize_t begin, Py_ssize_t end,
+                                 vector[Piece]& pieces) noexcept nogil

@@ -40,15 +40,21 @@ cdef enum:
     B_PUNCT = 128    # BertPreTokenizer punctuation: a piece of its own
 
 cdef const uint8_t* FLAGS = NULL
-# Character maps, two-stage: pool index = STAGE2[m][STAGE1[m][c >> 8] * 256 + (c & 255)];
-# 0 means "unchanged", else POOL[idx] is the length and POOL[idx + 1 ...] the code points.
-cdef const uint16_t* STAGE1[3]
-cdef const uint32_t* STAGE2[3]
+cdef const uint8_t* TKCLS = NULL    # GPT-2 classes only, as tokenizers' regex engine (older Unicode) has them
+# Two-stage tables: value = STAGE2[STAGE1[c >> 8] * 256 + (c & 255)]. For the character maps a
+# value 0 means "unchanged", else POOL[value] is the length and POOL[value + 1 ...] the code points.
+cdef const uint16_t* LOWER1 = NULL
+cdef const uint32_t* LOWER2 = NULL
+cdef const uint16_t* NFD1 = NULL
+cdef const uint32_t* NFD2 = NULL
 cdef const uint32_t* POOL = NULL
+# Marks: canonical combining class (low byte; 0 = starter) | MN for nonspacing marks.
+cdef const uint16_t* MARK1 = NULL
+cdef const uint16_t* MARK2 = NULL
 cdef enum:
-    MAP_LOWER = 0
-    MAP_STRIP = 1
-    MAP_BOTH = 2
+    MN = 0x100
+    FIRST = 0x80000000              # run entries: the first character of an original's NFD
+    CP = 0x1FFFFF
     CH_SPACE = 32
     CH_APOS = 39
     CH_d = 100
@@ -60,81 +66,25 @@ cdef enum:
     CH_t = 116
     CH_v = 118
 
-_keep = []   # the numpy arrays behind the C pointers, alive as long as the module
+_keep = {}   # the numpy arrays behind the C pointers, alive as long as the module
 
 
 def _load_tables():
-    """Read the JSON tables and build the flag array and the three two-stage maps."""
-    global FLAGS, POOL
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "unicode_tables.json")
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
-    flags = np.zeros(0x110000, dtype=np.uint8)
-    sections = [(data["gpt2"]["L"], G_L), (data["gpt2"]["N"], G_N), (data["gpt2"]["S"], G_S),
-                (data["bert"]["clean_remove"], B_REMOVE), (data["bert"]["clean_space"], B_CLEANSP),
-                (data["bert"]["cjk"], B_CJK), (data["bert"]["split_space"], B_SPLIT),
-                (data["bert"]["punct"], B_PUNCT)]
-    for runs, bit in sections:
-        for lo, hi in runs:
-            flags[lo:hi + 1] |= bit
-    gpt2 = flags & 7
-    if np.any(gpt2 & (gpt2 - 1)):
-        raise RuntimeError("unicode_tables.json: the GPT-2 classes overlap")
-    pool = [np.zeros(1, dtype=np.uint32)]     # pool index 0 means "unchanged"
-    size = 1
-    maps = []
-    for name in ("lower", "strip", "strip_lower"):
-        block, index = _pool_block(data["bert"][name], size)
-        pool.append(block)
-        size += len(block)
-        maps.append(_two_stage(index))
-    pool_arr = np.concatenate(pool)
-    _keep.extend([flags, pool_arr] + [a for m in maps for a in m])
-    cdef const uint8_t[::1] fv = flags
-    cdef const uint32_t[::1] pv = pool_arr
-    cdef const uint16_t[::1] s1
-    cdef const uint32_t[::1] s2
-    FLAGS = &fv[0]
-    POOL = &pv[0]
-    for m in range(3):
-        s1 = maps[m][0]
-        s2 = maps[m][1]
-        STAGE1[m] = &s1[0]
-        STAGE2[m] = &s2[0]
+    """Point the C tables at arrays built from tokkit/data/unicode_tables.json (done once, at import)."""
+    global FLAGS, TKCLS, POOL, LOWER1, LOWER2, NFD1, NFD2, MARK1, MARK2
+    from tokkit._texttables import build_tables
 
-
-def _codepoints(text):
-    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-
-
-def _pool_block(table, base):
-    """One map's pool entries [length, code points...] and its 0x110000 index array (0 = unchanged)."""
-    keys = _codepoints(table["from"])
-    lengths = np.frombuffer(table["lengths"].encode("ascii"), dtype=np.uint8).astype(np.int64) - 48
-    values = _codepoints(table["to"])
-    if len(keys) != len(lengths) or lengths.sum() != len(values):
-        raise RuntimeError("unicode_tables.json: a character map is inconsistent")
-    starts = np.zeros(len(keys), dtype=np.int64)
-    np.cumsum(lengths[:-1] + 1, out=starts[1:])
-    block = np.empty(len(keys) + len(values), dtype=np.uint32)
-    is_length = np.zeros(len(block), dtype=bool)
-    is_length[starts] = True
-    block[starts] = lengths
-    block[~is_length] = values
-    index = np.zeros(0x110000, dtype=np.uint32)
-    index[keys] = base + starts
-    return block, index
-
-
-def _two_stage(idx):
-    """Split a 0x110000 array into (block number per 256 code points, the distinct blocks)."""
-    blocks = idx.reshape(0x1100, 256)
-    seen = {bytes(256 * 4): 0}     # block 0: all unchanged, shared by most of the code space
-    stage1 = np.zeros(0x1100, dtype=np.uint16)
-    for b in np.flatnonzero(blocks.any(axis=1)).tolist():
-        stage1[b] = seen.setdefault(blocks[b].tobytes(), len(seen))
-    blocks = np.frombuffer(b"".join(seen), dtype=np.uint32)
-    return stage1, np.ascontiguousarray(blocks)
+    t = build_tables({"L": G_L, "N": G_N, "S": G_S, "clean_remove": B_REMOVE, "clean_space": B_CLEANSP,
+                      "cjk": B_CJK, "split_space": B_SPLIT, "punct": B_PUNCT})
+    _keep.update(t)
+    cdef const uint8_t[::1] flags = t["flags"], tkcls = t["tkcls"]
+    cdef const uint32_t[::1] pool = t["pool"]
+    cdef const uint16_t[::1] lower1 = t["maps"]["lower"][0], nfd1 = t["maps"]["nfd"][0]
+    cdef const uint32_t[::1] lower2 = t["maps"]["lower"][1], nfd2 = t["maps"]["nfd"][1]
+    cdef const uint16_t[::1] mark1 = t["marks"][0], mark2 = t["marks"][1]
+    FLAGS, TKCLS, POOL = &flags[0], &tkcls[0], &pool[0]
+    LOWER1, LOWER2, NFD1, NFD2 = &lower1[0], &lower2[0], &nfd1[0], &nfd2[0]
+    MARK1, MARK2 = &mark1[0], &mark2[0]
 
 
 _load_tables()
@@ -144,12 +94,16 @@ cdef inline uint8_t flags_of(uint32_t c) noexcept nogil:
     return FLAGS[c] if c < 0x110000 else 0
 
 
-cdef inline const uint32_t* mapped(int m, uint32_t c) noexcept nogil:
-    """The pool entry (length, code points...) for c under map m, or NULL when c is unchanged."""
+cdef inline const uint32_t* mapped(const uint16_t* stage1, const uint32_t* stage2, uint32_t c) noexcept nogil:
+    """The pool entry (length, code points...) for c, or NULL when the map leaves c unchanged."""
     if c >= 0x110000:
         return NULL
-    cdef uint32_t idx = STAGE2[m][<Py_ssize_t>STAGE1[m][c >> 8] * 256 + (c & 255)]
+    cdef uint32_t idx = stage2[<Py_ssize_t>stage1[c >> 8] * 256 + (c & 255)]
     return &POOL[idx] if idx else NULL
+
+
+cdef inline uint16_t mark_of(uint32_t c) noexcept nogil:
+    return MARK2[<Py_ssize_t>MARK1[c >> 8] * 256 + (c & 255)] if c < 0x110000 else 0
 
 
 cdef TextView text_view(str s) except *:
@@ -161,80 +115,16 @@ cdef TextView text_view(str s) except *:
     return v
 
 
-# ---------------------------------------------------------------- GPT-2 pattern
-# 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-# One left-to-right pass: at each position the first alternative that matches wins, each + run is
-# maximal, and the only backtrack (\s+(?!\S) giving back one space) moves by one character.
-
-cdef inline void push_piece(vector[Piece]& out, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
-    cdef Piece p
-    p.norm_start = a
-    p.norm_end = b
-    p.start = a
-    p.end = b
-    out.push_back(p)
-
-
-cdef inline Py_ssize_t contraction(const char_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    """Length of 's 't 're 've 'm 'll 'd at s[i] (which is an apostrophe), or 0."""
-    if i + 1 >= end:
-        return 0
-    cdef uint32_t d = s[i + 1]
-    if d == CH_s or d == CH_t or d == CH_m or d == CH_d:
-        return 2
-    if i + 2 < end:
-        if (d == CH_r or d == CH_v) and s[i + 2] == CH_e:
-            return 3
-        if d == CH_l and s[i + 2] == CH_l:
-            return 3
-    return 0
-
-
-cdef void gpt2_scan(const char_t* s, Py_ssize_t begin, Py_ssize_t end, vector[Piece]& out) noexcept nogil:
-    cdef Py_ssize_t i = begin, j, start, k
-    cdef uint8_t cls, nxt
-    while i < end:
-        if s[i] == CH_APOS:
-            k = contraction(s, i, end)
-            if k:
-                push_piece(out, i, i + k)
-                i += k
-                continue
-        cls = FLAGS[s[i]] & 7
-        start = i
-        if s[i] == CH_SPACE and i + 1 < end:
-            nxt = FLAGS[s[i + 1]] & 7
-            if nxt != G_S:        # " ?" takes the space into the following letter/number/other run
-                cls = nxt
-                i += 1
-        j = i + 1
-        if cls != G_S:
-            while j < end and (FLAGS[s[j]] & 7) == cls:
-                j += 1
-            push_piece(out, start, j)
-        else:
-            while j < end and (FLAGS[s[j]] & 7) == G_S:
-                j += 1
-            if j < end and j - start > 1:
-                j -= 1            # \s+(?!\S): leave the last space for the next word
-            push_piece(out, start, j)
-        i = j
-
-
-cdef void gpt2_pieces(TextView text, Py_ssize_t begin, Py_ssize_t end, vector[Piece]& pieces) noexcept nogil:
-    if text.kind == 1:
-        gpt2_scan(<const uint8_t*>text.data, begin, end, pieces)
-    elif text.kind == 2:
-        gpt2_scan(<const uint16_t*>text.data, begin, end, pieces)
-    else:
-        gpt2_scan(<const uint32_t*>text.data, begin, end, pieces)
+include "_text_gpt2.pxi"
 
 
 # ---------------------------------------------------------------- BERT normalize + pre-tokenize
-# Per original character: clean_text (delete / space), handle_chinese_chars (pad), then the
-# strip_accents / lowercase map; each resulting character is fed to the pre-tokenizer, which closes
-# the open piece at whitespace and isolates punctuation. Every emitted character carries the span
-# of the original character it came from, as tokenizers' alignments do.
+# Per original character: clean_text (delete / space), handle_chinese_chars (pad), strip_accents,
+# lowercase; each resulting character is fed to the pre-tokenizer, which closes the open piece at
+# whitespace and isolates punctuation. Every emitted character carries the span of the original
+# character it came from, as tokenizers' alignments do. strip_accents is NFD of the whole string
+# then dropping Mn: non-starters are held in a run, put in canonical order when a starter (or the
+# end) arrives, and, as in tokenizers, the spans stay where they were (alignments are positional).
 
 cdef struct BertState:
     vector[Py_UCS4]* norm
@@ -244,6 +134,11 @@ cdef struct BertState:
     Py_ssize_t open_norm            # norm index where the open piece starts, -1 if none
     Py_ssize_t open_orig            # original start of the open piece
     Py_ssize_t last_end             # original end of its last character
+    vector[uint32_t]* run           # strip_accents: pending non-starters ...
+    vector[Py_ssize_t]* run_pos     # ... and the original character each came from
+    Py_ssize_t run_base             # the last original position consumed before the run
+    Py_ssize_t last_first           # the last original position consumed (NFD input order)
+    bint lower
 
 
 cdef inline void bert_close(BertState* st, Py_ssize_t norm_end) noexcept nogil:
@@ -281,18 +176,117 @@ cdef inline void bert_emit(BertState* st, Py_UCS4 c, Py_ssize_t i) noexcept nogi
         st.last_end = i + 1
 
 
+cdef inline void emit_lower(BertState* st, uint32_t c, Py_ssize_t i) noexcept nogil:
+    cdef const uint32_t* e
+    cdef uint32_t k
+    if st.lower:
+        if c < 128:
+            if 65 <= c <= 90:
+                c += 32
+        else:
+            e = mapped(LOWER1, LOWER2, c)
+            if e != NULL:
+                for k in range(e[0]):
+                    bert_emit(st, e[1 + k], i)
+                return
+    bert_emit(st, c, i)
+
+
+cdef inline void run_swap(BertState* st, size_t a, size_t b) noexcept nogil:
+    cdef uint32_t x = st.run[0][a]
+    cdef Py_ssize_t p = st.run_pos[0][a]
+    st.run[0][a] = st.run[0][b]
+    st.run_pos[0][a] = st.run_pos[0][b]
+    st.run[0][b] = x
+    st.run_pos[0][b] = p
+
+
+cdef void flush_run(BertState* st) noexcept nogil:
+    """Emit the pending non-starters as tokenizers' NFD does: stable-sorted by combining class,
+    entries that began an original character (FIRST) re-consuming the original positions in order,
+    the others sharing the last consumed one; then drop Mn."""
+    cdef vector[uint32_t]* run = st.run
+    cdef size_t n = run.size(), a, b, k, used = 0
+    cdef size_t count[257]
+    cdef vector[uint32_t] tmp
+    cdef vector[Py_ssize_t] tmp_pos, firsts
+    cdef Py_ssize_t cur = st.run_base
+    for a in range(n):
+        if run[0][a] & FIRST:
+            firsts.push_back(st.run_pos[0][a])
+    if n <= 16:                         # insertion sort: runs are usually one or two marks
+        for a in range(1, n):
+            b = a
+            while b > 0 and (mark_of(run[0][b - 1] & CP) & 0xFF) > (mark_of(run[0][b] & CP) & 0xFF):
+                run_swap(st, b - 1, b)
+                b -= 1
+    else:                               # counting sort: linear even for a million marks
+        for k in range(257):
+            count[k] = 0
+        for a in range(n):
+            count[(mark_of(run[0][a] & CP) & 0xFF) + 1] += 1
+        for k in range(1, 257):
+            count[k] += count[k - 1]
+        tmp.resize(n)
+        tmp_pos.resize(n)
+        for a in range(n):
+            k = mark_of(run[0][a] & CP) & 0xFF
+            tmp[count[k]] = run[0][a]
+            tmp_pos[count[k]] = st.run_pos[0][a]
+            count[k] += 1
+        run.swap(tmp)
+        st.run_pos.swap(tmp_pos)
+    for a in range(n):
+        if run[0][a] & FIRST:
+            cur = firsts[used]
+            used += 1
+        if not (mark_of(run[0][a] & CP) & MN):
+            emit_lower(st, run[0][a] & CP, cur)
+    run.clear()
+    st.run_pos.clear()
+
+
+cdef inline void strip_one(BertState* st, uint32_t x, bint first, Py_ssize_t i) noexcept nogil:
+    cdef uint16_t m = mark_of(x)
+    if m & 0xFF:
+        if st.run.size() == 0:
+            st.run_base = st.last_first
+        st.run.push_back(x | (FIRST if first else 0))
+        st.run_pos.push_back(i)
+    else:
+        if st.run.size():
+            flush_run(st)
+        if not (m & MN):
+            emit_lower(st, x, i)
+    if first:
+        st.last_first = i
+
+
+cdef inline void strip_char(BertState* st, uint32_t c, Py_ssize_t i) noexcept nogil:
+    cdef const uint32_t* e = mapped(NFD1, NFD2, c)
+    cdef uint32_t k
+    if e == NULL:
+        strip_one(st, c, True, i)
+    else:
+        for k in range(e[0]):
+            strip_one(st, e[1 + k], k == 0, i)
+
+
+cdef inline void emit_space(BertState* st, Py_ssize_t i, bint strip) noexcept nogil:
+    if strip and st.run.size():
+        flush_run(st)
+    st.last_first = i
+    bert_emit(st, CH_SPACE, i)
+
+
 cdef void bert_scan(const char_t* s, Py_ssize_t n, const BertOptions* o, BertState* st) noexcept nogil:
-    cdef int m = -1
-    cdef Py_ssize_t i, k
+    cdef Py_ssize_t i
     cdef uint32_t c
     cdef uint8_t f
-    cdef bint cjk
-    cdef const uint32_t* e
-    if o.strip_accents:
-        m = MAP_BOTH if o.lowercase else MAP_STRIP
-    elif o.lowercase:
-        m = MAP_LOWER
+    cdef bint cjk, strip = o.strip_accents
     st.open_norm = -1
+    st.lower = o.lowercase
+    st.last_first = 0
     for i in range(n):
         c = s[i]
         f = flags_of(c)
@@ -300,24 +294,27 @@ cdef void bert_scan(const char_t* s, Py_ssize_t n, const BertOptions* o, BertSta
             if f & B_REMOVE:
                 continue
             if f & B_CLEANSP:
-                bert_emit(st, CH_SPACE, i)
+                emit_space(st, i, strip)
                 continue
-        if c < 128:          # ASCII: no CJK, accents or multi-character case mappings
-            if o.lowercase and 65 <= c <= 90:
+        if c < 128:          # ASCII: a starter with no decomposition, no CJK, simple case
+            if strip and st.run.size():
+                flush_run(st)
+            st.last_first = i
+            if st.lower and 65 <= c <= 90:
                 c += 32
             bert_emit(st, c, i)
             continue
         cjk = o.handle_chinese_chars and (f & B_CJK)
         if cjk:
-            bert_emit(st, CH_SPACE, i)
-        e = mapped(m, c) if m >= 0 else NULL
-        if e == NULL:
-            bert_emit(st, c, i)
+            emit_space(st, i, strip)
+        if strip:
+            strip_char(st, c, i)
         else:
-            for k in range(<Py_ssize_t>e[0]):
-                bert_emit(st, e[1 + k], i)
+            emit_lower(st, c, i)
         if cjk:
-            bert_emit(st, CH_SPACE, i)
+            emit_space(st, i, strip)
+    if strip and st.run.size():
+        flush_run(st)
     bert_close(st, st.norm.size())
 
 
@@ -334,20 +331,28 @@ cdef void bert_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& n
                       vector[Py_ssize_t]& orig_start, vector[Py_ssize_t]& orig_end,
                       vector[Piece]& pieces) noexcept nogil:
     cdef BertState st
+    cdef vector[uint32_t] run
+    cdef vector[Py_ssize_t] run_pos
     st.norm = &norm
     st.ostart = &orig_start
     st.oend = &orig_end
     st.pieces = &pieces
+    st.run = &run
+    st.run_pos = &run_pos
     bert_run(text, opts, &st)
 
 
 cdef void bert_norm_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& norm,
                            vector[Piece]& pieces) noexcept nogil:
     cdef BertState st
+    cdef vector[uint32_t] run
+    cdef vector[Py_ssize_t] run_pos
     st.norm = &norm
     st.ostart = NULL
     st.oend = NULL
     st.pieces = &pieces
+    st.run = &run
+    st.run_pos = &run_pos
     bert_run(text, opts, &st)
 
 

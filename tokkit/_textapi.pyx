@@ -6,28 +6,31 @@
 from libcpp.vector cimport vector
 
 from tokkit._text cimport (BertOptions, Piece, TextView, bert_norm_pieces, bert_pieces, gpt2_pieces,
-                           text_view)
+                           gpt2_pieces_tokenizers, text_view)
 
 cdef extern from "Python.h":
     object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
 
 
-def gpt2_spans_str(str text):
+cdef vector[Piece] gpt2_run(str text, bint tokenizers_classes):
+    cdef TextView v = text_view(text)
+    cdef vector[Piece] pieces
+    with nogil:
+        if tokenizers_classes:
+            gpt2_pieces_tokenizers(v, 0, v.length, pieces)
+        else:
+            gpt2_pieces(v, 0, v.length, pieces)
+    return pieces
+
+
+def gpt2_spans_str(str text, bint tokenizers_classes=False):
     """Code-point spans of the GPT-2 pattern pieces of `text` (compiled scanner)."""
-    cdef TextView v = text_view(text)
-    cdef vector[Piece] pieces
-    with nogil:
-        gpt2_pieces(v, 0, v.length, pieces)
-    return [(p.start, p.end) for p in pieces]
+    return [(p.start, p.end) for p in gpt2_run(text, tokenizers_classes)]
 
 
-def gpt2_split_str(str text):
+def gpt2_split_str(str text, bint tokenizers_classes=False):
     """The GPT-2 pattern pieces of `text` as strings (compiled scanner)."""
-    cdef TextView v = text_view(text)
-    cdef vector[Piece] pieces
-    with nogil:
-        gpt2_pieces(v, 0, v.length, pieces)
-    return [text[p.start:p.end] for p in pieces]
+    return [text[p.start:p.end] for p in gpt2_run(text, tokenizers_classes)]
 
 
 cdef BertOptions make_options(bint clean_text, bint handle_chinese_chars, bint strip_accents, bint lowercase):

@@ -15,8 +15,8 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memchr, memcmp, memcpy
 from libcpp.vector cimport vector
 
-from tokkit._text cimport (BertOptions, Piece, TextView, ascii_only, bert_norm_pieces, gpt2_pieces, utf8_check,
-                           utf8_decode, utf8_len, utf8_put)
+from tokkit._text cimport (BertOptions, Piece, TextView, ascii_only, bert_norm_pieces, gpt2_pieces,
+                           gpt2_pieces_tokenizers, utf8_check, utf8_decode, utf8_len, utf8_put)
 
 import numpy as np
 
@@ -64,12 +64,16 @@ cdef inline uint64_t hash_bytes(const unsigned char* p, Py_ssize_t n) noexcept n
 cdef class WordCounter:
     """Counts pre-tokenized words of UTF-8 text ("gpt2": GPT-2 pattern, line by line; "bert": BERT).
 
+    gpt2_classes="regex" (default) splits as the `regex` package; "tokenizers" as tokenizers'
+    ByteLevel (its older Unicode: some recent letters and digits count as "other").
+
     One counter belongs to one thread at a time; add counters together with `update`.
 
     >>> c = WordCounter("bert"); c.count("Héllo, héllo!".encode()); c.total, len(c)
     (4, 3)
     """
     cdef int mode
+    cdef bint tk_classes             # gpt2: tokenizers' Unicode classes instead of the regex package's
     cdef BertOptions opts
     cdef vector[uint64_t] slots      # 0 = empty, else (hash >> 32) << 32 | (entry + 1)
     cdef uint64_t mask
@@ -79,13 +83,17 @@ cdef class WordCounter:
     cdef int64_t total_
     cdef bint busy
 
-    def __init__(self, str mode, *, lowercase=True, strip_accents=None, clean_text=True, handle_chinese_chars=True):
+    def __init__(self, str mode, *, lowercase=True, strip_accents=None, clean_text=True, handle_chinese_chars=True,
+                 str gpt2_classes="regex"):
         if mode == "gpt2":
             self.mode = MODE_GPT2
         elif mode == "bert":
             self.mode = MODE_BERT
         else:
             raise ValueError(f"WordCounter mode must be 'gpt2' or 'bert', not {mode!r}")
+        if gpt2_classes not in ("regex", "tokenizers"):
+            raise ValueError(f"gpt2_classes must be 'regex' or 'tokenizers', not {gpt2_classes!r}")
+        self.tk_classes = gpt2_classes == "tokenizers"
         self.opts.lowercase = bool(lowercase)
         self.opts.strip_accents = bool(lowercase if strip_accents is None else strip_accents)
         self.opts.clean_text = bool(clean_text)
@@ -178,7 +186,10 @@ cdef class WordCounter:
                 v.length = ucs.size()
             pieces.clear()
             if self.mode == MODE_GPT2:
-                gpt2_pieces(v, 0, v.length, pieces)
+                if self.tk_classes:
+                    gpt2_pieces_tokenizers(v, 0, v.length, pieces)
+                else:
+                    gpt2_pieces(v, 0, v.length, pieces)
                 q = a
                 for k in range(<Py_ssize_t>pieces.size()):
                     pc = pieces[k]

@@ -3,15 +3,9 @@
 Behaviour follows the pinned `tokenizers` exactly, including its Unicode tables (probed into
 tokkit/data/unicode_tables.json by dev/gen_unicode_tables.py): clean_text deletes U+0000, U+FFFD and
 control/format/private-use characters except tab/newline/return and maps whitespace to a space;
-handle_chinese_chars pads CJK ideographs with spaces; strip_accents is NFD per character with the
-nonspacing marks (Mn) dropped; lowercase is per character (no final-sigma rule).
-
-One documented difference: tokenizers' strip_accents runs NFD over the whole string, which also
-puts combining marks in canonical order. tokkit decomposes character by character and does not
-reorder. The two differ only when two combining characters that are not Mn and have different
-nonzero combining classes (25 Mc marks such as U+1B44, U+302E, U+16FF0, U+1D165..U+1D172) stand
-out of canonical order with nothing but combining marks (which strip_accents then drops) or
-characters clean_text removed between them; tokenizers swaps them, tokkit keeps them as written.
+handle_chinese_chars pads CJK ideographs with spaces;
+strip_accents is NFD over the whole text (canonical reordering included, with tokenizers' positional
+alignments) minus the nonspacing marks (Mn); lowercase is per character (no final-sigma rule).
 
 >>> bert_split("Héllo, World!", BertNormalizerOptions())
 [('hello', (0, 5)), (',', (5, 6)), ('world', (7, 12)), ('!', (12, 13))]

@@ -1,5 +1,9 @@
 """Pre-tokenizers: the GPT-2 pattern (a compiled scanner, proven equal to `regex`) and any pattern.
 
+The scanner knows two Unicode flavours of \\p{L}, \\p{N} and \\s: classes="regex" (the `regex`
+package, the default) and classes="tokenizers" (tokenizers' own regex engine, whose older Unicode
+treats ~17,000 recent letters and ~340 digits as "other"; use it to match tokenizers' ByteLevel).
+
 >>> split_gpt2("I'm here")
 ['I', "'m", ' here']
 >>> split_regex("a1 b", r"\\d|\\w")
@@ -29,7 +33,13 @@ def split_regex(text: str, pattern: str = GPT2_PATTERN) -> list[str]:
     return compiled(pattern).findall(text)
 
 
-def split_gpt2(text: str) -> list[str]:
+def _tokenizers_classes(classes: str) -> bool:
+    if classes not in ("regex", "tokenizers"):
+        raise ValueError(f"classes must be 'regex' or 'tokenizers', not {classes!r}")
+    return classes == "tokenizers"
+
+
+def split_gpt2(text: str, *, classes: str = "regex") -> list[str]:
     """The GPT-2 pattern's pieces of `text`, by the compiled scanner (== split_regex(text)).
 
     >>> split_gpt2("they'll  go!")
@@ -37,10 +47,10 @@ def split_gpt2(text: str) -> list[str]:
     """
     from tokkit._textapi import gpt2_split_str
 
-    return gpt2_split_str(text)
+    return gpt2_split_str(text, _tokenizers_classes(classes))
 
 
-def gpt2_spans(text: str) -> list[tuple[int, int]]:
+def gpt2_spans(text: str, *, classes: str = "regex") -> list[tuple[int, int]]:
     """(start, end) code-point offsets of the GPT-2 pattern's pieces of `text`.
 
     >>> gpt2_spans("a b")
@@ -48,4 +58,4 @@ def gpt2_spans(text: str) -> list[tuple[int, int]]:
     """
     from tokkit._textapi import gpt2_spans_str
 
-    return gpt2_spans_str(text)
+    return gpt2_spans_str(text, _tokenizers_classes(classes))
