@@ -74,7 +74,7 @@ def brute_pmi(words, counts, vocab_len, vocab_size, min_frequency):
 
 # words over a tiny alphabet so that repeats, overlaps ("aaaa") and ties are common
 corpora = st.lists(
-    st.tuples(st.lists(st.integers(0, 3), min_size=1, max_size=8), st.integers(1, 5)),
+    st.tuples(st.lists(st.integers(0, 3), min_size=1, max_size=8), st.integers(0, 5)),  # 0: an unseen word
     min_size=1, max_size=12,
 )
 big_counts = st.lists(

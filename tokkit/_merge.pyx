@@ -218,7 +218,8 @@ cdef class _Engine:
         cdef int32_t w, i, j, L, s
         cdef int32_t* buf
         cdef int64_t c, merged = 0
-        words.swap(self.lists[lst])
+        if lst >= 0:
+            words.swap(self.lists[lst])
         if not self.pmi:  # the popped entry owned it; in pmi it stays the pair's (now empty) list
             self.release(lst)
         self.grow_symbols(<size_t>r + 1)

@@ -74,7 +74,8 @@ def train_merges(symbols, offsets, counts, *, vocab_len: int, vocab_size: int, m
     Returns [(left id, right id, new id), ...] in merge order (see the module docstring).
     """
     symbols, offsets, counts = check_inputs(symbols, offsets, counts, vocab_len, vocab_size, scoring)
-    words = [symbols[offsets[i]:offsets[i + 1]].tolist() for i in range(len(counts))]
+    # a word seen 0 times takes no part (tokenizers never sees one): it must not even carry a pair
+    words = [symbols[offsets[i]:offsets[i + 1]].tolist() if counts[i] else [] for i in range(len(counts))]
     vocab = _Vocab(vocab_len, vocab_size, merge_id, progress)
     train = _train_frequency if scoring == "frequency" else _train_pmi
     train(words, counts.tolist(), min_frequency, vocab)
