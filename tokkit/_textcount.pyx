@@ -263,11 +263,16 @@ cdef class WordCounter:
             return
         self.enter()
         try:
+            other.enter()
+        except RuntimeError:
+            self.busy = False
+            raise
+        try:
             with nogil:
                 for e in range(other.cnts.size()):
                     self.add(&other.arena[other.offs[e]], other.offs[e + 1] - other.offs[e], other.cnts[e])
         finally:
-            self.busy = False
+            self.busy = other.busy = False
         self.total_ += other.total_
 
     def to_arrays(self):
