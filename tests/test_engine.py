@@ -171,6 +171,9 @@ def test_progress_called(engine):
     dict(counts=np.array([-1, 1])),
     dict(offsets=np.array([0, 3, 2])),
     dict(offsets=np.array([0, 2])),
+    dict(symbols=np.array([0, 2**32 + 1, 1], dtype=np.int64)),  # would wrap to 1 as int32
+    dict(symbols=np.array([0.0, 1.0, 1.0])),
+    dict(counts=np.array([2**63, 1], dtype=np.uint64)),
 ])
 def test_bad_input(engine, bad):
     symbols, offsets, counts = pack([[0, 1], [1]], [1, 1])

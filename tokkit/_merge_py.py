@@ -42,19 +42,23 @@ def check_inputs(symbols, offsets, counts, vocab_len: int, vocab_size: int, scor
     """
     if scoring not in ("frequency", "pmi"):
         raise TokkitError(f"unknown scoring {scoring!r}; expected 'frequency' or 'pmi'")
-    symbols = np.ascontiguousarray(symbols, dtype=np.int32).reshape(-1)
-    offsets = np.ascontiguousarray(offsets, dtype=np.int64).reshape(-1)
-    counts = np.ascontiguousarray(counts, dtype=np.int64).reshape(-1)
+    symbols, offsets, counts = (np.asarray(x).reshape(-1) for x in (symbols, offsets, counts))
+    for name, x in (("symbols", symbols), ("offsets", offsets), ("counts", counts)):
+        if x.size and x.dtype.kind not in "iu":
+            raise TokkitError(f"{name} must be integers, got {x.dtype}")
+    if not 0 <= vocab_len < 2**31 or vocab_size >= 2**31:
+        raise TokkitError(f"vocab_len {vocab_len} / vocab_size {vocab_size} out of range")
+    if symbols.size and (symbols.min() < 0 or symbols.max() >= vocab_len):  # before narrowing to int32
+        raise TokkitError(f"symbol ids must lie in [0, vocab_len={vocab_len})")
+    if counts.size and (counts.dtype == np.uint64 and counts.max() >= 2**63 or counts.min() < 0):
+        raise TokkitError("word counts must lie in [0, 2**63)")
+    symbols = np.ascontiguousarray(symbols, dtype=np.int32)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
     if len(offsets) != len(counts) + 1:
         raise TokkitError(f"offsets must have one more entry than counts ({len(offsets)} vs {len(counts)})")
     if len(offsets) and (offsets[0] < 0 or offsets[-1] > len(symbols) or np.any(np.diff(offsets) < 0)):
         raise TokkitError("offsets must be non-decreasing and within the symbols array")
-    if len(counts) and counts.min() < 0:
-        raise TokkitError("word counts must not be negative")
-    if not 0 <= vocab_len < 2**31 or vocab_size >= 2**31:
-        raise TokkitError(f"vocab_len {vocab_len} / vocab_size {vocab_size} out of range")
-    if len(symbols) and (symbols.min() < 0 or symbols.max() >= vocab_len):
-        raise TokkitError(f"symbol ids must lie in [0, vocab_len={vocab_len})")
     return symbols, offsets, counts
 
 
