@@ -114,6 +114,10 @@ def line_chart(series: dict[str, list[tuple[float, float]]], path: str, *, title
         if log:
             ax.set_xscale("log")
             ax.set_yscale("log")
+            first = next((sorted(p) for p in pseries.values() if len(p) > 1), None)
+            if first:  # a slope-1 guide through the first series' start: parallel means linear cost
+                (x0, y0), x1 = first[0], first[-1][0]
+                ax.plot([x0, x1], [y0, y0 * x1 / x0], color="grey", linestyle=":", linewidth=1, label="linear")
         else:
             ax.set_xlim(left=0)
             ax.set_ylim(bottom=0)

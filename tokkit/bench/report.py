@@ -58,7 +58,7 @@ def _num(x, fmt):
 def _seconds(x) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return ""
-    return f"{x:.3f}" if x < 10 else f"{x:.1f}"
+    return f"{x:.3g}" if x < 1 else f"{x:.3f}" if x < 10 else f"{x:.1f}"
 
 
 def _cells(r: dict) -> list[str]:

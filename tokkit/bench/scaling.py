@@ -116,7 +116,8 @@ def train_scaling(full, workdir: str, *, algos, sizes_mb, vocab_size: int, vocab
         out = []
         for algo in algos:
             group = {k: v for k, v in res.items() if k.endswith(" " + algo)}
-            out += group_rows("scaling", f"train {algo}, {key.split('_')[0]} {x:,}", group, baseline=f"tokkit {algo}",
+            label = f"{x:,} MB" if key == "size_mb" else f"vocab {x:,}"
+            out += group_rows("scaling", f"train {algo}, {label}", group, baseline=f"tokkit {algo}",
                               work=s.mb, unit="MB/s", extra={"experiment": experiment, key: x, "mb": s.mb})
         return out
 
@@ -163,7 +164,7 @@ def encode_scaling(text_path: str, workdir: str, *, vocab_size: int, lengths, th
             for algo in ("bytelevel", "wordpiece"):
                 group = {k: v for k, v in res.items() if k.endswith(" " + algo)}
                 if group:
-                    rows += group_rows("scaling", f"encode {algo} '{kind}', {n:,} bytes, 1 thread", group,
+                    rows += group_rows("scaling", f"encode {algo}, {kind}, {n:,} bytes, 1 thread", group,
                                        baseline=f"tokkit {algo}", work=n / 1e6, unit="MB/s",
                                        extra={"experiment": f"encode time vs input length: {kind}", "length": n,
                                               "mb": n / 1e6})
