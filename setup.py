@@ -33,4 +33,6 @@ extensions = [
     or os.path.basename(path)[:-4] in os.environ["TOKKIT_BUILD_ONLY"].split(",")
 ]
 
-setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES))
+# The debug build generates its C++ in a folder of its own, so switching back never reuses it.
+setup(ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES,
+                            build_dir="build/cython-debug" if DEBUG else None))
