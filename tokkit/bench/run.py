@@ -29,7 +29,8 @@ DESCRIPTIONS = {
             "32 x 128 without padding, 15% of positions labelled, NSP labels; tokens/s = 4,096 / median step.",
     "scaling": "Train time vs corpus size and vocab size (whole process, contenders alternating, no warm-up "
                "round: the input file is freshly written and cached), encode time of one string vs its length for "
-               "ordinary and pathological inputs (in-process, 1 thread, after a warm-up). "
+               "ordinary and pathological inputs (in-process, 1 thread; a warm-up run below 1 MB, none from 1 MB on; "
+               "a run over 60 s is stopped). "
                "Notes give seconds per MB at each series' ends: a flat figure means linear cost.",
 }
 
@@ -120,7 +121,7 @@ def _scaling(sl, work, *, algos, vocab_size, threads, repeat, size, payload, log
     if size / 1e6 not in sizes and size / 1e6 > sizes[-1]:
         sizes.append(round(size / 1e6, 1))
     rows, notes = train_scaling(sl, work, algos=algos, sizes_mb=sizes,
-                                vocab_size=vocab_size, vocab_sizes=VOCABS, vocab_at_mb=min(50, sl.mb),
+                                vocab_size=vocab_size, vocab_sizes=VOCABS, vocab_at_mb=min(25, sl.mb),
                                 workers=threads, repeat=repeat, log=log)
     payload["notes"] += notes
     from tokkit.bench.corpus_slice import slice_file
@@ -130,7 +131,7 @@ def _scaling(sl, work, *, algos, vocab_size, threads, repeat, size, payload, log
 
     erows, enotes = encode_scaling(enc_text.path, work, vocab_size=vocab_size,
                                    lengths=[n for n in LENGTHS if n <= max(size, LENGTHS[0])], threads=threads,
-                                   repeat=repeat, timeout=120.0, log=log)
+                                   repeat=repeat, timeout=60.0, log=log)
     payload["notes"] += enotes
     return rows + erows
 

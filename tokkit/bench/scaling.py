@@ -2,11 +2,12 @@
 
 - train vs corpus size: line-aligned prefixes of the corpus (10, 25, 50, 100, 200 MB by default,
   capped at what the corpus holds), fixed vocab, tokkit and tokenizers alternating;
-- train vs vocab size: 8k, 32k, 64k at one corpus size;
+- train vs vocab size: 8k, 32k, 64k at one corpus size (25 MB by default);
 - encode vs input length: one string of 10 kB to 10 MB, for ordinary corpus text and for
   pathological inputs ("a" * n, "^" * n, corpus text with its whitespace removed), byte-level
   (tokkit, tiktoken, tokenizers) and WordPiece (tokkit, tokenizers). A contender that takes longer
-  than the timeout is stopped and dropped from the longer inputs.
+  than the timeout is stopped and dropped from the longer inputs. Inputs under 1 MB get a warm-up
+  run first; from 1 MB on, caches start cold for everyone.
 
 Each series is summarised as seconds per MB at its smallest and largest point: a flat figure
 means linear cost. One PNG line chart per experiment.
@@ -156,7 +157,10 @@ def encode_scaling(text_path: str, workdir: str, *, vocab_size: int, lengths, th
                                          "text_path": text_path})
                      for algo, impl in impls if f"{impl} {algo}" not in dropped}
             log(f"scaling: encode {kind}, {n:,} bytes")
-            res = measure_tasks(tasks, repeat=repeat, warmup=1, env=env, timeout=timeout, log=log)
+            # Inputs of 1 MB and more run without a warm-up round (caches start cold for every
+            # contender alike): the slowest contenders take tens of seconds there.
+            res = measure_tasks(tasks, repeat=repeat, warmup=0 if n >= 1_000_000 else 1, env=env,
+                                timeout=timeout, log=log)
             for name, r in res.items():
                 if r.note:
                     dropped.add(name)
