@@ -69,8 +69,9 @@ cdef enum:
 _keep = {}   # the numpy arrays behind the C pointers, alive as long as the module
 
 
-def _load_tables():
-    """Point the C tables at arrays built from tokkit/data/unicode_tables.json (done once, at import)."""
+cdef _load_tables():
+    """Point the C tables at arrays built from tokkit/data/unicode_tables.json (once, at import:
+    the pointers never change after, which is what makes the kernels safe on several threads)."""
     global FLAGS, TKCLS, POOL, LOWER1, LOWER2, NFD1, NFD2, MARK1, MARK2
     from tokkit._texttables import build_tables
 
