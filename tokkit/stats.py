@@ -140,10 +140,12 @@ def corpus_stats(tokenizer, texts: Iterable[str], *, top: int = 10, num_threads:
         raise TokkitError("the corpus has no text to measure")
     kind = detect_kind(tokenizer)
     V = tokenizer.vocab_size
-    ids = tokenizer.encode_batch(lines, num_threads=num_threads)
-    flat = np.fromiter((i for row in ids for i in row), dtype=np.int64)
-    counts = np.bincount(flat, minlength=V) if flat.size else np.zeros(V, dtype=np.int64)
-    n_tokens = int(flat.size)
+    counts = np.zeros(V, dtype=np.int64)
+    for start in range(0, len(lines), 20_000):  # batches keep memory flat on big corpora
+        ids = tokenizer.encode_batch(lines[start:start + 20_000], num_threads=num_threads)
+        flat = np.fromiter((i for row in ids for i in row), dtype=np.int64)
+        counts += np.bincount(flat, minlength=V)[:V]
+    n_tokens = int(counts.sum())
     words = sum(len(line.split()) for line in lines)
     n_bytes = sum(len(line.encode("utf-8", "surrogatepass")) for line in lines)
     specials = {tokenizer.token_to_id(t) for t in tokenizer.special_tokens} - {None}
