@@ -167,3 +167,13 @@ def test_corpus_slice_matches_references(corpus_dir):
         text = data.decode("utf-8")
         assert counted("gpt2", data) == gpt2_reference(text), path
         assert counted("bert", data) == bert_reference(text), path
+
+
+def test_table_is_compact():
+    """~40 bytes per distinct word plus its key (a std::unordered_map<std::string, ...> is ~100)."""
+    c = WordCounter("gpt2")
+    words = ["".join("abcdefghijklmnopqrstuvwxyz"[i // 26 ** k % 26] for k in range(4)) for i in range(200_000)]
+    c.count((" " + " ".join(words)).encode())
+    assert len(c) == 200_000 and c.total == 200_000
+    key_bytes = sum(len(w) + 1 for w in words)
+    assert c.nbytes < key_bytes * 2 + 64 * len(c)
