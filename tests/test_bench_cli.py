@@ -141,3 +141,19 @@ def test_bad_input(case, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("tokkit: error:") and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out" / "results.json").exists()
+
+
+@pytest.mark.slow
+def test_scaling_suite_from_the_cli(corpus, tmp_path):
+    out = tmp_path / "out"
+    assert run(["bench", "--suite", "scaling", "--corpus", str(corpus), "--size", "50kB", "--vocab-size", "300",
+                "--algos", "wordpiece", "-q", "-o", str(out)]) == 0
+    data = json.loads((out / "results.json").read_text())
+    rows = [r for r in data["rows"] if r.get("times")]
+    assert {r["experiment"].split(",")[0] for r in rows} == {
+        "train time vs corpus size (MB)", "train time vs vocab size",
+        "encode time vs input length: corpus text", "encode time vs input length: 'a' * n",
+        "encode time vs input length: '^' * n", "encode time vs input length: text without whitespace"}
+    assert {r["length"] for r in rows if "length" in r} == {10_000}  # lengths stop at --size
+    assert {r["vocab"] for r in rows if "vocab" in r} == {8000, 32000, 64000}
+    assert "| train wordpiece, 0.05 MB | **tokkit wordpiece** |" in (out / "results.md").read_text()
