@@ -216,3 +216,38 @@ def test_two_thread_kernel_survives_fork():
     os.kill(pid, 9)
     os.waitpid(pid, 0)
     pytest.fail("the masking kernel hung in a forked child")
+
+
+@pytest.mark.parametrize("algo", ["wordpiece", "bpe", "bytelevel"])
+def test_whole_words_from_tokkit_encode_for_each_tokenizer_kind(algo):
+    text = ("unbelievable transformations happened overnight in the internationalisation department; "
+            "extraordinarily complicated words were tokenized into several pieces each time.")
+    tok = tokkit.train(texts=[text] * 20, algo=algo, vocab_size=300)
+    out = tokkit.encode(tok, [text, text[::-1]], max_length=64)
+    words, ids = out["word_ids"], out["input_ids"]
+    assert (np.diff(words, axis=1) == 0).any(), "expected words split into several tokens"
+    special_ids = [tok.token_to_id(t) for t in tok.special_tokens]
+    for seed in range(20):
+        masked, labels = tokkit.mask_tokens(ids, out["special_tokens_mask"], vocab_size=tok.vocab_size,
+                                            mask_token_id=tok.token_to_id("[MASK]"), special_ids=special_ids,
+                                            rng=np.random.default_rng(seed), mlm_probability=0.5, word_ids=words)
+        chosen = labels != -100
+        for r in range(len(ids)):
+            for w in np.unique(words[r][words[r] >= 0]):
+                at = chosen[r][(words[r] == w) & ~np.isin(ids[r], special_ids)]  # an [UNK] is never chosen
+                assert at.all() or not at.any(), f"{algo}: word {w} of row {r} was split"
+        assert not chosen[out["special_tokens_mask"] == 1].any()
+
+
+def test_a_special_id_inside_a_word_does_not_split_it(engine):
+    rows = 2000
+    ids = np.tile([CLS, 10, UNK, 11, 12, SEP], (rows, 1))
+    special = np.zeros_like(ids, dtype=bool)
+    special[:, [0, -1]] = True
+    words = np.tile([-1, 0, 0, 0, 1, -1], (rows, 1))
+    masked, labels = run(ids, special, word_ids=words, mlm_probability=0.5)
+    chosen = labels != -100
+    assert not chosen[:, 2].any()  # the [UNK] itself is never chosen
+    assert np.array_equal(chosen[:, 1], chosen[:, 3])  # ... but both sides of it go together
+    assert 0.45 < chosen[:, 1].mean() < 0.55 and 0.45 < chosen[:, 4].mean() < 0.55
+    assert not np.array_equal(chosen[:, 1], chosen[:, 4])  # distinct words are drawn apart

@@ -137,9 +137,11 @@ cdef void run_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) noexc
                 bad_row = r
                 prev_word = -1
                 continue
-            if special[p] or is_special[v]:
-                prev_word = -1
+            if special[p]:
+                prev_word = -1  # [CLS], [SEP], padding: a word never runs across them
                 continue
+            if is_special[v]:
+                continue  # e.g. an [UNK] inside a word: never chosen, but the word goes on
             h = mix(k0 + <uint64_t>(j + 1) * GAMMA)
             if words == NULL:
                 chosen = <uint64_t><uint32_t>h < t_choose

@@ -203,13 +203,7 @@ def _mask_rows_numpy(ids, special, words, keys, spec: MaskSpec, out, labels) -> 
         if words is None:
             chosen = decide & eligible
         else:
-            # A position starts a word unless it continues the previous eligible position's word.
-            prev_w = np.concatenate([np.full((rows, 1), -1, np.int64), words[:, :-1]], axis=1)
-            prev_e = np.concatenate([np.zeros((rows, 1), bool), eligible[:, :-1]], axis=1)
-            starts = ~((words >= 0) & (words == prev_w) & prev_e)
-            run = np.cumsum(starts.ravel()) - 1  # run id of each position, row-major
-            run_decision = decide.ravel()[starts.ravel()]
-            chosen = run_decision[run].reshape(rows, cols) & eligible
+            chosen = _whole_words(decide, eligible, words, structural=(special != 0) | bad)
         labels[chosen] = ids[chosen]
         to_mask = chosen & (hi < np.uint64(spec.t_mask))
         to_rand = chosen & ~to_mask & (hi < np.uint64(spec.t_mask + spec.t_rand))
@@ -221,3 +215,26 @@ def _mask_rows_numpy(ids, special, words, keys, spec: MaskSpec, out, labels) -> 
             out[r, c] = spec.allowed[pick.astype(np.int64)]
     bad_rows = np.flatnonzero(bad.any(axis=1))
     return int(bad_rows[0]) if bad_rows.size else -1
+
+
+def _whole_words(decide, eligible, words, structural):
+    """Chosen positions when each word's first token decides for the whole word.
+
+    Runs of equal non-negative word ids form words; a structural position (special_tokens_mask,
+    or an id outside the vocabulary) ends a run, while a special id inside a word (an [UNK])
+    is skipped over: it is never chosen, but the word goes on after it.
+    """
+    rows, cols = words.shape
+    keep = eligible | structural
+    idx = np.flatnonzero(keep.ravel())  # row-major positions that take part in runs
+    w = words.ravel()[idx]
+    row = idx // cols
+    starts = np.ones(idx.size, dtype=bool)
+    if idx.size > 1:
+        prev = idx[:-1]
+        starts[1:] = ~((row[1:] == row[:-1]) & (w[1:] >= 0) & (w[1:] == w[:-1]) & ~structural.ravel()[prev])
+    run = np.cumsum(starts) - 1
+    run_decision = decide.ravel()[idx][starts]
+    chosen = np.zeros(rows * cols, dtype=bool)
+    chosen[idx] = run_decision[run] if idx.size else False
+    return chosen.reshape(rows, cols) & eligible
