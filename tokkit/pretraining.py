@@ -125,7 +125,7 @@ def _full_group(tokenizer, docs, pending, groups, max_length, cls_id, sep_id, th
     for doc_ids in _tokenize_docs(tokenizer, docs, threads):
         packer.add(doc_ids)
         yield from packer.ready()
-    if not packer.buffer:
+    if not len(packer):
         return
     # Complete the last block with the documents that follow, reading ahead group by group.
     k = 0

@@ -131,34 +131,43 @@ class Packer:
         self.cls_id = cls_id
         self.sep_id = sep_id
         self.buffer: List[int] = []
+        self.start = 0  # tokens before it are already emitted (dropped in bulk, not per block)
         self.boundary: List[int] = []  # positions in buffer of the [SEP]s between documents
+
+    def __len__(self) -> int:
+        return len(self.buffer) - self.start
 
     def add(self, ids: Sequence[int]) -> None:
         if not len(ids):
             return
-        if self.buffer:
+        if len(self):
             self.boundary.append(len(self.buffer))
             self.buffer.append(self.sep_id)
         self.buffer.extend(ids)
 
     def _emit(self, n: int) -> Example:
-        example = make_example(self.cls_id, self.sep_id, self.buffer[:n])
+        lo = self.start
+        example = make_example(self.cls_id, self.sep_id, self.buffer[lo:lo + n])
         for pos in self.boundary:
-            if pos < n:
-                example["special_tokens_mask"][pos + 1] = 1
-        rest = n
-        if rest < len(self.buffer) and rest in self.boundary:
-            rest += 1  # a block never starts with the [SEP] that separated two documents
-        self.boundary = [p - rest for p in self.boundary if p >= rest]
-        del self.buffer[:rest]
+            if lo <= pos < lo + n:
+                example["special_tokens_mask"][pos - lo + 1] = 1
+        end = lo + n
+        if end < len(self.buffer) and end in self.boundary:
+            end += 1  # a block never starts with the [SEP] that separated two documents
+        self.boundary = [p for p in self.boundary if p >= end]
+        self.start = end
+        if self.start > 4096 and self.start * 2 > len(self.buffer):
+            del self.buffer[:self.start]  # amortised: a long document is not shifted once per block
+            self.boundary = [p - self.start for p in self.boundary]
+            self.start = 0
         return example
 
     def ready(self) -> Iterator[Example]:
         """Every full block available now."""
-        while len(self.buffer) >= self.content:
+        while len(self) >= self.content:
             yield self._emit(self.content)
 
     def flush(self) -> Iterator[Example]:
         """The last, shorter block (the only one that will need padding)."""
-        if self.buffer:
-            yield self._emit(len(self.buffer))
+        if len(self):
+            yield self._emit(len(self))
