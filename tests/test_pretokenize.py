@@ -104,3 +104,21 @@ def test_tokenizers_classes_on_every_code_point():
     assert split_gpt2("a\U000323B0b") != split_gpt2("a\U000323B0b", classes="tokenizers")
     with pytest.raises(ValueError):
         split_gpt2("a", classes="unicode")
+
+
+def test_tokenizers_classes_are_tiktokens_too():
+    """tiktoken (r50k pattern) sees the same \\p{L} / \\p{N} as tokenizers. Its pieces are not exposed,
+    so probe them: byte-pair ranks starting with "a" / "1" merge across two characters only when
+    both lie in one piece."""
+    tiktoken = pytest.importorskip("tiktoken")
+    pattern = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+    ranks = {bytes([lead, x]): k for k, (lead, x) in enumerate((lead, x) for lead in b"a1" for x in range(256))}
+    for x in range(256):
+        ranks[bytes([x])] = len(ranks)
+    enc = tiktoken.Encoding("probe", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    single = {ranks[bytes([x])] for x in range(256)}
+    sample = [c for c in range(0, 0x110000, 5) if not 0xD800 <= c < 0xE000] + [0x323B0, 0x11DE0, ord("é"), ord("٣")]
+    for c in sample:
+        for lead in "a1":
+            joined = enc.encode_ordinary(lead + chr(c))[0] not in single
+            assert joined == (len(split_gpt2(lead + chr(c), classes="tokenizers")) == 1), hex(c)

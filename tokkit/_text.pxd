@@ -151,6 +151,7 @@ cdef void gpt2_pieces(TextView text, Py_ssize_t begin, Py_ssize_t end, vector[Pi
 
 # The same scanner with \p{L} / \p{N} / \s as tokenizers' own regex engine (Oniguruma) defines them:
 # its Unicode is older, so ~17,000 recent letters and ~340 digits (e.g. U+323B0) are "other" there.
-# Use this one to match tokenizers' ByteLevel pre-tokenizer exactly; gpt2_pieces matches `regex`.
+# tiktoken's engine has exactly these classes too (tested). Use this one to match tokenizers'
+# ByteLevel pre-tokenizer and tiktoken exactly; gpt2_pieces matches the `regex` package.
 cdef void gpt2_pieces_tokenizers(TextView text, Py_ssize_t begin, Py_ssize_t end,
                                  vector[Piece]& pieces) noexcept nogil

@@ -65,7 +65,7 @@ cdef class WordCounter:
     """Counts pre-tokenized words of UTF-8 text ("gpt2": GPT-2 pattern, line by line; "bert": BERT).
 
     gpt2_classes="regex" (default) splits as the `regex` package; "tokenizers" as tokenizers'
-    ByteLevel (its older Unicode: some recent letters and digits count as "other").
+    ByteLevel and tiktoken (their older Unicode: some recent letters and digits count as "other").
 
     One counter belongs to one thread at a time; add counters together with `update`.
 

@@ -2,7 +2,8 @@
 
 The scanner knows two Unicode flavours of \\p{L}, \\p{N} and \\s: classes="regex" (the `regex`
 package, the default) and classes="tokenizers" (tokenizers' own regex engine, whose older Unicode
-treats ~17,000 recent letters and ~340 digits as "other"; use it to match tokenizers' ByteLevel).
+treats ~17,000 recent letters and ~340 digits as "other"; tiktoken's engine agrees with it: use it
+to match tokenizers' ByteLevel or tiktoken exactly).
 
 >>> split_gpt2("I'm here")
 ['I', "'m", ' here']
