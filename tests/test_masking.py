@@ -251,3 +251,16 @@ def test_a_special_id_inside_a_word_does_not_split_it(engine):
     assert np.array_equal(chosen[:, 1], chosen[:, 3])  # ... but both sides of it go together
     assert 0.45 < chosen[:, 1].mean() < 0.55 and 0.45 < chosen[:, 4].mean() < 0.55
     assert not np.array_equal(chosen[:, 1], chosen[:, 4])  # distinct words are drawn apart
+
+
+def test_results_are_never_shared_between_live_calls(engine):
+    ids, special = make_batch(rows=8)
+    rng = np.random.default_rng(0)
+    kept = [run(ids, special, seed=s) for s in range(6)]  # more live results than the pool keeps
+    again = [run(ids, special, seed=s) for s in range(6)]
+    for (m1, l1), (m2, l2) in zip(kept, again):
+        assert np.array_equal(m1, m2) and np.array_equal(l1, l2)
+    views = [run(ids, special, seed=s)[1].reshape(-1)[:10] for s in range(3)]  # only a view survives
+    expected = [run(ids, special, seed=s)[1].reshape(-1)[:10].copy() for s in range(3)]
+    assert all(np.array_equal(v, e) for v, e in zip(views, expected))
+    del rng

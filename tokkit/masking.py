@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
+import threading
 from typing import Iterable, Optional, Tuple
 
 import numpy as np
@@ -96,7 +98,11 @@ def row_keys(rng: np.random.Generator, rows: int) -> np.ndarray:
     """
     if not isinstance(rng, np.random.Generator):
         raise TokkitError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    return rng.integers(0, np.iinfo(np.uint64).max, size=(rows, 2), dtype=np.uint64, endpoint=True)
+    bits = rng.bit_generator
+    if isinstance(bits, np.random.MT19937):  # its raw outputs have 32 bits only
+        return rng.integers(0, np.iinfo(np.uint64).max, size=(rows, 2), dtype=np.uint64, endpoint=True)
+    # PCG64, Philox, SFC64: raw outputs are uniform 64-bit words, 8x cheaper than integers().
+    return bits.random_raw(2 * rows).reshape(rows, 2)
 
 
 def mask_tokens(input_ids, special_tokens_mask, *, vocab_size: int, mask_token_id: int,
@@ -120,6 +126,40 @@ def mask_tokens(input_ids, special_tokens_mask, *, vocab_size: int, mask_token_i
     spec = _cached_spec(int(vocab_size), int(mask_token_id), frozenset(int(i) for i in special_ids),
                         float(mlm_probability), float(mask_replace_prob), float(random_replace_prob))
     return apply_mask(spec, input_ids, special_tokens_mask, rng=rng, word_ids=word_ids)
+
+
+class _OutputPool:
+    """Recycle output buffers once the caller has dropped every view of them.
+
+    Fresh arrays of a few hundred kB come from new pages, and on a VM the page faults of the first
+    write cost as much as masking the batch. The pool hands out views of buffers it keeps; a
+    buffer whose only reference is the pool's own is free again. At most `keep` pairs per shape.
+    """
+
+    def __init__(self, keep: int = 4):
+        self.keep = keep
+        self.pairs = {}
+        self.lock = threading.Lock()
+
+    def take(self, shape, dtype):
+        key = (shape, np.dtype(dtype).str)
+        with self.lock:
+            pairs = self.pairs.setdefault(key, [])
+            for pair in pairs:
+                # A free buffer is referenced by the pool's tuple and getrefcount's argument only;
+                # every live view handed out (numpy collapses view chains to it) adds one.
+                if sys.getrefcount(pair[0]) <= 2 and sys.getrefcount(pair[1]) <= 2:
+                    break
+            else:
+                pair = (np.empty(shape, dtype=dtype), np.empty(shape, dtype=np.int64))
+                if len(pairs) < self.keep:
+                    pairs.append(pair)
+                if len(self.pairs) > 8:  # many shapes in turn (e.g. per-batch widths): start over
+                    self.pairs = {key: pairs}
+            return pair[0][...], pair[1][...]
+
+
+_POOL = _OutputPool()
 
 
 @functools.lru_cache(maxsize=16)
@@ -160,8 +200,7 @@ def apply_mask(spec: MaskSpec, input_ids, special_tokens_mask, *, rng: Optional[
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
     if keys.shape != (ids2.shape[0], 2):
         raise TokkitError(f"keys must have shape ({ids2.shape[0]}, 2), got {keys.shape}")
-    out = np.empty_like(ids2)
-    labels = np.empty(ids2.shape, dtype=np.int64)
+    out, labels = _POOL.take(ids2.shape, ids2.dtype)
     if _compiled is not None and os.environ.get("TOKKIT_PURE_PYTHON") != "1":
         if threads is None:
             threads = 2 if ids2.size >= _THREAD_MIN_POSITIONS else 1
