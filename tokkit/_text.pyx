@@ -212,6 +212,12 @@ cdef void flush_run(BertState* st) noexcept nogil:
     cdef vector[uint32_t] tmp
     cdef vector[Py_ssize_t] tmp_pos, firsts
     cdef Py_ssize_t cur = st.run_base
+    if n == 1:                          # the common case: one mark after its base letter
+        if not (mark_of(run[0][0] & CP) & MN):
+            emit_lower(st, run[0][0] & CP, st.run_pos[0][0] if run[0][0] & FIRST else cur)
+        run.clear()
+        st.run_pos.clear()
+        return
     for a in range(n):
         if run[0][a] & FIRST:
             firsts.push_back(st.run_pos[0][a])
