@@ -4,7 +4,10 @@ One 64-bit counter-based hash per position decides everything (SplitMix64 of the
 the column), so a batch is masked in one pass by the compiled kernel `tokkit._mask`, and the
 numpy twin below (used when the kernel is not built, or with TOKKIT_PURE_PYTHON=1) gives the same
 bits. Row keys come from the caller's `numpy.random.Generator`: a seed reproduces a run, and
-every call draws fresh keys, hence a fresh mask.
+every call draws fresh keys, hence a fresh mask. Probabilities are exact to 2**-32; the random
+token is uniform over the non-special ids to within n/2**32. Batches of 2**18 positions or more
+are split between two threads (the result does not depend on it). The arrays returned are views
+of buffers recycled once every view of them is gone: fresh pages cost as much as the masking.
 
 >>> import numpy as np
 >>> ids = np.array([[2, 7, 8, 9, 3]])
