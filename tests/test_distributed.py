@@ -128,3 +128,54 @@ def test_file_that_disappears_is_named(client, tmp_path):
     path.unlink()
     with pytest.raises(TokkitError, match="gone.txt"):
         dist.run_tasks(client, tasks, mode="bert", options={}, errors="strict", min_word_count=0, progress=False)
+
+
+@pytest.fixture(scope="module")
+def wordpiece(corpus):
+    return tokkit.train(corpus, algo="wordpiece", vocab_size=300)
+
+
+def shard_arrays(folder):
+    import json
+
+    import numpy as np
+
+    index = json.loads((folder / "index.json").read_text())
+    arrays = {}
+    for entry in index["shards"]:
+        with np.load(folder / entry["file"]) as data:
+            arrays[entry["file"]] = {k: data[k].tolist() for k in sorted(data.files)}
+    return index, arrays
+
+
+def test_encoding_resumes_after_an_interrupted_run(client, tmp_path, wordpiece):
+    from tokkit.distributed_encode import write_shards_dask
+    from tokkit.shards import ShardDataset
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    rng = random.Random(1)
+    for i in range(4):
+        paras = ["Title %d\n\n" % j + " ".join(rng.choice(["alpha beta.", "gamma delta!", "it's x-ray."])
+                                               for _ in range(40)) for j in range(30)]
+        (docs / f"d{i}.txt").write_text("\n\n".join(paras) + "\n", encoding="utf-8")
+    good = (docs / "d3.txt").read_bytes()
+    (docs / "d3.txt").write_bytes(good[:100] + b"\xff" + good[100:])  # the last file fails: the job stops
+    with pytest.raises(TokkitError, match="d3.txt"):
+        write_shards_dask(client, wordpiece, [docs], kind="nsp", max_length=64, output=tmp_path / "out")
+    assert not (tmp_path / "out" / "index.json").exists()
+    from tokkit.distributed_encode import completed
+
+    # with 2 workers, d3 starts only after a worker finished an earlier file
+    done = [i for i in range(4) if completed(tmp_path / "out", i)]
+    before = {s["file"]: (tmp_path / "out" / s["file"]).stat().st_mtime_ns
+              for i in done for s in completed(tmp_path / "out", i)["shards"]}
+    assert done and before
+    (docs / "d3.txt").write_bytes(good)
+    write_shards_dask(client, wordpiece, [docs], kind="nsp", max_length=64, output=tmp_path / "out", resume=True)
+    after = {name: (tmp_path / "out" / name).stat().st_mtime_ns for name in before}
+    assert after == before  # finished files were skipped, not redone
+    write_shards_dask(client, wordpiece, [docs], kind="nsp", max_length=64, output=tmp_path / "clean")
+    assert shard_arrays(tmp_path / "out") == shard_arrays(tmp_path / "clean")
+    examples = list(ShardDataset(tmp_path / "out"))
+    assert [int(e["index"]) for e in examples] == list(range(len(examples)))

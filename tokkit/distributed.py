@@ -172,8 +172,8 @@ def run_tasks(client, tasks: list[Task], *, mode: str, options: dict, errors: st
     """Count `tasks` on the cluster, reduce the tables as a tree on the workers, fetch the result."""
     from distributed import as_completed
 
-    futures = [client.submit(count_task, t, mode, options, errors, key=f"tokkit-count-{i}-{t.path}-{t.start}",
-                             pure=False) for i, t in enumerate(tasks)]
+    # pure=False: fresh keys every run, so a file changed since an earlier job is read again.
+    futures = [client.submit(count_task, t, mode, options, errors, pure=False) for t in tasks]
     sizes = {f.key: (t.end or 0) - t.start for f, t in zip(futures, tasks)}
     with Progress(sum(sizes.values()) or None, desc="counting (dask)", unit=" MB", scale=1e-6, enabled=progress) as bar:
         try:
