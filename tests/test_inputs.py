@@ -50,7 +50,7 @@ def test_pairs_equal_tokenizers_random_lengths(pair, lines, strategy):
     tok, ref = pair
     rng = random.Random(strategy)
     for _ in range(25):
-        max_length = rng.randint(4, 160)
+        max_length = rng.randint(3, 160)  # 3: the template alone, both texts cut to nothing
         n = rng.randint(1, 12)
         a = [rng.choice(lines)[: rng.randint(0, 500)] for _ in range(n)]
         b = [rng.choice(lines)[: rng.randint(0, 500)] for _ in range(n)]
@@ -115,10 +115,12 @@ def test_specials_written_in_text_keep_a_word_id(pair):
 
 def test_refused_options(pair):
     tok, _ = pair
-    with pytest.raises(ValueError, match="max_length=3 leaves no room"):
-        tokkit.encode(tok, ["a"], ["b"], max_length=3)
-    with pytest.raises(ValueError, match="max_length=2"):
-        tokkit.encode(tok, ["a"], max_length=2)
+    with pytest.raises(ValueError, match="max_length=2 is below the 3 template tokens"):
+        tokkit.encode(tok, ["a"], ["b"], max_length=2)
+    with pytest.raises(ValueError, match="max_length=1"):
+        tokkit.encode(tok, ["a"], max_length=1)
+    with pytest.raises(ValueError, match="return_overflowing needs"):
+        tokkit.encode(tok, ["a"], max_length=2, return_overflowing=True)
     with pytest.raises(ValueError, match="pairs"):
         tokkit.encode(tok, ["a"], ["b"], return_overflowing=True)
     with pytest.raises(ValueError, match="stride=8 must be smaller"):
@@ -140,3 +142,14 @@ def test_tokenizer_without_template_is_refused():
                                  special_tokens=["[PAD]", "[UNK]"])
     with pytest.raises(TokkitError, match="no \\[CLS\\]/\\[SEP\\] template"):
         tokkit.encode(tok, ["a"])
+
+
+def test_max_length_equal_to_the_template_keeps_only_specials(pair):
+    tok, ref = pair
+    ref.enable_truncation(3)
+    ref.no_padding()
+    encs = ref.encode_batch([("a b c", "d e")])
+    out = tokkit.encode(tok, ["a b c"], ["d e"], max_length=3)
+    assert out["input_ids"][0].tolist() == encs[0].ids == [tok.token_to_id(t) for t in ("[CLS]", "[SEP]", "[SEP]")]
+    ref.enable_truncation(2)
+    assert tokkit.encode(tok, ["a b c"], max_length=2)["input_ids"][0].tolist() == ref.encode("a b c").ids

@@ -93,9 +93,11 @@ def _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding
     if pad_to_multiple_of is not None and (not isinstance(pad_to_multiple_of, int) or pad_to_multiple_of < 1):
         raise ValueError(f"pad_to_multiple_of must be a positive int, got {pad_to_multiple_of!r}")
     template = 3 if text_pairs is not None else 2
-    if not isinstance(max_length, int) or max_length <= template:
-        # tokenizers silently skips truncation here; a row of specials only is never what was meant.
-        raise ValueError(f"max_length={max_length!r} leaves no room for text after the {template} template tokens")
+    if not isinstance(max_length, int) or max_length < template:
+        # tokenizers silently skips truncation here; tokkit refuses rather than overflow max_length.
+        raise ValueError(f"max_length={max_length!r} is below the {template} template tokens")
+    if return_overflowing and max_length == template:
+        raise ValueError(f"return_overflowing needs max_length above the {template} template tokens")
     if return_overflowing and text_pairs is not None:
         raise ValueError("return_overflowing works on single sequences only, not on pairs")
     if stride and stride >= max_length - template:
