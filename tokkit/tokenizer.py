@@ -42,6 +42,10 @@ class Tokenizer:
     Build one with `tokkit.load(path)`, `tokkit.train(...)` or `Tokenizer.from_trained(...)`.
     Instances hold no open files and no global state: they are safe to share between threads,
     survive `fork`, and pickle as plain data.
+
+    Lone surrogates (which `tokenizers` cannot even receive from Python) never crash: they are
+    treated as ordinary characters; byte-level BPE encodes their 3-byte "surrogatepass" form,
+    and `decode` gives U+FFFD in their place.
     """
 
     def __init__(self, spec: Spec, *, split_special_tokens: bool = False):
