@@ -276,6 +276,24 @@ cdef class WordCounter:
             self.busy = other.busy = False
         self.total_ += other.total_
 
+    def add_arrays(self, bytes blob, const int64_t[::1] offsets, const int64_t[::1] counts, int64_t total=0):
+        """Add a table in the form `to_arrays` returns (how tables travel between processes)."""
+        cdef Py_ssize_t i, n = counts.shape[0]
+        cdef const unsigned char* p = <const unsigned char*>PyBytes_AS_STRING(blob)
+        if offsets.shape[0] != n + 1 or (n and (offsets[0] != 0 or offsets[n] != len(blob))):
+            raise ValueError("offsets must run from 0 to len(blob), one more than counts")
+        for i in range(n):
+            if offsets[i + 1] < offsets[i]:
+                raise ValueError("offsets must not decrease")
+        self.enter()
+        try:
+            with nogil:
+                for i in range(n):
+                    self.add(p + offsets[i], offsets[i + 1] - offsets[i], counts[i])
+        finally:
+            self.busy = False
+        self.total_ += total
+
     def to_arrays(self):
         """(blob, offsets int64 (n+1), counts int64 (n)): the words sorted by their UTF-8 bytes."""
         cdef size_t n = self.cnts.size(), e, k, pos = 0, size

@@ -113,19 +113,10 @@ class _LineRange:
 
 def merge_tables(a, b, min_word_count: int = 0):
     """Run on a worker: add two tables; drop words rarer than `min_word_count` (and say how many)."""
-    merged: dict[bytes, int] = {}
+    table = new_counter("bert", {})  # used only as a compiled hash table: the mode does not matter
     for blob, offsets, counts, *_ in (a, b):
-        view = memoryview(blob)
-        bounds = offsets.tolist()
-        for i, c in enumerate(counts.tolist()):
-            key = bytes(view[bounds[i] : bounds[i + 1]])
-            merged[key] = merged.get(key, 0) + c
-    keys = sorted(merged)  # the same order WordCounter.to_arrays gives: by bytes
-    lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
-    offsets = np.zeros(len(keys) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    counts = np.fromiter((merged[k] for k in keys), dtype=np.int64, count=len(keys))
-    blob = b"".join(keys)
+        table.add_arrays(blob, offsets, counts)
+    blob, offsets, counts = table.to_arrays()
     total = a[3] + b[3]
     pruned_words = (a[4] if len(a) > 4 else 0) + (b[4] if len(b) > 4 else 0)
     pruned_count = (a[5] if len(a) > 5 else 0) + (b[5] if len(b) > 5 else 0)
