@@ -35,6 +35,18 @@ def test_ranges_cover_every_line_once(tmp_path, seed):
     assert all(p.endswith(b"\n") for p in nonempty[:-1])  # only the file's end may cut a line
 
 
+def test_pack_keeps_ranges_in_order_and_near_the_target(tmp_path):
+    sources = []
+    for i, size in enumerate([50, 10, 10, 400, 5]):
+        (tmp_path / f"f{i}.txt").write_bytes(b"x\n" * (size // 2))
+        sources.append(Source(str(tmp_path / f"f{i}.txt")))
+    ranges = dist.plan(sources, range_size=100)
+    tasks = dist.pack(ranges, 100)
+    assert [r for t in tasks for r in t] == ranges
+    assert all(sum(r.end - r.start for r in t) <= 100 for t in tasks)
+    assert len(tasks) < len(ranges)  # small files share a task
+
+
 def test_stdin_is_refused():
     with pytest.raises(TokkitError, match="stdin"):
         dist.plan([Source("-")])
@@ -124,7 +136,7 @@ def test_wrong_scheduler_address_fails_fast():
 def test_file_that_disappears_is_named(client, tmp_path):
     path = tmp_path / "gone.txt"
     path.write_text("some words\n" * 100)
-    tasks = dist.plan(resolve([str(path)]), range_size=100)
+    tasks = dist.pack(dist.plan(resolve([str(path)]), range_size=100), 300)
     path.unlink()
     with pytest.raises(TokkitError, match="gone.txt"):
         dist.run_tasks(client, tasks, mode="bert", options={}, errors="strict", min_word_count=0, progress=False)

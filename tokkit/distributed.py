@@ -4,7 +4,9 @@ Only the merge loop needs one place, and it runs on the client over the (much sm
 distinct words. Without pruning the table equals the local one, so the output files are
 byte-identical to a single-machine run.
 
-Ranges: a plain file is cut at every `range_size` bytes; the task for [start, end) begins after
+Ranges: a plain file is cut at every `range_size` bytes (by default about half of each
+worker's share of the corpus, between 1 and 64 MiB), and consecutive ranges, of one file or of
+several small files, are packed into tasks of about that size; the task for [start, end) begins after
 the first line end at or after `start` (at 0 for the first range) and reads on past `end` up to the
 end of the line holding byte `end - 1`. So every line is counted once, by the task where it starts,
 and inside a task the bytes are chunked by the local rule (`tokkit.corpus.iter_chunks`).
@@ -22,7 +24,9 @@ from tokkit.errors import TokkitError
 from tokkit.progress import Progress
 from tokkit.trainers.count import WordTable, new_counter
 
-RANGE_SIZE = 64 << 20  # 64 MiB per task: long enough to amortise scheduling, short enough to balance
+RANGE_SIZE = 64 << 20  # at most 64 MiB per task: long enough to amortise scheduling, short enough to balance
+MIN_RANGE = 1 << 20
+FAN_IN = 8  # tables added per reduction task: fewer levels than pairs, each still small
 
 
 @dataclass(frozen=True)
@@ -52,17 +56,41 @@ def plan(sources: list[Source], *, range_size: int = RANGE_SIZE) -> list[Task]:
     return tasks
 
 
-def count_task(task: Task, mode: str, options: dict, errors: str, chunk_size: int = CHUNK_SIZE):
-    """Run on a worker: count one task; return the table as arrays (blob, offsets, counts, total)."""
-    source = Source(task.path)
+def pack(ranges: list[Task], target: int) -> list[list[Task]]:
+    """Group consecutive ranges into tasks of about `target` bytes (a compressed file counts as target)."""
+    tasks: list[list[Task]] = []
+    size = target
+    for r in ranges:
+        n = target if r.end is None else r.end - r.start
+        if size + n > target and tasks and tasks[-1]:
+            tasks.append([])
+            size = 0
+        elif not tasks:
+            tasks.append([])
+            size = 0
+        tasks[-1].append(r)
+        size += n
+    return tasks
+
+
+def count_task(task: list[Task], mode: str, options: dict, errors: str, chunk_size: int = CHUNK_SIZE):
+    """Run on a worker: count the ranges of one task; return the table as (blob, offsets, counts, total)."""
     counter = new_counter(mode, options)
+    for r in task:
+        _count_range(counter, r, errors, chunk_size)
+    blob, offsets, counts = counter.to_arrays()
+    return blob, offsets, counts, counter.total
+
+
+def _count_range(counter, r: Task, errors: str, chunk_size: int) -> None:
+    source = Source(r.path)
     try:
         stream = source.open()
     except TokkitError:
-        raise FileNotFoundError(f"{task.path}: file disappeared during the job") from None
+        raise FileNotFoundError(f"{r.path}: file disappeared during the job") from None
     with stream:
-        reader = stream if task.compressed else _LineRange(stream, task.start, task.end)
-        offset = task.start
+        reader = stream if r.compressed else _LineRange(stream, r.start, r.end)
+        offset = r.start
         for chunk in iter_chunks(reader, chunk_size=chunk_size):
             try:
                 counter.count(chunk, errors=errors)
@@ -71,8 +99,6 @@ def count_task(task: Task, mode: str, options: dict, errors: str, chunk_size: in
 
                 raise ValueError(_decode_error(source, offset, exc)) from None
             offset += len(chunk)
-    blob, offsets, counts = counter.to_arrays()
-    return blob, offsets, counts, counter.total
 
 
 class _LineRange:
@@ -111,15 +137,17 @@ class _LineRange:
         return data
 
 
-def merge_tables(a, b, min_word_count: int = 0):
-    """Run on a worker: add two tables; drop words rarer than `min_word_count` (and say how many)."""
-    table = new_counter("bert", {})  # used only as a compiled hash table: the mode does not matter
-    for blob, offsets, counts, *_ in (a, b):
-        table.add_arrays(blob, offsets, counts)
-    blob, offsets, counts = table.to_arrays()
-    total = a[3] + b[3]
-    pruned_words = (a[4] if len(a) > 4 else 0) + (b[4] if len(b) > 4 else 0)
-    pruned_count = (a[5] if len(a) > 5 else 0) + (b[5] if len(b) > 5 else 0)
+def merge_tables(*tables, min_word_count: int = 0):
+    """Run on a worker: add tables; drop words rarer than `min_word_count` (and say how many)."""
+    acc = new_counter("bert", {})  # used only as a compiled hash table: the mode does not matter
+    total = pruned_words = pruned_count = 0
+    for blob, offsets, counts, t, *pruned in tables:
+        acc.add_arrays(blob, offsets, counts)
+        total += t
+        if pruned:
+            pruned_words += pruned[0]
+            pruned_count += pruned[1]
+    blob, offsets, counts = acc.to_arrays()
     if min_word_count > 1:
         blob, offsets, counts, n, c = prune(blob, offsets, counts, min_word_count)
         pruned_words += n
@@ -153,19 +181,23 @@ class DistributedStats:
 def count_words_dask(client, sources: list[Source], *, mode: str, options: dict | None = None, errors="strict",
                      min_word_count: int = 0, progress=False, range_size: int | None = None):
     """Count on the cluster behind `client`; return (WordTable, DistributedStats)."""
-    tasks = plan(sources, range_size=range_size or RANGE_SIZE)
+    if range_size is None:
+        known = [s.size() or 0 for s in sources if s.path != "-"]
+        workers = max(1, len(client.scheduler_info().get("workers", {})))
+        range_size = min(RANGE_SIZE, max(MIN_RANGE, sum(known) // (2 * workers)))
+    tasks = pack(plan(sources, range_size=range_size), range_size)
     return run_tasks(client, tasks, mode=mode, options=options or {}, errors=errors, min_word_count=min_word_count,
                      progress=progress)
 
 
-def run_tasks(client, tasks: list[Task], *, mode: str, options: dict, errors: str, min_word_count: int,
+def run_tasks(client, tasks: list[list[Task]], *, mode: str, options: dict, errors: str, min_word_count: int,
               progress: bool):
     """Count `tasks` on the cluster, reduce the tables as a tree on the workers, fetch the result."""
     from distributed import as_completed
 
     # pure=False: fresh keys every run, so a file changed since an earlier job is read again.
     futures = [client.submit(count_task, t, mode, options, errors, pure=False) for t in tasks]
-    sizes = {f.key: (t.end or 0) - t.start for f, t in zip(futures, tasks)}
+    sizes = {f.key: sum((r.end or 0) - r.start for r in t) for f, t in zip(futures, tasks)}
     with Progress(sum(sizes.values()) or None, desc="counting (dask)", unit=" MB", scale=1e-6, enabled=progress) as bar:
         try:
             for fut in as_completed(futures):
@@ -176,12 +208,9 @@ def run_tasks(client, tasks: list[Task], *, mode: str, options: dict, errors: st
         except ValueError as exc:
             raise TokkitError(str(exc)) from None
     layer = futures  # reduce in plan order so the tree is the same every run
-    while len(layer) > 1:  # a tree of pairwise additions, on the workers
-        nxt = [client.submit(merge_tables, layer[i], layer[i + 1], min_word_count, pure=False)
-               for i in range(0, len(layer) - 1, 2)]
-        if len(layer) % 2:
-            nxt.append(layer[-1])
-        layer = nxt
+    while len(layer) > 1:  # a tree of additions, FAN_IN tables at a time, on the workers
+        layer = [client.submit(merge_tables, *layer[i : i + FAN_IN], min_word_count=min_word_count, pure=False)
+                 if len(layer[i : i + FAN_IN]) > 1 else layer[i] for i in range(0, len(layer), FAN_IN)]
     blob, offsets, counts, total, *pruned = layer[0].result()
     if len(tasks) == 1 and min_word_count > 1:
         blob, offsets, counts, n, c = prune(blob, offsets, counts, min_word_count)
