@@ -182,24 +182,35 @@ cdef class Encoder:
             out.push(self.unk_id, s.ostart[na] + base, s.oend[nb - 1] + base, word)
             return
         self.fill_utf8(s, NO_TEXT, s.norm.data(), na, nb)
-        # byte offset of each char boundary
+        cdef const char* head
+        cdef int32_t v
         while start < n:
-            end = n if n - start <= self.max_token_chars else start + self.max_token_chars
-            found = -1
-            while end > start:
-                if start == 0:
-                    found = self.vocab.get(s.buf.data(), bpos[0][end])
-                else:
-                    found = self.cont.get(s.buf.data() + bpos[0][start], bpos[0][end] - bpos[0][start])
-                if found >= 0:
-                    break
-                end -= 1
+            # the tables map every token and every proper prefix of one (to -2): the whole rest is
+            # tried first, else a forward scan stops at the first non-prefix, remembering the
+            # longest token seen -- the same answer as trying lengths from the longest down.
+            head = s.buf.data() + bpos[0][start]
+            end = n
+            found = self.wp_get(start == 0, head, bpos[0][n] - bpos[0][start])
+            if found < 0:
+                found = -1
+                k = start + 1
+                while k <= n and k - start <= self.max_token_chars:
+                    v = self.wp_get(start == 0, head, bpos[0][k] - bpos[0][start])
+                    if v == -1:
+                        break
+                    if v >= 0:
+                        found = v
+                        end = k
+                    k += 1
             if found < 0:
                 out.truncate(mark)
                 out.push(self.unk_id, s.ostart[na] + base, s.oend[nb - 1] + base, word)
                 return
             out.push(found, s.ostart[na + start] + base, s.oend[na + end - 1] + base, word)
             start = end
+
+    cdef int32_t wp_get(self, bint first, const char* p, Py_ssize_t n) noexcept nogil:
+        return self.vocab.get(p, n) if first else self.cont.get(p, n)
 
     cdef void bpe_piece(self, Scratch s, Rows out, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b,
                         int32_t word, Py_ssize_t base) noexcept nogil:

@@ -12,6 +12,19 @@ from tokkit._encode_maps cimport StrMap, PairMap
 WORDPIECE, CHARBPE, BYTELEVEL = 0, 1, 2  # the kind codes of _encode.pyx
 
 
+def prefix_table(tokens) -> StrMap:
+    """UTF-8 of each token -> its id, and of each proper prefix (by character) -> -2."""
+    table = {}
+    for token, _ in tokens:
+        for k in range(1, len(token)):
+            table.setdefault(token[:k].encode("utf-8", "surrogatepass"), -2)
+    for token, idx in tokens:
+        key = token.encode("utf-8", "surrogatepass")
+        if table.get(key, -2) == -2:  # the first of two equal tokens keeps the id
+            table[key] = idx
+    return StrMap(list(table), list(table.values()))
+
+
 def build_kernel(spec, bint split_special_tokens=False) -> Encoder:
     """Compile a tokkit.formats.Spec into read-only lookup tables."""
     from tokkit.errors import TokkitError
@@ -32,10 +45,9 @@ def build_kernel(spec, bint split_special_tokens=False) -> Encoder:
     e.ints = tuple(range(len(vocab)))
     utf8 = [t.encode("utf-8", "surrogatepass") for t in vocab]
     if e.kind == WORDPIECE:
-        e.vocab = StrMap(utf8, range(len(vocab)))
         p = spec.prefix
-        cont = [(t[len(p):].encode("utf-8", "surrogatepass"), i) for i, t in enumerate(vocab) if t.startswith(p)]
-        e.cont = StrMap([c for c, _ in cont], [i for _, i in cont])
+        e.vocab = prefix_table([(t, i) for i, t in enumerate(vocab)])
+        e.cont = prefix_table([(t[len(p):], i) for i, t in enumerate(vocab) if t.startswith(p) and len(t) > len(p)])
         e.merges = PairMap([], [])
     else:
         try:

@@ -36,8 +36,8 @@ cdef struct Slot:
     uint64_t hash
     uint64_t head      # the key's first 8 bytes, zero-padded: short keys compare without touching blob
     int64_t off        # where the key's bytes start in blob
-    int32_t length
-    int32_t value      # -1: empty slot
+    int32_t length     # -1: empty slot
+    int32_t value
 
 cdef struct PairSlot:
     uint64_t key

@@ -31,7 +31,7 @@ cdef class StrMap:
         cdef Slot empty
         empty.hash = empty.head = 0
         empty.off = 0
-        empty.length = 0
+        empty.length = -1  # marks an empty slot (values may be negative)
         empty.value = -1
         self.mask = size - 1
         self.slots.assign(size, empty)
@@ -42,7 +42,7 @@ cdef class StrMap:
                 continue
             h = hash_bytes(key, n)
             i = h & self.mask
-            while self.slots[i].value >= 0:
+            while self.slots[i].length >= 0:
                 i = (i + 1) & self.mask
             self.slots[i].hash = h
             self.slots[i].head = load_head(key, n)
@@ -60,7 +60,7 @@ cdef class StrMap:
         cdef const Slot* slot
         while True:
             slot = &self.slots[i]
-            if slot.value < 0:
+            if slot.length < 0:
                 return -1
             if slot.hash == h and slot.head == head and slot.length == n:
                 if n <= 8 or memcmp(self.blob.data() + slot.off + 8, p + 8, n - 8) == 0:
