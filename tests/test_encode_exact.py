@@ -55,12 +55,7 @@ def test_every_multilingual_line_equals_tokenizers(oracle_paths, kind):
             assert not bad.size, (key, repr(chunk[bad[0]][:200]))
 
 
-GPT2_UNICODE_GAP = pytest.mark.xfail(
-    strict=False, reason="tokkit/_text's GPT-2 scanner takes letters from the `regex` package's newer Unicode "
-    "(e.g. U+323B0, U+3D000 count as \\p{L}); tokenizers' regex engine does not: reported to the owner of _text")
-
-
-@pytest.mark.parametrize("kind", ["wordpiece", "bpe", pytest.param("bytelevel", marks=GPT2_UNICODE_GAP)])
+@pytest.mark.parametrize("kind", KINDS)
 def test_hypothesis_any_code_point(oracle_paths, kind):
     tok, ref = _pair(oracle_paths, kind)
 

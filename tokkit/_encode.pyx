@@ -11,7 +11,8 @@ All per-character and per-word work runs without the GIL; the tables are read-on
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
-from tokkit._text cimport TextView, text_view, text_at, utf8_put, Piece, BertOptions, bert_pieces, gpt2_pieces
+from tokkit._text cimport (TextView, text_view, text_at, utf8_put, Piece, BertOptions, bert_pieces,
+                           bert_norm_pieces, gpt2_pieces_tokenizers)
 from tokkit._encode_maps cimport StrMap, PairMap, PieceCache, hash_bytes
 from tokkit._encode_bpe cimport bpe_merge
 from tokkit._encode_rows cimport Rows
@@ -119,7 +120,7 @@ cdef class Encoder:
             while a < b:
                 cut = safe_cut(t, a + CHUNK_CHARS, b)
                 s.pieces.clear()
-                gpt2_pieces(t, a, cut, s.pieces)
+                gpt2_pieces_tokenizers(t, a, cut, s.pieces)  # tokenizers' (and tiktoken's) Unicode classes
                 for k in range(<Py_ssize_t>s.pieces.size()):
                     p = s.pieces[k]
                     self.bpe_piece(s, out, t, NULL, p.start, p.end, word, 0)
