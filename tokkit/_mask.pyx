@@ -1,15 +1,23 @@
 # cython: language_level=3
-"""Compiled 80/10/10 masking kernel: one counter-based hash per position, no GIL.
+"""Compiled 80/10/10 masking kernel: geometric gaps between chosen positions, no GIL.
 
-Every position (row r, column j) gets h = mix(keys[r, 0] + (j + 1) * GAMMA), a SplitMix64
-output. Its low 32 bits decide whether the position (or the word starting there) is chosen,
-its high 32 bits pick [MASK] / random / keep; a second hash keyed by keys[r, 1] picks the random
-token. Because each value depends only on (row key, column), the result is the same whatever
-the thread count, and tokkit/masking.py reproduces it exactly with numpy.
+Without word ids a row is masked like this: the ids are copied and the labels set to -100 in
+plain vectorised loops, then the chosen positions are reached by jumping over geometric gaps
+(P(gap = g) = p(1-p)^g), one draw per chosen position instead of one per position. Draw i of
+row r is mix(keys[r, 0] + i * GAMMA) (SplitMix64); its top 53 bits U give the gap as the
+smallest g with U < cdf[g] (a bucket table over U's top bits gives the starting g). A gap past
+the table (g == L) skips L positions without choosing: the geometric law is memoryless. A chosen
+position that is special is simply dropped, so the choice is i.i.d. Bernoulli(p) over the
+eligible positions. A chosen column j then gets h = mix(keys[r, 1] + (j + 1) * GAMMA): its high
+32 bits pick [MASK] / random / keep, its low 32 bits the random token. With word ids, every
+position gets its own hash (the first token of a word decides for it). Each value depends only on
+(row key, counter), so the result does not depend on the thread count, and tokkit/masking.py
+reproduces it exactly with numpy.
 
 >>> # see tokkit.masking.mask_tokens for the public entry point
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 
 ctypedef fused id_t:
     int32_t
@@ -97,11 +105,15 @@ cdef struct Job:
     const uint64_t* keys
     const uint8_t* is_special
     const int64_t* allowed
+    const uint64_t* cdf
+    const uint16_t* start
     void* out
     int64_t* labels
     long cols
     long vocab
     long n_allowed
+    long n_cdf
+    int start_shift
     uint64_t t_choose
     uint64_t t_mask
     uint64_t t_rand
@@ -109,9 +121,86 @@ cdef struct Job:
     long bad_row
 
 
+cdef inline bint row_is_bad(const id_t* row, long cols, uint64_t vocab) noexcept nogil:
+    # Branch-free reduction, so the compiler can vectorise it.
+    cdef uint64_t acc = 0
+    cdef long j
+    for j in range(cols):
+        acc |= <uint64_t>(<uint64_t><int64_t>row[j] >= vocab)
+    return acc != 0
+
+
 cdef void run_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) noexcept nogil:
     # Every field is copied to a local first: the stores to out/labels could otherwise alias the
     # Job struct and force the compiler to reload it on each position.
+    cdef const uint8_t* special = job.special
+    cdef const uint8_t* is_special = job.is_special
+    cdef const int64_t* allowed = job.allowed
+    cdef const uint64_t* cdf = job.cdf
+    cdef const uint16_t* start = job.start
+    cdef int64_t* labels = job.labels
+    cdef long r, j, c, g, cols = job.cols, n_cdf = job.n_cdf, bad_row = -1
+    cdef int shift = job.start_shift
+    cdef uint64_t vocab = <uint64_t>job.vocab
+    cdef uint64_t t_mask = job.t_mask, t_keep = job.t_mask + job.t_rand
+    cdef uint64_t n_allowed = <uint64_t>job.n_allowed
+    cdef id_t mask_id = <id_t>job.mask_id
+    cdef uint64_t k0, k1, h, u, i
+    cdef const id_t* row
+    cdef id_t* orow
+    cdef int64_t* lrow
+    cdef const uint8_t* srow
+    cdef int64_t v
+    if job.words != NULL:
+        run_word_rows(job, lo, hi, out, ids)
+        return
+    for r in range(lo, hi):
+        row = ids + r * cols
+        orow = out + r * cols
+        lrow = labels + r * cols
+        srow = special + r * cols
+        memcpy(orow, row, cols * sizeof(id_t))
+        for j in range(cols):
+            lrow[j] = -100
+        if row_is_bad(row, cols, vocab):
+            bad_row = r  # the caller raises; the row is left unmasked
+            continue
+        if job.t_choose == 0:
+            continue
+        k0 = job.keys[2 * r]
+        k1 = job.keys[2 * r + 1]
+        c = 0  # positions consumed so far
+        i = 0
+        while True:
+            i += 1
+            u = mix(k0 + i * GAMMA) >> 11
+            g = start[u >> shift]
+            while u >= cdf[g]:  # cdf[n_cdf] is above every U: a sentinel
+                g += 1
+            if g == n_cdf:  # past the table: skip n_cdf positions, choose none
+                c += n_cdf
+                if c >= cols:
+                    break
+                continue
+            j = c + g
+            c = j + 1
+            if j >= cols:
+                break
+            v = row[j]
+            if srow[j] | is_special[v]:
+                continue  # dropping ineligible picks keeps the rest i.i.d. Bernoulli(p)
+            h = mix(k1 + <uint64_t>(j + 1) * GAMMA)
+            lrow[j] = v
+            if (h >> 32) < t_mask:
+                orow[j] = mask_id
+            elif (h >> 32) < t_keep:
+                orow[j] = <id_t>allowed[((h & 0xFFFFFFFFULL) * n_allowed) >> 32]
+    if bad_row >= 0:
+        job.bad_row = bad_row  # benign race between threads: any offending row will do
+
+
+cdef void run_word_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) noexcept nogil:
+    # Whole words: one hash per position, the first token of each word decides for the word.
     cdef const uint8_t* special = job.special
     cdef const uint8_t* is_special = job.is_special
     cdef const int64_t* words = job.words
@@ -143,14 +232,11 @@ cdef void run_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) noexc
             if is_special[v]:
                 continue  # e.g. an [UNK] inside a word: never chosen, but the word goes on
             h = mix(k0 + <uint64_t>(j + 1) * GAMMA)
-            if words == NULL:
+            w = words[p]
+            # A word is a run of equal non-negative word ids; its first token decides for it.
+            if w < 0 or w != prev_word:
                 chosen = <uint64_t><uint32_t>h < t_choose
-            else:
-                w = words[p]
-                # A word is a run of equal non-negative word ids; its first token decides for it.
-                if w < 0 or w != prev_word:
-                    chosen = <uint64_t><uint32_t>h < t_choose
-                prev_word = w
+            prev_word = w
             hi32 = h >> 32
             # Written without a branch on `chosen` (taken 15% of the time at random, so a branch
             # would be mispredicted often); only the rare random replacement branches.
@@ -160,7 +246,7 @@ cdef void run_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) noexc
                 h = mix(k1 + <uint64_t>(j + 1) * GAMMA)
                 out[p] = <id_t>allowed[((h >> 32) * n_allowed) >> 32]
     if bad_row >= 0:
-        job.bad_row = bad_row  # benign race between threads: any offending row will do
+        job.bad_row = bad_row
 
 
 cdef void rows_i32(void* job, long lo, long hi) noexcept nogil:
@@ -180,6 +266,8 @@ def mask_rows(
     const uint64_t[:, ::1] keys,
     const uint8_t[::1] is_special,
     const int64_t[::1] allowed,
+    const uint64_t[::1] cdf,
+    const uint16_t[::1] start,
     id_t[:, ::1] out,
     int64_t[:, ::1] labels,
     uint64_t t_choose,
@@ -189,11 +277,19 @@ def mask_rows(
     int threads=1,
 ):
     """Fill `out` and `labels` for every row; return the index of a row holding an id outside
-    [0, len(is_special)), or -1. Shapes and dtypes are checked by the caller."""
+    [0, len(is_special)), or -1. Shapes and dtypes are checked by the caller.
+
+    `cdf` holds the gap table (L thresholds on 53-bit U, then a sentinel 2**53); `start`
+    (2**b entries) the first candidate gap of each bucket of U's top b bits."""
     cdef const int64_t[:, ::1] wv
     cdef Job job
     cdef long rows = ids.shape[0]
     cdef tokkit_rows_fn fn
+    cdef int bits = 0
+    while (1 << bits) < start.shape[0]:
+        bits += 1
+    if (1 << bits) != start.shape[0] or bits > 53 or cdf.shape[0] < 2 or cdf[cdf.shape[0] - 1] < (1ULL << 53):
+        raise ValueError("start must have 2**b entries and cdf must end with the sentinel 2**53")
     job.ids = &ids[0, 0] if ids.size else NULL
     job.special = &special[0, 0] if special.size else NULL
     job.words = NULL
@@ -208,6 +304,10 @@ def mask_rows(
     job.cols = ids.shape[1]
     job.vocab = is_special.shape[0]
     job.n_allowed = allowed.shape[0]
+    job.cdf = &cdf[0]
+    job.start = &start[0]
+    job.n_cdf = cdf.shape[0] - 1
+    job.start_shift = 53 - bits
     job.t_choose = t_choose
     job.t_mask = t_mask
     job.t_rand = t_rand

@@ -1,11 +1,13 @@
 """Dynamic BERT masking: choose 15% of tokens, then 80% [MASK], 10% random, 10% kept.
 
-One 64-bit counter-based hash per position decides everything (SplitMix64 of the row key plus
-the column), so a batch is masked in one pass by the compiled kernel `tokkit._mask`, and the
-numpy twin below (used when the kernel is not built, or with TOKKIT_PURE_PYTHON=1) gives the same
-bits. Row keys come from the caller's `numpy.random.Generator`: a seed reproduces a run, and
-every call draws fresh keys, hence a fresh mask. Probabilities are exact to 2**-32; the random
-token is uniform over the non-special ids to within n/2**32. Batches of 2**18 positions or more
+Chosen positions are reached by geometric gaps (one counter-based SplitMix64 draw per chosen
+position, keyed by the row), and each chosen position's 80/10/10 choice and random token come
+from one more hash of (row key, column); with word ids, one hash per position decides per word.
+The compiled kernel `tokkit._mask` does this in one pass, and the numpy twin below (used when the
+kernel is not built, or with TOKKIT_PURE_PYTHON=1) gives the same bits. Row keys come from the
+caller's `numpy.random.Generator`: a seed reproduces a run, and every call draws fresh keys, hence
+a fresh mask. Probabilities are exact to 2**-32 (the gap law to 2**-52); the random token is
+uniform over the non-special ids to within n/2**32. Batches of 2**18 positions or more
 are split between two threads (the result does not depend on it). The arrays returned are views
 of buffers recycled once every view of them is gone: fresh pages cost as much as the masking.
 
@@ -45,6 +47,30 @@ _TWO32 = 1 << 32
 # Batches smaller than this run on one thread: spawning a thread costs ~50-80 us on the
 # reference VM, as much as masking 100 rows of 128, so only big batches are split in two.
 _THREAD_MIN_POSITIONS = 1 << 18
+# Gap table: thresholds for gaps 0 .. _GAP_TABLE - 1 (a longer gap skips that many positions and
+# draws again), and a first-guess table over the top _GAP_BUCKET_BITS bits of the 53-bit draw.
+_GAP_TABLE = 1024
+_GAP_BUCKET_BITS = 12
+_TWO53 = 1 << 53
+
+
+def gap_tables(p: float) -> Tuple[np.ndarray, np.ndarray]:
+    """Inverse-CDF tables of the geometric gap law P(g) = p(1-p)^g on a 53-bit uniform draw U.
+
+    The gap is the smallest g with U < cdf[g]; cdf[-1] = 2**53 is a sentinel meaning "longer than
+    the table". start[b] is the gap of the smallest U whose top bits are b.
+
+    >>> cdf, start = gap_tables(0.5)
+    >>> cdf[:2].tolist(), int(cdf[-1]) == 2**53, int(start[0]), int(start[-1]) > 0
+    ([4503599627370496, 6755399441055744], True, 0, True)
+    """
+    g = np.arange(1, _GAP_TABLE + 1, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        cdf = np.rint(-np.expm1(g * np.log1p(-p)) * float(_TWO53)) if p < 1.0 else np.full(_GAP_TABLE, float(_TWO53))
+    cdf = np.append(np.clip(cdf, 0, _TWO53).astype(np.uint64), np.uint64(_TWO53))
+    lows = np.arange(1 << _GAP_BUCKET_BITS, dtype=np.uint64) << np.uint64(53 - _GAP_BUCKET_BITS)
+    start = np.searchsorted(cdf[:-1], lows, side="right").astype(np.uint16)
+    return cdf, start
 
 
 def _threshold(p: float) -> int:
@@ -87,6 +113,9 @@ class MaskSpec:
         self.is_special.setflags(write=False)  # specs are cached and shared between calls
         self.allowed.setflags(write=False)
         self.t_choose = _threshold(mlm_probability)
+        self.gap_cdf, self.gap_start = gap_tables(float(mlm_probability))
+        self.gap_cdf.setflags(write=False)
+        self.gap_start.setflags(write=False)
         self.t_mask = _threshold(mask_replace_prob)
         self.t_rand = min(_threshold(random_replace_prob), _TWO32 - self.t_mask)
         if self.t_rand and not self.allowed.size:
@@ -207,7 +236,8 @@ def apply_mask(spec: MaskSpec, input_ids, special_tokens_mask, *, rng: Optional[
     if _compiled is not None and os.environ.get("TOKKIT_PURE_PYTHON") != "1":
         if threads is None:
             threads = 2 if ids2.size >= _THREAD_MIN_POSITIONS else 1
-        bad = _compiled.mask_rows(ids2, special2, words, keys, spec.is_special, spec.allowed, out, labels,
+        bad = _compiled.mask_rows(ids2, special2, words, keys, spec.is_special, spec.allowed, spec.gap_cdf,
+                                  spec.gap_start, out, labels,
                                   spec.t_choose, spec.t_mask, spec.t_rand, spec.mask_token_id, threads)
     else:
         bad = _mask_rows_numpy(ids2, special2, words, keys, spec, out, labels)
@@ -227,36 +257,55 @@ def _mix(z: np.ndarray) -> np.ndarray:
 
 
 def _mask_rows_numpy(ids, special, words, keys, spec: MaskSpec, out, labels) -> int:
-    """The kernel in vectorised numpy: the same hashes, hence the same masks, only slower."""
+    """The kernel in vectorised numpy: the same draws, hence the same masks, only slower."""
     rows, cols = ids.shape
     bad = (ids < 0) | (ids >= spec.vocab_size)
     out[...] = ids
     labels[...] = IGNORE_INDEX
     if not ids.size:
         return -1
+    bad_row = bad.any(axis=1)
     safe = np.where(bad, 0, ids)
-    eligible = (special == 0) & (spec.is_special[safe] == 0) & ~bad
+    eligible = (special == 0) & (spec.is_special[safe] == 0) & ~bad_row[:, None]
     counter = np.arange(1, cols + 1, dtype=np.uint64) * _GAMMA
     with np.errstate(over="ignore"):
-        h = _mix(keys[:, :1] + counter[None, :])
-        low = h & np.uint64(0xFFFFFFFF)
-        hi = h >> np.uint64(32)
-        decide = low < np.uint64(spec.t_choose)
         if words is None:
-            chosen = decide & eligible
-        else:
-            chosen = _whole_words(decide, eligible, words, structural=(special != 0) | bad)
-        labels[chosen] = ids[chosen]
-        to_mask = chosen & (hi < np.uint64(spec.t_mask))
-        to_rand = chosen & ~to_mask & (hi < np.uint64(spec.t_mask + spec.t_rand))
-        out[to_mask] = spec.mask_token_id
-        if to_rand.any():
-            r, c = np.nonzero(to_rand)
+            r, c = _gap_choices(keys, spec, rows, cols, counter)
+            keep = eligible[r, c]
+            r, c = r[keep], c[keep]
             h2 = _mix(keys[r, 1] + counter[c])
-            pick = ((h2 >> np.uint64(32)) * np.uint64(spec.allowed.size)) >> np.uint64(32)
-            out[r, c] = spec.allowed[pick.astype(np.int64)]
-    bad_rows = np.flatnonzero(bad.any(axis=1))
+            hi, pick = h2 >> np.uint64(32), h2 & np.uint64(0xFFFFFFFF)
+        else:
+            h = _mix(keys[:, :1] + counter[None, :])
+            decide = (h & np.uint64(0xFFFFFFFF)) < np.uint64(spec.t_choose)
+            r, c = np.nonzero(_whole_words(decide, eligible, words, structural=(special != 0) | bad))
+            hi = h[r, c] >> np.uint64(32)
+            h2 = _mix(keys[r, 1] + counter[c])
+            pick = h2 >> np.uint64(32)
+        labels[r, c] = ids[r, c]
+        to_mask = hi < np.uint64(spec.t_mask)
+        to_rand = ~to_mask & (hi < np.uint64(spec.t_mask + spec.t_rand))
+        out[r[to_mask], c[to_mask]] = spec.mask_token_id
+        if to_rand.any():
+            token = (pick[to_rand] * np.uint64(spec.allowed.size)) >> np.uint64(32)
+            out[r[to_rand], c[to_rand]] = spec.allowed[token.astype(np.int64)]
+    bad_rows = np.flatnonzero(bad_row)
     return int(bad_rows[0]) if bad_rows.size else -1
+
+
+def _gap_choices(keys, spec: MaskSpec, rows: int, cols: int, counter):
+    """(row, column) of every chosen position before eligibility, as the kernel's gap walk finds them.
+
+    Every draw moves at least one position on, so `cols` draws per row always reach the row's end.
+    """
+    if spec.t_choose == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    u = _mix(keys[:, :1] + counter[None, :]) >> np.uint64(11)
+    table = spec.gap_cdf.size - 1
+    g = np.searchsorted(spec.gap_cdf[:-1], u.ravel(), side="right").reshape(rows, cols).astype(np.int64)
+    end = np.cumsum(np.minimum(g + 1, table), axis=1)  # positions consumed after each draw
+    r, k = np.nonzero((g < table) & (end <= cols))
+    return r, end[r, k] - 1
 
 
 def _whole_words(decide, eligible, words, structural):
