@@ -27,6 +27,8 @@ def assert_same(tok, ref, texts):
         expected = (enc.ids, enc.offsets, enc.word_ids)
         assert (ours.ids, ours.offsets, ours.word_ids) == expected, repr(text[:200])
         assert ours.tokens == enc.tokens
+    # the path without offsets (other pre-tokenizer entry, no spans) gives the same ids
+    assert tok.encode_batch(texts) == [e.ids for e in encs]
 
 
 @pytest.mark.parametrize("kind", KINDS)

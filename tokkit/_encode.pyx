@@ -133,7 +133,10 @@ cdef class Encoder:
         s.norm.clear()
         s.ostart.clear()
         s.oend.clear()
-        bert_pieces(sub, &self.opts, s.norm, s.ostart, s.oend, s.pieces)
+        if out.with_offsets:
+            bert_pieces(sub, &self.opts, s.norm, s.ostart, s.oend, s.pieces)
+        else:
+            bert_norm_pieces(sub, &self.opts, s.norm, s.pieces)  # no per-character spans to track
         for k in range(<Py_ssize_t>s.pieces.size()):
             p = s.pieces[k]
             if self.kind == WORDPIECE:
@@ -180,7 +183,7 @@ cdef class Encoder:
         cdef int32_t found
         cdef vector[int32_t]* bpos = &s.bpos
         if n > self.max_chars:
-            out.push(self.unk_id, s.ostart[na] + base, s.oend[nb - 1] + base, word)
+            self.push_norm(s, out, self.unk_id, na, nb, word, base)
             return
         self.fill_utf8(s, NO_TEXT, s.norm.data(), na, nb)
         cdef const char* head
@@ -205,10 +208,18 @@ cdef class Encoder:
                     k += 1
             if found < 0:
                 out.truncate(mark)
-                out.push(self.unk_id, s.ostart[na] + base, s.oend[nb - 1] + base, word)
+                self.push_norm(s, out, self.unk_id, na, nb, word, base)
                 return
-            out.push(found, s.ostart[na + start] + base, s.oend[na + end - 1] + base, word)
+            self.push_norm(s, out, found, na + start, na + end, word, base)
             start = end
+
+    cdef void push_norm(self, Scratch s, Rows out, int32_t idx, Py_ssize_t a, Py_ssize_t b, int32_t word,
+                        Py_ssize_t base) noexcept nogil:
+        """A token covering normalized chars a:b; its offsets map back through the spans (if kept)."""
+        if out.with_offsets:
+            out.push(idx, s.ostart[a] + base, s.oend[b - 1] + base, word)
+        else:
+            out.ids.push_back(idx)
 
     cdef int32_t wp_get(self, bint first, const char* p, Py_ssize_t n) noexcept nogil:
         return self.vocab.get(p, n) if first else self.cont.get(p, n)
@@ -227,7 +238,7 @@ cdef class Encoder:
         s.buf.resize(nb)
         if idx >= 0 and self.direct[idx]:
             if charbpe:
-                out.push(idx, s.ostart[a] + base, s.oend[b - 1] + base, word)
+                self.push_norm(s, out, idx, a, b, word, base)
             else:
                 out.push(idx, a, b, word)
             return
