@@ -191,3 +191,34 @@ def test_encoding_resumes_after_an_interrupted_run(client, tmp_path, wordpiece):
     assert shard_arrays(tmp_path / "out") == shard_arrays(tmp_path / "clean")
     examples = list(ShardDataset(tmp_path / "out"))
     assert [int(e["index"]) for e in examples] == list(range(len(examples)))
+
+
+def test_cli_encode_on_a_local_cluster_with_resume(tmp_path, wordpiece):
+    import subprocess
+    import sys
+
+    wordpiece.save(tmp_path / "tok")
+    (tmp_path / "a.txt").write_text("Title\n\nalpha beta gamma. delta alpha.\n\nmore text here. and more.\n")
+    args = [sys.executable, "-m", "tokkit.cli", "encode", "-t", "tok", "--pretraining", "full", "--max-length",
+            "32", "-o", "shards", "--scheduler", "local", "--threads", "1", "-q", "a.txt"]
+    for extra in ([], ["--resume"]):
+        proc = subprocess.run(args + extra, cwd=tmp_path, capture_output=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr.decode()
+        assert "dashboard" in proc.stderr.decode()
+    from tokkit.shards import ShardDataset
+
+    assert len(ShardDataset(tmp_path / "shards")) >= 1
+    proc = subprocess.run(args[:-1] + ["-"], cwd=tmp_path, capture_output=True, timeout=300)
+    assert proc.returncode == 2 and b"stdin" in proc.stderr
+
+
+def test_cli_train_wrong_scheduler_fails_fast(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "a.txt").write_text("some words here\n")
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "tokkit.cli", "train", "--scheduler", "tcp://127.0.0.1:9", "a.txt"],
+                          cwd=tmp_path, capture_output=True, timeout=120)
+    assert proc.returncode == 2 and b"cannot reach" in proc.stderr
+    assert time.perf_counter() - start < 30

@@ -69,8 +69,12 @@ def split_pair(where, line):
 @click.option("--pretraining", type=click.Choice(["nsp", "full"]), default=None,
               help="Write pretraining shards (NSP pairs or full sentences) to the -o folder.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for --pretraining.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="With --pretraining: encode on a Dask cluster (tcp://host:8786, or 'local'), a task per file.")
+@click.option("--resume", is_flag=True, help="With --scheduler: skip input files whose shards are complete.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-def command(files, tokenizer_path, pairs, fmt, output, max_length, template, threads, pretraining, seed, quiet):
+def command(files, tokenizer_path, pairs, fmt, output, max_length, template, threads, pretraining, seed, scheduler,
+            resume, quiet):
     """Encode text FILES (stdin without FILES) with the tokenizer in DIR."""
     import tokkit
     from tokkit.progress import Progress
@@ -81,6 +85,12 @@ def command(files, tokenizer_path, pairs, fmt, output, max_length, template, thr
     if pretraining is not None:
         if output is None:
             raise TokkitError("--pretraining needs -o/--output (a folder for the shards)")
+        if scheduler:
+            write_on_cluster(tok, files, pretraining, max_length or 128, output, seed, scheduler, resume, threads,
+                             quiet)
+            return
+        if resume:
+            raise TokkitError("--resume applies to cluster encoding (--scheduler)")
         from tokkit.pretraining import write_shards
 
         with Progress(total=total, desc="encoding", unit="MB", scale=1e-6, enabled=show) as bar:
@@ -95,6 +105,23 @@ def command(files, tokenizer_path, pairs, fmt, output, max_length, template, thr
             write_npz(tok, lines, pairs, Path(output), max_length or 512, threads)
         else:
             write_ids(tok, lines, pairs, output, max_length, template, threads)
+
+
+def write_on_cluster(tok, files, kind, max_length, output, seed, scheduler, resume, workers, quiet):
+    """Shards on a Dask cluster: one task per input file, resumable (tokkit.distributed_encode)."""
+    import sys
+
+    from tokkit.distributed import connect
+    from tokkit.distributed_encode import write_shards_dask
+
+    if not files or "-" in files:
+        raise TokkitError("--scheduler reads files: give input files (not stdin)")
+    client = connect(scheduler, workers=workers, echo=lambda m: click.echo(m, err=True))
+    try:
+        write_shards_dask(client, tok, list(files), kind=kind, max_length=max_length, output=output, seed=seed,
+                          resume=resume, progress=not quiet and sys.stderr.isatty())
+    finally:
+        client.close()
 
 
 def write_ids(tok, lines, pairs, output, max_length, template, threads):
