@@ -106,6 +106,7 @@ cdef struct Job:
     const uint8_t* special
     const int64_t* words
     const uint64_t* keys
+    uint64_t seed
     const uint8_t* is_special
     const int64_t* allowed
     const uint64_t* cdf
@@ -122,6 +123,12 @@ cdef struct Job:
     uint64_t t_rand
     int64_t mask_id
     long bad_row
+
+
+cdef inline uint64_t row_key(const Job* job, long r, int which) noexcept nogil:
+    if job.keys != NULL:
+        return job.keys[2 * r + which]
+    return mix(job.seed + <uint64_t>(2 * r + 1 + which) * GAMMA)
 
 
 cdef inline bint copy_row(const id_t* row, id_t* orow, int64_t* lrow, long cols, uint64_t vocab) noexcept nogil:
@@ -173,8 +180,7 @@ cdef void run_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) noexc
             continue
         if job.t_choose == 0:
             continue
-        k0 = job.keys[2 * r]
-        k1 = job.keys[2 * r + 1]
+        k0, k1 = row_key(job, r, 0), row_key(job, r, 1)
         c = 0  # positions consumed so far
         i = 0
         while True:
@@ -220,8 +226,7 @@ cdef void run_word_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) 
     cdef int64_t v, w, prev_word
     cdef bint chosen = False
     for r in range(lo, hi):
-        k0 = job.keys[2 * r]
-        k1 = job.keys[2 * r + 1]
+        k0, k1 = row_key(job, r, 0), row_key(job, r, 1)
         prev_word = -1
         for j in range(cols):
             p = r * cols + j
@@ -265,59 +270,87 @@ cdef void rows_i64(void* job, long lo, long hi) noexcept nogil:
     run_rows(j, lo, hi, <int64_t*>j.out, <const int64_t*>j.ids)
 
 
+cdef class Tables:
+    """The per-settings lookup tables, held as typed views once so each call need not re-acquire them.
+
+    `cdf` holds the gap table (L thresholds on 53-bit U, then a sentinel 2**53); `start`
+    (2**b entries) the first candidate gap of each bucket of U's top b bits.
+    """
+    cdef const uint8_t[::1] is_special
+    cdef const int64_t[::1] allowed
+    cdef const uint64_t[::1] cdf
+    cdef const uint16_t[::1] start
+    cdef int shift
+    cdef uint64_t t_choose, t_mask, t_rand
+    cdef int64_t mask_id
+
+    def __init__(self, is_special, allowed, cdf, start, uint64_t t_choose, uint64_t t_mask,
+                 uint64_t t_rand, int64_t mask_id):
+        self.is_special, self.allowed, self.cdf, self.start = is_special, allowed, cdf, start
+        cdef int bits = 0
+        while (1 << bits) < self.start.shape[0]:
+            bits += 1
+        n = self.cdf.shape[0]
+        if (1 << bits) != self.start.shape[0] or bits > 53 or n < 2 or self.cdf[n - 1] < (1ULL << 53):
+            raise ValueError("start must have 2**b entries and cdf must end with the sentinel 2**53")
+        for b in range(self.start.shape[0]):
+            if self.start[b] > n - 1:
+                raise ValueError("start points past the gap table")
+        if self.is_special.shape[0] == 0:
+            raise ValueError("is_special must not be empty")
+        self.shift = 53 - bits
+        self.t_choose, self.t_mask, self.t_rand, self.mask_id = t_choose, t_mask, t_rand, mask_id
+
+
 def mask_rows(
     const id_t[:, ::1] ids,
     const uint8_t[:, ::1] special,
     words,
-    const uint64_t[:, ::1] keys,
-    const uint8_t[::1] is_special,
-    const int64_t[::1] allowed,
-    const uint64_t[::1] cdf,
-    const uint16_t[::1] start,
+    keys,
+    Tables tables,
     id_t[:, ::1] out,
     int64_t[:, ::1] labels,
-    uint64_t t_choose,
-    uint64_t t_mask,
-    uint64_t t_rand,
-    int64_t mask_id,
+    uint64_t seed=0,
     int threads=1,
 ):
     """Fill `out` and `labels` for every row; return the index of a row holding an id outside
     [0, len(is_special)), or -1. Shapes and dtypes are checked by the caller.
 
-    `cdf` holds the gap table (L thresholds on 53-bit U, then a sentinel 2**53); `start`
-    (2**b entries) the first candidate gap of each bucket of U's top b bits."""
+    Row keys are `keys` (uint64, shape (rows, 2)) or, when it is None, derived from `seed`:
+    row r gets (mix(seed + (2r + 1) * GAMMA), mix(seed + (2r + 2) * GAMMA))."""
     cdef const int64_t[:, ::1] wv
+    cdef const uint64_t[:, ::1] kv
     cdef Job job
     cdef long rows = ids.shape[0]
     cdef tokkit_rows_fn fn
-    cdef int bits = 0
-    while (1 << bits) < start.shape[0]:
-        bits += 1
-    if (1 << bits) != start.shape[0] or bits > 53 or cdf.shape[0] < 2 or cdf[cdf.shape[0] - 1] < (1ULL << 53):
-        raise ValueError("start must have 2**b entries and cdf must end with the sentinel 2**53")
     job.ids = &ids[0, 0] if ids.size else NULL
     job.special = &special[0, 0] if special.size else NULL
     job.words = NULL
     if words is not None:
         wv = words
         job.words = &wv[0, 0] if wv.size else NULL
-    job.keys = &keys[0, 0] if keys.size else NULL
-    job.is_special = &is_special[0]
-    job.allowed = &allowed[0] if allowed.shape[0] else NO_ALLOWED  # read, never used
+    job.keys = NULL
+    if keys is not None:
+        kv = keys
+        if kv.shape[0] != rows or kv.shape[1] != 2:
+            raise ValueError("keys must have shape (rows, 2)")
+        job.keys = &kv[0, 0] if kv.size else NULL
+    job.seed = seed
+    job.is_special = &tables.is_special[0]
+    job.allowed = &tables.allowed[0] if tables.allowed.shape[0] else NO_ALLOWED  # read, never used
     job.out = &out[0, 0] if out.size else NULL
     job.labels = &labels[0, 0] if labels.size else NULL
     job.cols = ids.shape[1]
-    job.vocab = is_special.shape[0]
-    job.n_allowed = allowed.shape[0]
-    job.cdf = &cdf[0]
-    job.start = &start[0]
-    job.n_cdf = cdf.shape[0] - 1
-    job.start_shift = 53 - bits
-    job.t_choose = t_choose
-    job.t_mask = t_mask
-    job.t_rand = t_rand
-    job.mask_id = mask_id
+    job.vocab = tables.is_special.shape[0]
+    job.n_allowed = tables.allowed.shape[0]
+    job.cdf = &tables.cdf[0]
+    job.start = &tables.start[0]
+    job.n_cdf = tables.cdf.shape[0] - 1
+    job.start_shift = tables.shift
+    job.t_choose = tables.t_choose
+    job.t_mask = tables.t_mask
+    job.t_rand = tables.t_rand
+    job.mask_id = tables.mask_id
     job.bad_row = -1
     if ids.size == 0:
         return -1

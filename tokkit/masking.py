@@ -4,11 +4,11 @@ Chosen positions are reached by geometric gaps (one counter-based SplitMix64 dra
 position, keyed by the row), and each chosen position's 80/10/10 choice and random token come
 from one more hash of (row key, column); with word ids, one hash per position decides per word.
 The compiled kernel `tokkit._mask` does this in one pass, and the numpy twin below (used when the
-kernel is not built, or with TOKKIT_PURE_PYTHON=1) gives the same bits. Row keys come from the
-caller's `numpy.random.Generator`: a seed reproduces a run, and every call draws fresh keys, hence
-a fresh mask. Probabilities are exact to 2**-32 (the gap law to 2**-52); the random token is
-uniform over the non-special ids to within n/2**32. Batches of 2**18 positions or more
-are split between two threads (the result does not depend on it). The arrays returned are views
+kernel is not built, or with TOKKIT_PURE_PYTHON=1) gives the same bits. Row keys are hashes of
+one 64-bit draw from the caller's `numpy.random.Generator` (or given per row, as the collator
+does): a seed reproduces a run, and every call draws fresh keys, hence a fresh mask.
+Probabilities are exact to 2**-32 (the gap law to 2**-52); the random token is uniform over the
+non-special ids to within n/2**32. Batches of 2**18 positions or more are split between two threads (the result does not depend on it). The arrays returned are views
 of buffers recycled once every view of them is gone: fresh pages cost as much as the masking.
 
 >>> import numpy as np
@@ -37,7 +37,7 @@ try:
 except ImportError:  # a checkout that was never built: the numpy twin is exact, only slower
     _compiled = None
 
-__all__ = ["mask_tokens", "row_keys", "MaskSpec"]
+__all__ = ["mask_tokens", "row_keys", "batch_seed", "seed_keys", "MaskSpec"]
 
 IGNORE_INDEX = -100
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
@@ -120,6 +120,16 @@ class MaskSpec:
         self.t_rand = min(_threshold(random_replace_prob), _TWO32 - self.t_mask)
         if self.t_rand and not self.allowed.size:
             raise TokkitError("every id is special, so there is no token to draw random replacements from")
+        # The compiled kernel's typed views of the tables, acquired once rather than per call.
+        self.tables = None if _compiled is None else _compiled.Tables(
+            self.is_special, self.allowed, self.gap_cdf, self.gap_start, self.t_choose, self.t_mask,
+            self.t_rand, self.mask_token_id)
+
+
+def _check_rng(rng) -> np.random.BitGenerator:
+    if not isinstance(rng, np.random.Generator):
+        raise TokkitError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    return rng.bit_generator
 
 
 def row_keys(rng: np.random.Generator, rows: int) -> np.ndarray:
@@ -128,13 +138,36 @@ def row_keys(rng: np.random.Generator, rows: int) -> np.ndarray:
     >>> row_keys(np.random.default_rng(0), 3).shape
     (3, 2)
     """
-    if not isinstance(rng, np.random.Generator):
-        raise TokkitError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    bits = rng.bit_generator
+    bits = _check_rng(rng)
     if isinstance(bits, np.random.MT19937):  # its raw outputs have 32 bits only
         return rng.integers(0, np.iinfo(np.uint64).max, size=(rows, 2), dtype=np.uint64, endpoint=True)
     # PCG64, Philox, SFC64: raw outputs are uniform 64-bit words, 8x cheaper than integers().
     return bits.random_raw(2 * rows).reshape(rows, 2)
+
+
+def batch_seed(rng: np.random.Generator) -> int:
+    """One 64-bit draw from `rng`; the row keys of a batch are derived from it (see `seed_keys`).
+
+    >>> 0 <= batch_seed(np.random.default_rng(0)) < 2**64
+    True
+    """
+    bits = _check_rng(rng)
+    if isinstance(bits, np.random.MT19937):
+        return int(rng.integers(0, np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True))
+    return bits.random_raw()
+
+
+def seed_keys(seed: int, rows: int) -> np.ndarray:
+    """The row keys the kernel derives from a batch seed: row r gets hashes 2r+1 and 2r+2 of it.
+
+    One draw per batch instead of two per row saves the caller's generator most of its work.
+
+    >>> seed_keys(5, 2).shape
+    (2, 2)
+    """
+    counter = np.arange(1, 2 * rows + 1, dtype=np.uint64) * _GAMMA
+    with np.errstate(over="ignore"):
+        return _mix(np.uint64(seed) + counter).reshape(rows, 2)
 
 
 def mask_tokens(input_ids, special_tokens_mask, *, vocab_size: int, mask_token_id: int,
@@ -227,19 +260,21 @@ def apply_mask(spec: MaskSpec, input_ids, special_tokens_mask, *, rng: Optional[
     special2 = special.reshape(ids2.shape)
     special2 = special2.view(np.uint8) if special2.dtype in (np.bool_, np.uint8, np.int8) else special2 != 0
     special2 = np.ascontiguousarray(special2, dtype=np.uint8)
+    seed = 0
     if keys is None:
-        keys = row_keys(rng, ids2.shape[0])
-    keys = np.ascontiguousarray(keys, dtype=np.uint64)
-    if keys.shape != (ids2.shape[0], 2):
-        raise TokkitError(f"keys must have shape ({ids2.shape[0]}, 2), got {keys.shape}")
+        seed = batch_seed(rng)
+    else:
+        keys = np.ascontiguousarray(keys, dtype=np.uint64)
+        if keys.shape != (ids2.shape[0], 2):
+            raise TokkitError(f"keys must have shape ({ids2.shape[0]}, 2), got {keys.shape}")
     out, labels = _POOL.take(ids2.shape, ids2.dtype)
-    if _compiled is not None and os.environ.get("TOKKIT_PURE_PYTHON") != "1":
+    if spec.tables is not None and os.environ.get("TOKKIT_PURE_PYTHON") != "1":
         if threads is None:
             threads = 2 if ids2.size >= _THREAD_MIN_POSITIONS else 1
-        bad = _compiled.mask_rows(ids2, special2, words, keys, spec.is_special, spec.allowed, spec.gap_cdf,
-                                  spec.gap_start, out, labels,
-                                  spec.t_choose, spec.t_mask, spec.t_rand, spec.mask_token_id, threads)
+        bad = _compiled.mask_rows(ids2, special2, words, keys, spec.tables, out, labels, seed, threads)
     else:
+        if keys is None:
+            keys = seed_keys(seed, ids2.shape[0])
         bad = _mask_rows_numpy(ids2, special2, words, keys, spec, out, labels)
     if bad >= 0:
         row = ids2[bad]
