@@ -133,16 +133,15 @@ def _check_rng(rng) -> np.random.BitGenerator:
 
 
 def row_keys(rng: np.random.Generator, rows: int) -> np.ndarray:
-    """Draw the two 64-bit hash keys of each row from `rng` (shape (rows, 2), uint64).
+    """The two 64-bit hash keys of each row (shape (rows, 2), uint64) for one draw from `rng`.
+
+    `mask_tokens(..., rng=rng)` masks with exactly these keys, so a row masked alone with
+    `rng` and a row given `row_keys(rng, 1)[0]` as its keys get the same mask.
 
     >>> row_keys(np.random.default_rng(0), 3).shape
     (3, 2)
     """
-    bits = _check_rng(rng)
-    if isinstance(bits, np.random.MT19937):  # its raw outputs have 32 bits only
-        return rng.integers(0, np.iinfo(np.uint64).max, size=(rows, 2), dtype=np.uint64, endpoint=True)
-    # PCG64, Philox, SFC64: raw outputs are uniform 64-bit words, 8x cheaper than integers().
-    return bits.random_raw(2 * rows).reshape(rows, 2)
+    return seed_keys(batch_seed(rng), rows)
 
 
 def batch_seed(rng: np.random.Generator) -> int:
