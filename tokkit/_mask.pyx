@@ -4,12 +4,12 @@
 Without word ids a row is masked like this: the ids are copied and the labels set to -100 in
 plain vectorised loops, then the chosen positions are reached by jumping over geometric gaps
 (P(gap = g) = p(1-p)^g), one draw per chosen position instead of one per position. Draw i of
-row r is mix(keys[r, 0] + i * GAMMA) (SplitMix64); its top 53 bits U give the gap as the
+row r is h = mix(keys[r, 0] + i * GAMMA) (SplitMix64); its high 32 bits U give the gap as the
 smallest g with U < cdf[g] (a bucket table over U's top bits gives the starting g). A gap past
 the table (g == L) skips L positions without choosing: the geometric law is memoryless. A chosen
 position that is special is simply dropped, so the choice is i.i.d. Bernoulli(p) over the
-eligible positions. A chosen column j then gets h = mix(keys[r, 1] + (j + 1) * GAMMA): its high
-32 bits pick [MASK] / random / keep, its low 32 bits the random token. With word ids, every
+eligible positions. The low 32 bits of the same draw pick [MASK] / random / keep; a random
+replacement at column j takes its token from mix(keys[r, 1] + (j + 1) * GAMMA). With word ids, every
 position gets its own hash (the first token of a word decides for it). Each value depends only on
 (row key, counter), so the result does not depend on the thread count, and tokkit/masking.py
 reproduces it exactly with numpy.
@@ -17,7 +17,6 @@ reproduces it exactly with numpy.
 >>> # see tokkit.masking.mask_tokens for the public entry point
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.string cimport memcpy
 
 ctypedef fused id_t:
     int32_t
@@ -158,10 +157,10 @@ cdef void run_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) noexc
     cdef long r, j, c, g, cols = job.cols, n_cdf = job.n_cdf, bad_row = -1
     cdef int shift = job.start_shift
     cdef uint64_t vocab = <uint64_t>job.vocab
-    cdef uint64_t t_mask = job.t_mask, t_keep = job.t_mask + job.t_rand
+    cdef uint64_t t_mask = job.t_mask, t_rand = job.t_rand
     cdef uint64_t n_allowed = <uint64_t>job.n_allowed
     cdef id_t mask_id = <id_t>job.mask_id
-    cdef uint64_t k0, k1, h, u, i
+    cdef uint64_t k0, k1, h, u, i, lo32
     cdef const id_t* row
     cdef id_t* orow
     cdef int64_t* lrow
@@ -185,7 +184,8 @@ cdef void run_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) noexc
         i = 0
         while True:
             i += 1
-            u = mix(k0 + i * GAMMA) >> 11
+            h = mix(k0 + i * GAMMA)
+            u = h >> 32
             g = start[u >> shift]
             while u >= cdf[g]:  # cdf[n_cdf] is above every U: a sentinel
                 g += 1
@@ -201,12 +201,14 @@ cdef void run_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) noexc
             v = row[j]
             if srow[j] | is_special[v]:
                 continue  # dropping ineligible picks keeps the rest i.i.d. Bernoulli(p)
-            h = mix(k1 + <uint64_t>(j + 1) * GAMMA)
+            # The draw's low 32 bits make the 80/10/10 choice, as a select rather than a branch
+            # (the outcome is random, so a branch would be mispredicted a fifth of the time).
+            lo32 = h & 0xFFFFFFFFULL
             lrow[j] = v
-            # Selects, not branches: the 80/10/10 outcome is random, so branches would be
-            # mispredicted a fifth of the time. `allowed` always has an entry to read.
-            w = allowed[((h & 0xFFFFFFFFULL) * n_allowed) >> 32] if (h >> 32) < t_keep else v
-            orow[j] = mask_id if (h >> 32) < t_mask else <id_t>w
+            orow[j] = mask_id if lo32 < t_mask else <id_t>v
+            if lo32 - t_mask < t_rand:  # t_mask <= lo32 < t_mask + t_rand (unsigned wrap)
+                h = mix(k1 + <uint64_t>(j + 1) * GAMMA)
+                orow[j] = <id_t>allowed[((h >> 32) * n_allowed) >> 32]
     if bad_row >= 0:
         job.bad_row = bad_row  # benign race between threads: any offending row will do
 
@@ -273,7 +275,7 @@ cdef void rows_i64(void* job, long lo, long hi) noexcept nogil:
 cdef class Tables:
     """The per-settings lookup tables, held as typed views once so each call need not re-acquire them.
 
-    `cdf` holds the gap table (L thresholds on 53-bit U, then a sentinel 2**53); `start`
+    `cdf` holds the gap table (L thresholds on 32-bit U, then a sentinel 2**32); `start`
     (2**b entries) the first candidate gap of each bucket of U's top b bits.
     """
     cdef const uint8_t[::1] is_special
@@ -291,14 +293,14 @@ cdef class Tables:
         while (1 << bits) < self.start.shape[0]:
             bits += 1
         n = self.cdf.shape[0]
-        if (1 << bits) != self.start.shape[0] or bits > 53 or n < 2 or self.cdf[n - 1] < (1ULL << 53):
-            raise ValueError("start must have 2**b entries and cdf must end with the sentinel 2**53")
+        if (1 << bits) != self.start.shape[0] or bits > 32 or n < 2 or self.cdf[n - 1] < (1ULL << 32):
+            raise ValueError("start must have 2**b entries and cdf must end with the sentinel 2**32")
         for b in range(self.start.shape[0]):
             if self.start[b] > n - 1:
                 raise ValueError("start points past the gap table")
         if self.is_special.shape[0] == 0:
             raise ValueError("is_special must not be empty")
-        self.shift = 53 - bits
+        self.shift = 32 - bits
         self.t_choose, self.t_mask, self.t_rand, self.mask_id = t_choose, t_mask, t_rand, mask_id
 
 

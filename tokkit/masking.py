@@ -1,13 +1,14 @@
 """Dynamic BERT masking: choose 15% of tokens, then 80% [MASK], 10% random, 10% kept.
 
-Chosen positions are reached by geometric gaps (one counter-based SplitMix64 draw per chosen
-position, keyed by the row), and each chosen position's 80/10/10 choice and random token come
-from one more hash of (row key, column); with word ids, one hash per position decides per word.
+Chosen positions are reached by geometric gaps: one counter-based SplitMix64 draw per chosen
+position, keyed by the row, whose high half gives the gap and low half the 80/10/10 choice; a
+random token comes from one more hash of (row key, column). With word ids, one hash per position
+decides per word.
 The compiled kernel `tokkit._mask` does this in one pass, and the numpy twin below (used when the
 kernel is not built, or with TOKKIT_PURE_PYTHON=1) gives the same bits. Row keys are hashes of
 one 64-bit draw from the caller's `numpy.random.Generator` (or given per row, as the collator
 does): a seed reproduces a run, and every call draws fresh keys, hence a fresh mask.
-Probabilities are exact to 2**-32 (the gap law to 2**-52); the random token is uniform over the
+Probabilities are exact to 2**-32; the random token is uniform over the
 non-special ids to within n/2**32. Batches of 2**18 positions or more are split between two threads (the result does not depend on it). The arrays returned are views
 of buffers recycled once every view of them is gone: fresh pages cost as much as the masking.
 
@@ -51,24 +52,23 @@ _THREAD_MIN_POSITIONS = 1 << 18
 # draws again), and a first-guess table over the top _GAP_BUCKET_BITS bits of the 53-bit draw.
 _GAP_TABLE = 1024
 _GAP_BUCKET_BITS = 12
-_TWO53 = 1 << 53
 
 
 def gap_tables(p: float) -> Tuple[np.ndarray, np.ndarray]:
-    """Inverse-CDF tables of the geometric gap law P(g) = p(1-p)^g on a 53-bit uniform draw U.
+    """Inverse-CDF tables of the geometric gap law P(g) = p(1-p)^g on a 32-bit uniform draw U.
 
-    The gap is the smallest g with U < cdf[g]; cdf[-1] = 2**53 is a sentinel meaning "longer than
+    The gap is the smallest g with U < cdf[g]; cdf[-1] = 2**32 is a sentinel meaning "longer than
     the table". start[b] is the gap of the smallest U whose top bits are b.
 
     >>> cdf, start = gap_tables(0.5)
-    >>> cdf[:2].tolist(), int(cdf[-1]) == 2**53, int(start[0]), int(start[-1]) > 0
-    ([4503599627370496, 6755399441055744], True, 0, True)
+    >>> cdf[:2].tolist(), int(cdf[-1]) == 2**32, int(start[0]), int(start[-1]) > 0
+    ([2147483648, 3221225472], True, 0, True)
     """
     g = np.arange(1, _GAP_TABLE + 1, dtype=np.float64)
     with np.errstate(divide="ignore"):
-        cdf = np.rint(-np.expm1(g * np.log1p(-p)) * float(_TWO53)) if p < 1.0 else np.full(_GAP_TABLE, float(_TWO53))
-    cdf = np.append(np.clip(cdf, 0, _TWO53).astype(np.uint64), np.uint64(_TWO53))
-    lows = np.arange(1 << _GAP_BUCKET_BITS, dtype=np.uint64) << np.uint64(53 - _GAP_BUCKET_BITS)
+        cdf = np.rint(-np.expm1(g * np.log1p(-p)) * float(_TWO32)) if p < 1.0 else np.full(_GAP_TABLE, float(_TWO32))
+    cdf = np.append(np.clip(cdf, 0, _TWO32).astype(np.uint64), np.uint64(_TWO32))
+    lows = np.arange(1 << _GAP_BUCKET_BITS, dtype=np.uint64) << np.uint64(32 - _GAP_BUCKET_BITS)
     start = np.searchsorted(cdf[:-1], lows, side="right").astype(np.uint16)
     return cdf, start
 
@@ -304,11 +304,10 @@ def _mask_rows_numpy(ids, special, words, keys, spec: MaskSpec, out, labels) -> 
     counter = np.arange(1, cols + 1, dtype=np.uint64) * _GAMMA
     with np.errstate(over="ignore"):
         if words is None:
-            r, c = _gap_choices(keys, spec, rows, cols, counter)
+            r, c, hi = _gap_choices(keys, spec, rows, cols, counter)
             keep = eligible[r, c]
-            r, c = r[keep], c[keep]
-            h2 = _mix(keys[r, 1] + counter[c])
-            hi, pick = h2 >> np.uint64(32), h2 & np.uint64(0xFFFFFFFF)
+            r, c, hi = r[keep], c[keep], hi[keep]
+            pick = _mix(keys[r, 1] + counter[c]) >> np.uint64(32)
         else:
             h = _mix(keys[:, :1] + counter[None, :])
             decide = (h & np.uint64(0xFFFFFFFF)) < np.uint64(spec.t_choose)
@@ -328,18 +327,20 @@ def _mask_rows_numpy(ids, special, words, keys, spec: MaskSpec, out, labels) -> 
 
 
 def _gap_choices(keys, spec: MaskSpec, rows: int, cols: int, counter):
-    """(row, column) of every chosen position before eligibility, as the kernel's gap walk finds them.
+    """Row, column and 80/10/10 bits of every chosen position before eligibility, as the kernel's
+    gap walk finds them.
 
     Every draw moves at least one position on, so `cols` draws per row always reach the row's end.
     """
     if spec.t_choose == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    u = _mix(keys[:, :1] + counter[None, :]) >> np.uint64(11)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint64)
+    h = _mix(keys[:, :1] + counter[None, :])
     table = spec.gap_cdf.size - 1
-    g = np.searchsorted(spec.gap_cdf[:-1], u.ravel(), side="right").reshape(rows, cols).astype(np.int64)
+    g = np.searchsorted(spec.gap_cdf[:-1], (h >> np.uint64(32)).ravel(), side="right")
+    g = g.reshape(rows, cols).astype(np.int64)
     end = np.cumsum(np.minimum(g + 1, table), axis=1)  # positions consumed after each draw
     r, k = np.nonzero((g < table) & (end <= cols))
-    return r, end[r, k] - 1
+    return r, end[r, k] - 1, h[r, k] & np.uint64(0xFFFFFFFF)
 
 
 def _whole_words(decide, eligible, words, structural):
