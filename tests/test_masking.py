@@ -121,6 +121,9 @@ def test_compiled_kernel_matches_numpy_twin(monkeypatch):
     seed = masking.batch_seed(np.random.default_rng(9))
     given = masking.apply_mask(spec, ids, special, keys=masking.seed_keys(seed, len(ids)))
     assert np.array_equal(from_seed[0], given[0]) and np.array_equal(from_seed[1], given[1])
+    for rows in (1, 3, 9):  # the small-batch Python path and the numpy path agree
+        head = masking.seed_keys(seed, 9)[:rows]
+        assert np.array_equal(masking.seed_keys(seed, rows), head) and masking.seed_keys(seed, rows).dtype == np.uint64
     # The collator's per-example keys: row_keys(rng, 1) gives what masking that row alone with rng gives.
     alone = masking.apply_mask(spec, ids[3], special[3], rng=np.random.default_rng([1, 2, 3]))
     keyed = masking.apply_mask(spec, ids[3:4], special[3:4], keys=masking.row_keys(np.random.default_rng([1, 2, 3]), 1))

@@ -45,6 +45,8 @@ _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _TWO32 = 1 << 32
+_GAMMA_INT = int(_GAMMA)
+_MASK64 = (1 << 64) - 1
 # Batches smaller than this run on one thread: spawning a thread costs ~50-80 us on the
 # reference VM, as much as masking 100 rows of 128, so only big batches are split in two.
 _THREAD_MIN_POSITIONS = 1 << 18
@@ -164,9 +166,20 @@ def seed_keys(seed: int, rows: int) -> np.ndarray:
     >>> seed_keys(5, 2).shape
     (2, 2)
     """
+    if rows <= 4:  # the collator asks for one row at a time: Python ints beat numpy's call overhead
+        return np.array([[_mix_int(seed + (2 * r + 1 + k) * _GAMMA_INT) for k in (0, 1)] for r in range(rows)],
+                        dtype=np.uint64).reshape(rows, 2)
     counter = np.arange(1, 2 * rows + 1, dtype=np.uint64) * _GAMMA
     with np.errstate(over="ignore"):
         return _mix(np.uint64(seed) + counter).reshape(rows, 2)
+
+
+def _mix_int(z: int) -> int:
+    """SplitMix64's finaliser on a Python int, wrapping to 64 bits like the C kernel."""
+    z &= _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
 
 
 def mask_tokens(input_ids, special_tokens_mask, *, vocab_size: int, mask_token_id: int,
