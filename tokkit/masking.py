@@ -267,10 +267,10 @@ def apply_mask(spec: MaskSpec, input_ids, special_tokens_mask, *, rng: Optional[
                                      dtype=np.int64)
     shape = ids.shape
     ids2 = ids.reshape(1, -1) if ids.ndim == 1 else ids
-    dtype = np.int32 if ids.dtype.itemsize <= 4 and ids.dtype != np.uint32 else np.int64
+    dtype = np.int32 if ids.dtype.itemsize <= 4 and ids.dtype.char not in "IL" else np.int64  # uint32: int64
     ids2 = np.ascontiguousarray(ids2, dtype=dtype)
     special2 = special.reshape(ids2.shape)
-    special2 = special2.view(np.uint8) if special2.dtype in (np.bool_, np.uint8, np.int8) else special2 != 0
+    special2 = special2.view(np.uint8) if special2.dtype.char in "?bB" else special2 != 0
     special2 = np.ascontiguousarray(special2, dtype=np.uint8)
     seed = 0
     if keys is None:
