@@ -290,6 +290,7 @@ cdef class Tables:
                  uint64_t t_rand, int64_t mask_id):
         self.is_special, self.allowed, self.cdf, self.start = is_special, allowed, cdf, start
         cdef int bits = 0
+        cdef Py_ssize_t b, n
         while (1 << bits) < self.start.shape[0]:
             bits += 1
         n = self.cdf.shape[0]
