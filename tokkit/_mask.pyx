@@ -154,7 +154,7 @@ cdef void run_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) noexc
     cdef const uint64_t* cdf = job.cdf
     cdef const uint16_t* start = job.start
     cdef int64_t* labels = job.labels
-    cdef long r, j, c, g, cols = job.cols, n_cdf = job.n_cdf, bad_row = -1
+    cdef long r, j, c, g, end, cols = job.cols, n_cdf = job.n_cdf, bad_row = -1
     cdef int shift = job.start_shift
     cdef uint64_t vocab = <uint64_t>job.vocab
     cdef uint64_t t_mask = job.t_mask, t_rand = job.t_rand
@@ -180,6 +180,11 @@ cdef void run_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) noexc
         if job.t_choose == 0:
             continue
         k0, k1 = row_key(job, r, 0), row_key(job, r, 1)
+        # Draws past the last non-special position (padding) could only pick specials: stop there.
+        # The picks before it are the same, so the result is unchanged.
+        end = cols
+        while end > 0 and srow[end - 1]:
+            end -= 1
         c = 0  # positions consumed so far
         i = 0
         while True:
@@ -191,12 +196,12 @@ cdef void run_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) noexc
                 g += 1
             if g == n_cdf:  # past the table: skip n_cdf positions, choose none
                 c += n_cdf
-                if c >= cols:
+                if c >= end:
                     break
                 continue
             j = c + g
             c = j + 1
-            if j >= cols:
+            if j >= end:
                 break
             v = row[j]
             if srow[j] | is_special[v]:
