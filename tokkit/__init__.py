@@ -24,7 +24,14 @@ __all__ = [
 
 def __getattr__(name):
     # Public names are imported on first use so `import tokkit` stays cheap and never pulls in
-    # optional dependencies (torch is only ever imported by tokkit.bert).
+    # optional dependencies (torch is only ever imported by tokkit.bert); the first lookup caches
+    # the name in this module, so later calls cost nothing extra.
+    value = _resolve(name)
+    globals()[name] = value
+    return value
+
+
+def _resolve(name):
     if name == "train":
         from tokkit.trainers import train
 
