@@ -93,3 +93,24 @@ def test_global_count_normalisation_matters():
         halves = [model(full["input_ids"][s], full["token_type_ids"][s], full["attention_mask"][s],
                         labels=full["labels"][s]).loss for s in (slice(0, B), slice(B, 2 * B))]
     assert abs(float(out.loss) - float(sum(halves) / 2)) > 1e-3
+
+
+def test_pretrain_command_under_torchrun(tmp_path):
+    """`tokkit pretrain` under torchrun: two gloo ranks, rank 0 writes the run folder."""
+    import json
+    import subprocess
+    import sys
+
+    from test_bert_support import tiny_corpus, wordpiece_tokenizer
+
+    (tmp_path / "c.txt").write_text(tiny_corpus(120), encoding="utf-8")
+    wordpiece_tokenizer(tmp_path / "tok", texts=tiny_corpus(120).splitlines(), vocab_size=120)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port",
+           str(_free_port()), "-m", "tokkit.cli", "pretrain", "-t", str(tmp_path / "tok"), "-o",
+           str(tmp_path / "run"), str(tmp_path / "c.txt"), "--steps", "4", "--batch-size", "4",
+           "--max-length", "32", "--layers", "1", "--hidden", "32", "--heads", "2", "--ffn", "64",
+           "--positions", "64", "--threads", "1", "-q"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["world_size"] == 2 and summary["steps"] == 4
