@@ -35,7 +35,6 @@ NO_TEXT.data = NULL
 NO_TEXT.kind = 4
 NO_TEXT.length = 0
 
-
 cdef inline Py_ssize_t safe_cut(TextView t, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     """The first i' >= i where the GPT-2 pattern surely breaks: a space after a visible ASCII char.
 
@@ -53,13 +52,11 @@ cdef inline Py_ssize_t safe_cut(TextView t, Py_ssize_t i, Py_ssize_t end) noexce
         i += 1
     return end
 
-
 cdef class Scratch:
     """Buffers one thread reuses from text to text."""
 
     def __cinit__(self):
         self.cache = PieceCache(CACHE_WORDS)
-
 
 cdef class Encoder:
     """Read-only tables plus the nogil kernels; see _encode.pxd for the layout."""
