@@ -24,3 +24,14 @@ def corpus_dir():
     if not HAVE_CORPUS:
         pytest.skip("../shared/corpus is absent")
     return SHARED
+
+
+def run_cli(args) -> int:
+    """tokkit's CLI in-process; its exit code (main returns normally on success)."""
+    from tokkit.cli import main
+
+    try:
+        main(args)
+    except SystemExit as exc:
+        return exc.code or 0
+    return 0

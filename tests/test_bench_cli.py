@@ -4,18 +4,13 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
-from tokkit.cli import main
 
 pytest.importorskip("psutil")
 
 
-def run(args) -> int:
-    try:
-        main(args)
-    except SystemExit as exc:
-        return exc.code or 0
-    return 0
+run = run_cli
 
 
 @pytest.fixture(scope="module")

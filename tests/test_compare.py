@@ -2,9 +2,9 @@
 import json
 
 import pytest
+from conftest import run_cli
 
 from tokkit.bench.quality import compare_table, parse_candidates, split_heldout
-from tokkit.cli import main
 from tokkit.errors import TokkitError
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -13,12 +13,7 @@ from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers,
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
-def run(args) -> int:
-    try:
-        main(args)
-    except SystemExit as exc:
-        return exc.code or 0
-    return 0
+run = run_cli
 
 
 def corpus_lines(n=600):

@@ -2,8 +2,8 @@
 import json
 
 import pytest
+from conftest import run_cli
 
-from tokkit.cli import main
 from tokkit.stats import corpus_stats, detect_kind, main_script, script_of, token_surface
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -38,13 +38,7 @@ class Adapter:
         return [t for t in SPECIALS if self.tok.token_to_id(t) is not None]
 
 
-def run(args) -> int:
-    """tokkit's CLI in-process; its exit code (main returns normally on success)."""
-    try:
-        main(args)
-    except SystemExit as exc:
-        return exc.code or 0
-    return 0
+run = run_cli
 
 
 def hand_wordpiece():

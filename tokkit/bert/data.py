@@ -16,17 +16,11 @@ from typing import Iterator, Optional, Sequence
 
 from tokkit.errors import TokkitError
 
-REQUIRED_SPECIALS = ("[CLS]", "[SEP]", "[MASK]")
-
-
 def check_tokenizer(tokenizer) -> dict[str, int]:
     """Ids of the special tokens BERT pretraining needs; a clear error when one is absent."""
-    ids = {t: tokenizer.token_to_id(t) for t in REQUIRED_SPECIALS + ("[PAD]",)}
-    missing = [t for t in REQUIRED_SPECIALS if ids[t] is None]
-    if missing:
-        raise TokkitError(f"tokenizer has no {', '.join(missing)} token(s): BERT pretraining needs "
-                          f"{', '.join(REQUIRED_SPECIALS)}")
-    return ids
+    from tokkit.pretraining_collate import special_token_ids
+
+    return special_token_ids(tokenizer)
 
 
 def make_dataset(tokenizer, paths: Sequence, *, kind: str, max_length: int, seed: int,
