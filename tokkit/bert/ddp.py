@@ -39,6 +39,14 @@ def init_distributed(device: torch.device) -> tuple[int, int]:
     return rank, world
 
 
+def finish_distributed() -> None:
+    """Wait for every rank, then leave the process group: a rank exiting while its peers are still
+    in gloo's teardown can make them abort (seen as a rare SIGABRT under torchrun)."""
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
+
+
 def wrap(model: nn.Module, device: torch.device) -> nn.Module:
     """Wrap in DistributedDataParallel when a process group is up; otherwise return the model itself."""
     if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:

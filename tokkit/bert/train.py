@@ -21,7 +21,7 @@ import torch
 
 from tokkit.bert import checkpoint as ckpt
 from tokkit.bert import data
-from tokkit.bert.ddp import init_distributed, make_optimizer, train_step, unwrap, wrap
+from tokkit.bert.ddp import finish_distributed, init_distributed, make_optimizer, train_step, unwrap, wrap
 from tokkit.bert.evaluate import evaluate, most_frequent_token, plot_loss_curve
 from tokkit.bert.model import BertConfig, BertForPreTraining
 from tokkit.errors import TokkitError
@@ -242,4 +242,6 @@ def pretrain(tokenizer, corpus: Sequence, output, *, config: Optional[PretrainCo
         png = plot_loss_curve(out / "metrics.jsonl", out / "loss_curve.png")
         summary["loss_curve"] = str(png) if png else None
         (out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True), encoding="utf-8")
+    if world > 1:
+        finish_distributed()
     return summary
