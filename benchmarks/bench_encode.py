@@ -1,6 +1,7 @@
 """Encode speed: tokkit against tiktoken and tokenizers on 10 MB of ../shared/corpus/en/wiki.
 
-Median of --repeat runs after one warm-up; MB/s = UTF-8 input bytes / wall time. The 32k
+Median of --repeat rounds after one warm-up round, the contenders alternating within each round;
+MB/s = UTF-8 input bytes / wall time. The 32k
 vocabularies are trained once by `tokenizers` (or by tokkit with --trainer tokkit) on the same
 10 MB slice and cached in --cache.
 
@@ -104,17 +105,25 @@ def parallel_control(repeat: int) -> float:
         for t in pool:
             t.join()
 
-    return timed(lambda: run(1), repeat) / timed(lambda: run(2), repeat)
+    t = timed({1: lambda: run(1), 2: lambda: run(2)}, repeat)
+    return t[1] / t[2]
 
 
-def timed(fn, repeat: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
+def timed(fns: dict, repeat: int) -> dict:
+    """Median wall time of each callable over `repeat` rounds, after one warm-up round.
+
+    The contenders alternate within each round, so a change in the machine's load during the
+    run touches all of them alike instead of the one that happened to run then.
+    """
+    for fn in fns.values():
         fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    times = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def main(argv=None) -> None:
@@ -149,19 +158,21 @@ def main(argv=None) -> None:
     if "bytelevel" in only:
         tok = tokkit.load(paths["bytelevel"])
         enc = tiktoken_from(paths["bytelevel"])
-        report("bytelevel encode(10 MB str), 1 thr", timed(lambda: tok.encode(text), args.repeat),
-               timed(lambda: enc.encode_ordinary(text), args.repeat), 1.0, "tiktoken r50k")
+        t = timed({"tokkit": lambda: tok.encode(text), "tiktoken": lambda: enc.encode_ordinary(text)}, args.repeat)
+        report("bytelevel encode(10 MB str), 1 thr", t["tokkit"], t["tiktoken"], 1.0, "tiktoken r50k")
     if "wordpiece" in only or "threads" in only:
         tok = tokkit.load(paths["wordpiece"])
         ref = tokenizers.Tokenizer.from_file(str(paths["wordpiece"] / "tokenizer.json"))
-        two = timed(lambda: tok.encode_batch(lines, num_threads=2), args.repeat)
+        fns = {"two": lambda: tok.encode_batch(lines, num_threads=2)}
         if "wordpiece" in only:
-            report("wordpiece encode_batch, 2 thr", two,
-                   timed(lambda: ref.encode_batch(lines, add_special_tokens=False), args.repeat), 5.0,
-                   "tokenizers")
+            fns["tokenizers"] = lambda: ref.encode_batch(lines, add_special_tokens=False)
         if "threads" in only:
-            report("wordpiece encode_batch 2 vs 1 thr", two,
-                   timed(lambda: tok.encode_batch(lines, num_threads=1), args.repeat), 1.6, "tokkit 1 thread")
+            fns["one"] = lambda: tok.encode_batch(lines, num_threads=1)
+        t = timed(fns, args.repeat)
+        if "wordpiece" in only:
+            report("wordpiece encode_batch, 2 thr", t["two"], t["tokenizers"], 5.0, "tokenizers")
+        if "threads" in only:
+            report("wordpiece encode_batch 2 vs 1 thr", t["two"], t["one"], 1.6, "tokkit 1 thread")
             control = parallel_control(args.repeat)
             print(f"{'  control: sha256 2 vs 1 thr':<34} {control:5.2f}x  (what this machine gives two "
                   "GIL-free threads right now)", flush=True)
@@ -179,9 +190,9 @@ def main(argv=None) -> None:
             return (np.array([e.ids for e in encs]), np.array([e.type_ids for e in encs]),
                     np.array([e.attention_mask for e in encs]))
 
-        report("pairs -> padded numpy, 2 thr", timed(lambda: tokkit.encode(
-            tok, a, b, max_length=128, padding="max_length", num_threads=2), args.repeat),
-            timed(theirs, args.repeat), 3.0, "tokenizers + numpy")
+        t = timed({"tokkit": lambda: tokkit.encode(tok, a, b, max_length=128, padding="max_length", num_threads=2),
+                   "tokenizers": theirs}, args.repeat)
+        report("pairs -> padded numpy, 2 thr", t["tokkit"], t["tokenizers"], 3.0, "tokenizers + numpy")
 
 
 if __name__ == "__main__":

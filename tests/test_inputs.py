@@ -131,6 +131,8 @@ def test_refused_options(pair):
         tokkit.encode(tok, ["a", "a " * 50], ["b", "b " * 50], max_length=20, truncation="only_first")
     with pytest.raises(TypeError, match=r"texts\[1\] must be str, not NoneType"):
         tokkit.encode(tok, ["a", None])
+    with pytest.raises(TypeError, match=r"^text_pairs\[0\] must be str, not bytes"):
+        tokkit.encode(tok, ["a"], [b"b"])
     with pytest.raises(ValueError, match="text_pairs has 1"):
         tokkit.encode(tok, ["a", "b"], ["c"])
     with pytest.raises(ValueError, match="padding"):

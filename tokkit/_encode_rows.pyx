@@ -13,6 +13,10 @@ from cpython.tuple cimport PyTuple_GET_ITEM
 from libc.string cimport memcpy
 
 
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(void *op)
+
+
 cdef class Rows:
     """Tokens of texts; row r holds tokens ptr[r]:ptr[r+1] of ids / starts / ends / words."""
 
@@ -45,7 +49,14 @@ cdef object _copy64(vector[int64_t]& v):
 
 def rows_to_lists(Rows rows, tuple ints=None) -> list:
     """The ids of each row as a list of ints; `ints[i]` (when given) is the int object reused for id i,
-    which spares allocating millions of int objects while the GIL is held."""
+    which spares allocating millions of int objects while the GIL is held.
+
+    The row lists are left out of the cycle collector: they hold only ints, so they cannot close a
+    cycle, and a collector pass over a batch's rows (millions of ids, walked while every thread
+    waits for the GIL) cost 20-50 ms per 10 MB batch, the largest serial part of encode_batch.
+    They are ordinary lists otherwise; a row its user later fills with containers is still freed
+    by reference counting, only a cycle through it would not be found.
+    """
     cdef Py_ssize_t r, k, n = len(rows), size
     cdef Py_ssize_t count = 0 if ints is None else len(ints)
     cdef int32_t v
@@ -63,6 +74,7 @@ def rows_to_lists(Rows rows, tuple ints=None) -> list:
                 item = v
             Py_INCREF(item)
             PyList_SET_ITEM(row, k, item)
+        PyObject_GC_UnTrack(<void*>row)  # see the docstring
         Py_INCREF(row)
         PyList_SET_ITEM(out, r, row)
     return out

@@ -14,13 +14,13 @@ Texts are encoded on threads with the GIL released; the assembly into rows is ve
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from tokkit.errors import TokkitError
-from tokkit.tokenizer import CHUNKS_PER_THREAD, Tokenizer, check_texts, resolve_threads, split_work
+from tokkit.threads import resolve_threads, run_sliced
+from tokkit.tokenizer import Tokenizer, check_texts
 
 TRUNCATIONS = ("longest_first", "only_first", "only_second")
 PADDINGS = ("longest", "max_length")
@@ -43,7 +43,7 @@ def encode(tokenizer: Tokenizer, texts: Sequence[str], text_pairs: Sequence[str]
     texts = check_texts(texts)
     pairs = None
     if text_pairs is not None:
-        pairs = check_texts(text_pairs)
+        pairs = check_texts(text_pairs, "text_pairs")
         if len(pairs) != len(texts):
             raise ValueError(f"texts has {len(texts)} items but text_pairs has {len(pairs)}")
     n = len(texts)
@@ -111,12 +111,10 @@ def _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding
 def encode_flat(tokenizer: Tokenizer, texts: list[str], num_threads: int | None) -> dict[str, np.ndarray]:
     """Encode on threads; flat ids/starts/ends/words with row pointers `ptr` (row r: ptr[r]:ptr[r+1])."""
     kernel = tokenizer.kernel
-    threads = resolve_threads(num_threads, len(texts))
-    if threads == 1:
-        return kernel.encode_rows(texts, 0, len(texts)).arrays()
-    chunks = split_work(len(texts), min(len(texts), threads * CHUNKS_PER_THREAD))
-    with ThreadPoolExecutor(threads) as pool:
-        parts = list(pool.map(lambda c: kernel.encode_rows(texts, c[0], c[1]).arrays(), chunks))
+    parts = run_sliced(lambda a, b: kernel.encode_rows(texts, a, b).arrays(), texts,
+                       resolve_threads(num_threads, len(texts)))
+    if len(parts) == 1:
+        return parts[0]
     out = {k: np.concatenate([p[k] for p in parts]) for k in ("ids", "starts", "ends", "words")}
     base = np.cumsum([0] + [p["ptr"][-1] for p in parts[:-1]])
     out["ptr"] = np.concatenate([parts[0]["ptr"][:1]] + [p["ptr"][1:] + b for p, b in zip(parts, base)])

@@ -10,17 +10,15 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from tokkit.errors import TokkitError
 from tokkit.formats import KINDS, AddedToken, BertNorm, Spec, atomic_write, bert_post, dump_json
+from tokkit.threads import resolve_threads, run_sliced
 
 __all__ = ["Tokenizer", "Encoding", "load"]
-
-CHUNKS_PER_THREAD = 4
 
 
 @dataclass(frozen=True)
@@ -179,18 +177,24 @@ class Tokenizer:
         return Encoding(ids=ids, tokens=[vocab[i] for i in ids], offsets=list(zip(starts, ends)), word_ids=words)
 
     def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
-        """Encode many texts on `num_threads` threads (default: all cores); the GIL is released."""
+        """Encode many texts on `num_threads` threads (default: all cores); the GIL is released.
+
+        The batch is cut into a few slices per thread of about equal characters. Each row is a
+        plain list of ints, kept out of the cycle collector (see tokkit._encode_rows.rows_to_lists).
+
+        >>> tok = Tokenizer.from_trained(kind="wordpiece", vocab=["[UNK]", "a", "##b"], merges=None,
+        ...                              special_tokens=["[UNK]"])
+        >>> tok.encode_batch(["ab a", "", "b"], num_threads=2)
+        [[1, 2, 1], [], [0]]
+        """
         texts = check_texts(texts)
-        threads = resolve_threads(num_threads, len(texts))
-        if threads == 1:
-            return self.kernel.encode_many(texts, 0, len(texts))
         kernel = self.kernel
-        # Several chunks per thread, so that one thread builds its Python lists (GIL held) while
-        # the others are still encoding (GIL released).
-        chunks = split_work(len(texts), min(len(texts), threads * CHUNKS_PER_THREAD))
-        with ThreadPoolExecutor(threads) as pool:
-            parts = list(pool.map(lambda c: kernel.encode_many(texts, c[0], c[1]), chunks))
-        return [row for part in parts for row in part]
+        parts = run_sliced(lambda a, b: kernel.encode_many(texts, a, b), texts,
+                           resolve_threads(num_threads, len(texts)))
+        rows = parts[0]
+        for part in parts[1:]:
+            rows.extend(part)
+        return rows
 
     # ------------------------------------------------------------------------------ decoding
     def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> str:
@@ -232,29 +236,15 @@ class Tokenizer:
 
 
 # ---------------------------------------------------------------------------------------- helpers
-def check_texts(texts) -> list[str]:
+def check_texts(texts, name: str = "texts") -> list[str]:
     """A list of str; anything else is a TypeError naming the type and the batch index."""
+    from tokkit._textapi import text_lengths
+
     if isinstance(texts, str):
-        raise TypeError("texts must be a sequence of str, not a single str")
+        raise TypeError(f"{name} must be a sequence of str, not a single str")
     texts = list(texts)
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise TypeError(f"texts[{i}] must be str, not {type(t).__name__}")
+    text_lengths(texts, name)
     return texts
-
-
-def resolve_threads(num_threads: int | None, n_items: int) -> int:
-    if num_threads is None:
-        num_threads = os.cpu_count() or 1
-    if num_threads < 1:
-        raise TokkitError(f"num_threads must be at least 1, got {num_threads}")
-    return max(1, min(num_threads, n_items))
-
-
-def split_work(n: int, parts: int) -> list[tuple[int, int]]:
-    """`parts` contiguous (start, stop) ranges covering range(n), as even as possible."""
-    bounds = [n * k // parts for k in range(parts + 1)]
-    return [(bounds[k], bounds[k + 1]) for k in range(parts) if bounds[k + 1] > bounds[k]]
 
 
 def load(path: str | os.PathLike, *, kind: str | None = None, lowercase: bool | None = None,

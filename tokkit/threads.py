@@ -1,0 +1,71 @@
+"""Run a compiled kernel over slices of a batch on worker threads, in order.
+
+The kernels release the GIL while they encode, so threads give real parallelism; what stays
+serial is the Python-object work each slice ends with (lists, arrays). Slices are cut to hold
+about the same number of characters, not the same number of texts: by count, one slice of long
+paragraphs would leave the other thread idle at the end.
+
+>>> run_sliced(lambda a, b: (a, b), ["ab", "c", "", "defg"], 2)
+[(0, 1), (1, 3), (3, 4)]
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Sequence, TypeVar
+
+import numpy as np
+
+from tokkit.errors import TokkitError
+
+T = TypeVar("T")
+
+# Slices per thread. More than one lets a thread build the Python objects of a finished slice
+# (GIL held) while the other is still encoding (GIL released).
+SLICES_PER_THREAD = 4
+
+
+def resolve_threads(num_threads: int | None, n_items: int) -> int:
+    """Threads to use: `num_threads` (default: all cores), never more than there are items."""
+    if num_threads is None:
+        num_threads = os.cpu_count() or 1
+    if num_threads < 1:
+        raise TokkitError(f"num_threads must be at least 1, got {num_threads}")
+    return max(1, min(num_threads, n_items))
+
+
+def split_by_size(sizes: Sequence[int] | np.ndarray, parts: int) -> list[tuple[int, int]]:
+    """At most `parts` contiguous non-empty (start, stop) ranges over the items, of about equal total size.
+
+    Each item weighs its size plus one, so a run of empty texts still gets shared out.
+
+    >>> split_by_size([5, 1, 1, 1, 5, 1], 2)
+    [(0, 3), (3, 6)]
+    """
+    n = len(sizes)
+    if n == 0:
+        return []
+    parts = max(1, min(parts, n))
+    ends = np.cumsum(np.asarray(sizes, dtype=np.int64) + 1)
+    targets = ends[-1] * np.arange(1, parts, dtype=np.float64) / parts
+    # slice k ends after the first item whose running total reaches the k-th target
+    cuts = np.searchsorted(ends, targets, side="left") + 1
+    bounds = [0, *sorted(set(int(c) for c in cuts if 0 < c < n)), n]
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def run_sliced(work: Callable[[int, int], T], texts: list[str], threads: int,
+               sizes: Sequence[int] | np.ndarray | None = None) -> list[T]:
+    """`work(a, b)` for consecutive slices of `texts` on `threads` threads; results in slice order.
+
+    `sizes` (default: the texts' lengths) is what the slices are balanced on.
+    """
+    if threads <= 1 or len(texts) <= 1:
+        return [work(0, len(texts))]
+    if sizes is None:
+        from tokkit._textapi import text_lengths
+
+        sizes = text_lengths(texts)
+    slices = split_by_size(sizes, threads * SLICES_PER_THREAD)
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(lambda s: work(*s), slices))
