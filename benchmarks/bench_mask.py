@@ -6,47 +6,19 @@ Input copies (torch_mask_tokens writes into its input) are made outside the time
 between the contenders; prints the median over repeats, sequences per second and the ratio.
 
     python benchmarks/bench_mask.py [--repeats 5] [--sequences 16384]
+
+The batches and the collator are tokkit.bench.mask_suite's (the `tokkit bench --suite mask`
+measurement, which runs each contender in its own process instead).
 """
 import argparse
-import os
 import statistics
 import sys
-import tempfile
 import time
 import warnings
 
 import numpy as np
 
-VOCAB = 30522
-PAD, UNK, CLS, SEP, MASK = 0, 100, 101, 102, 103
-
-
-def make_batches(sequences, batch, length, seed=0):
-    """Random ids with BERT's layout; returns a list of (input_ids, special_tokens_mask)."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(sequences // batch):
-        ids = rng.integers(1000, VOCAB, size=(batch, length), dtype=np.int64)
-        special = np.zeros((batch, length), dtype=bool)
-        lengths = np.where(rng.random(batch) < 0.25, rng.integers(8, length, size=batch), length)
-        for r, n in enumerate(lengths):
-            ids[r, 0], ids[r, n - 1], ids[r, n:] = CLS, SEP, PAD
-            special[r, 0] = special[r, n - 1:] = True
-        out.append((ids, special))
-    return out
-
-
-def hf_collator(tmp):
-    from transformers import BertTokenizerFast, DataCollatorForLanguageModeling
-
-    tokens = [f"[unused{i}]" for i in range(VOCAB)]
-    for i, tok in ((PAD, "[PAD]"), (UNK, "[UNK]"), (CLS, "[CLS]"), (SEP, "[SEP]"), (MASK, "[MASK]")):
-        tokens[i] = tok
-    path = os.path.join(tmp, "vocab.txt")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(tokens) + "\n")
-    tok = BertTokenizerFast(vocab_file=path)
-    return DataCollatorForLanguageModeling(tok, mlm_probability=0.15, seed=0)
+from tokkit.bench.mask_suite import CLS, MASK_ID, PAD, SEP, UNK, VOCAB, hf_collator, make_batches
 
 
 def time_hf(collator, batches):
@@ -63,10 +35,10 @@ def time_hf(collator, batches):
 def time_tokkit(batches, rng):
     import tokkit
 
-    specials = [PAD, UNK, CLS, SEP, MASK]
+    specials = [PAD, UNK, CLS, SEP, MASK_ID]
     start = time.perf_counter()
     for ids, special in batches:
-        masked, labels = tokkit.mask_tokens(ids, special, vocab_size=VOCAB, mask_token_id=MASK,
+        masked, labels = tokkit.mask_tokens(ids, special, vocab_size=VOCAB, mask_token_id=MASK_ID,
                                             special_ids=specials, rng=rng)
     return time.perf_counter() - start
 
@@ -85,8 +57,7 @@ def main(argv=None):
     batches = make_batches(args.sequences, args.batch, args.length)
     n = len(batches) * args.batch
     rng = np.random.default_rng(0)
-    with tempfile.TemporaryDirectory() as tmp:
-        collator = hf_collator(tmp)
+    collator = hf_collator()
     time_hf(collator, batches[:2]), time_tokkit(batches[:2], rng)  # warm-up
     hf, tk = [], []
     for _ in range(args.repeats):  # interleaved, so both see the same machine load

@@ -129,6 +129,10 @@ def test_refused_options(pair):
         tokkit.encode(tok, ["a"], truncation="only_second")
     with pytest.raises(ValueError, match=r"texts\[1\]"):
         tokkit.encode(tok, ["a", "a " * 50], ["b", "b " * 50], max_length=20, truncation="only_first")
+    with pytest.raises(ValueError, match=r"only_second'.*text_pairs\[1\] \(\d+ tokens\).*first text alone has \d+ of the 17"):
+        tokkit.encode(tok, ["a", "a " * 50], ["b", "b " * 50], max_length=20, truncation="only_second")
+    assert tokkit.encode(tok, ["a " * 50], ["b " * 50], max_length=60, truncation="only_second",
+                         padding=None)["input_ids"][0].size == 60
     with pytest.raises(TypeError, match=r"texts\[1\] must be str, not NoneType"):
         tokkit.encode(tok, ["a", None])
     with pytest.raises(TypeError, match=r"^text_pairs\[0\] must be str, not bytes"):

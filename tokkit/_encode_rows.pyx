@@ -25,25 +25,24 @@ cdef class Rows:
 
     def arrays(self) -> dict:
         """Copies as numpy arrays: ids, starts, ends, words (int32) and ptr (int64)."""
-        out = {"ptr": _copy64(self.ptr), "ids": _copy32(self.ids)}
+        out = {"ptr": _copy[int64_t](self.ptr, np.int64), "ids": _copy[int32_t](self.ids, np.int32)}
         if self.with_offsets:
-            out.update(starts=_copy32(self.starts), ends=_copy32(self.ends), words=_copy32(self.words))
+            out.update(starts=_copy[int32_t](self.starts, np.int32), ends=_copy[int32_t](self.ends, np.int32),
+                       words=_copy[int32_t](self.words, np.int32))
         return out
 
 
-cdef object _copy32(vector[int32_t]& v):
-    arr = np.empty(v.size(), dtype=np.int32)
-    cdef int32_t[::1] view = arr
-    if v.size():
-        memcpy(&view[0], v.data(), v.size() * sizeof(int32_t))
-    return arr
+ctypedef fused index_t:
+    int32_t
+    int64_t
 
 
-cdef object _copy64(vector[int64_t]& v):
-    arr = np.empty(v.size(), dtype=np.int64)
-    cdef int64_t[::1] view = arr
+cdef object _copy(vector[index_t]& v, dtype):
+    """A numpy copy of `v` (dtype must match index_t)."""
+    arr = np.empty(v.size(), dtype=dtype)
+    cdef index_t[::1] view = arr
     if v.size():
-        memcpy(&view[0], v.data(), v.size() * sizeof(int64_t))
+        memcpy(&view[0], v.data(), v.size() * sizeof(index_t))
     return arr
 
 

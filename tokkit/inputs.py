@@ -76,18 +76,8 @@ def _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding
     if tokenizer.template is None:
         raise TokkitError("this tokenizer has no [CLS]/[SEP] template (it was built without [CLS] and [SEP] "
                           "special tokens), so tokkit.encode cannot build BERT inputs; use Tokenizer.encode")
-    if truncation in (False, "do_not_truncate"):
-        truncation = None
-    if truncation is True:
-        truncation = "longest_first"
-    if truncation is not None and truncation not in TRUNCATIONS:
-        raise ValueError(f"truncation must be one of {TRUNCATIONS} or None, got {truncation!r}")
-    if padding in (False, "do_not_pad"):
-        padding = None
-    if padding is True:
-        padding = "longest"
-    if padding is not None and padding not in PADDINGS:
-        raise ValueError(f"padding must be one of {PADDINGS} or None, got {padding!r}")
+    truncation = _switch("truncation", truncation, "do_not_truncate", TRUNCATIONS)
+    padding = _switch("padding", padding, "do_not_pad", PADDINGS)
     if padding_side not in ("right", "left"):
         raise ValueError(f"padding_side must be 'right' or 'left', got {padding_side!r}")
     if pad_to_multiple_of is not None and (not isinstance(pad_to_multiple_of, int) or pad_to_multiple_of < 1):
@@ -106,6 +96,17 @@ def _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding
     if stride < 0:
         raise ValueError(f"stride must be >= 0, got {stride}")
     return truncation, padding
+
+
+def _switch(name: str, value, off: str, allowed: tuple):
+    """An on/off option spelled as transformers does: False or `off` -> None, True -> `allowed[0]`."""
+    if value is True:
+        return allowed[0]
+    if value in (False, off):
+        return None
+    if value is not None and value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed} or None, got {value!r}")
+    return value
 
 
 def encode_flat(tokenizer: Tokenizer, texts: list[str], num_threads: int | None) -> dict[str, np.ndarray]:
@@ -134,19 +135,17 @@ def truncate_pair(la: np.ndarray, lb: np.ndarray, m: int, truncation: str | None
         ka = np.where(over, np.where(a_short, keep_s, keep_l), la)
         kb = np.where(over, np.where(a_short, keep_l, keep_s), lb)
         return ka, kb
-    if truncation == "only_first":
-        ka = np.where(over, m - lb, la)
-        bad = np.flatnonzero(over & (ka < 1))
-        if bad.size:
-            raise ValueError(f"truncation='only_first': texts[{bad[0]}] ({la[bad[0]]} tokens) cannot absorb the "
-                             f"cut; its pair alone has {lb[bad[0]]} of the {m} tokens allowed")
-        return ka, lb
-    kb = np.where(over, m - la, lb)
-    bad = np.flatnonzero(over & (kb < 1))
+    # only_first / only_second: the chosen side absorbs the whole cut, and must keep a token
+    first = truncation == "only_first"
+    cut, other = (la, lb) if first else (lb, la)
+    kept = np.where(over, m - other, cut)
+    bad = np.flatnonzero(over & (kept < 1))
     if bad.size:
-        raise ValueError(f"truncation='only_second': text_pairs[{bad[0]}] ({lb[bad[0]]} tokens) cannot absorb the "
-                         f"cut; its first text alone has {la[bad[0]]} of the {m} tokens allowed")
-    return la, kb
+        i = bad[0]
+        name, rest = ("texts", "its pair alone") if first else ("text_pairs", "its first text alone")
+        raise ValueError(f"truncation={truncation!r}: {name}[{i}] ({cut[i]} tokens) cannot absorb the cut; "
+                         f"{rest} has {other[i]} of the {m} tokens allowed")
+    return (kept, lb) if first else (la, kept)
 
 
 def windows(la: np.ndarray, m: int, stride: int):

@@ -28,38 +28,54 @@ def make_batch(vocab: int, B: int, T: int, seed: int = 0):
     return ids, torch.zeros_like(ids), torch.ones_like(ids), labels, nsp
 
 
-def step_task(impl: str = "tokkit", vocab: int = 30522, batch: int = 32, seq: int = 128, threads: int = 2):
-    """A zero-argument callable doing one optimizer step of `impl` ("tokkit" or "transformers")."""
+def build_model(impl: str = "tokkit", vocab: int = 30522, compile_: bool = False):
+    """(model, loss_fn(ids, tt, am, labels, nsp), AdamW options) for `impl`, "tokkit" or "transformers".
+
+    Both are 4 x 256 BERTs with BERT's defaults otherwise; tokkit steps with fused AdamW,
+    transformers with foreach AdamW (its Trainer's default).
+    """
+    if impl == "tokkit":
+        import torch
+
+        from tokkit.bert import BertConfig, BertForPreTraining
+
+        model = BertForPreTraining(BertConfig(vocab_size=vocab))
+        fwd = torch.compile(model) if compile_ else model
+
+        def loss_fn(ids, tt, am, labels, nsp):
+            return fwd(ids, tt, am, labels=labels, next_sentence_label=nsp).loss
+        return model, loss_fn, {"fused": True}
+    from transformers import BertConfig, BertForPreTraining
+
+    cfg = BertConfig(vocab_size=vocab, hidden_size=256, num_hidden_layers=4, num_attention_heads=4,
+                     intermediate_size=1024)
+    model = BertForPreTraining(cfg)
+
+    def loss_fn(ids, tt, am, labels, nsp):
+        return model(input_ids=ids, token_type_ids=tt, attention_mask=am, labels=labels,
+                     next_sentence_label=nsp).loss
+    return model, loss_fn, {"foreach": True}
+
+
+def step_task(impl: str = "tokkit", vocab: int = 30522, batch: int = 32, seq: int = 128, threads: int = 2,
+              bf16: bool = False, compile_: bool = False):
+    """A zero-argument callable doing one optimizer step of `impl` ("tokkit" or "transformers").
+
+    `bf16` runs the forward pass under bfloat16 autocast; `compile_` torch.compiles tokkit's model.
+    """
     import torch
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     data = make_batch(vocab, batch, seq)
-    if impl == "tokkit":
-        from tokkit.bert import BertConfig, BertForPreTraining
-
-        model = BertForPreTraining(BertConfig(vocab_size=vocab))
-
-        def loss_fn(ids, tt, am, labels, nsp):
-            return model(ids, tt, am, labels=labels, next_sentence_label=nsp).loss
-        opt_kw = {"fused": True}
-    else:
-        from transformers import BertConfig, BertForPreTraining
-
-        cfg = BertConfig(vocab_size=vocab, hidden_size=256, num_hidden_layers=4, num_attention_heads=4,
-                         intermediate_size=1024)
-        model = BertForPreTraining(cfg)
-
-        def loss_fn(ids, tt, am, labels, nsp):
-            return model(input_ids=ids, token_type_ids=tt, attention_mask=am, labels=labels,
-                         next_sentence_label=nsp).loss
-        opt_kw = {"foreach": True}
+    model, loss_fn, opt_kw = build_model(impl, vocab, compile_)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, **opt_kw)
 
     def run():
         opt.zero_grad(set_to_none=True)
-        loss = loss_fn(*data)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = loss_fn(*data)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()

@@ -76,15 +76,13 @@ def numpy_task(sequences: int = 16384):
     return run
 
 
-def transformers_task(sequences: int = 16384, threads: int = 2):
-    """transformers' DataCollatorForLanguageModeling.torch_mask_tokens on torch copies of the batches."""
+def hf_collator():
+    """transformers' DataCollatorForLanguageModeling over a vocab.txt with bert-base-uncased's special ids."""
     import os
     import tempfile
 
-    import torch
     from transformers import BertTokenizerFast, DataCollatorForLanguageModeling
 
-    torch.set_num_threads(threads)
     tokens = [f"[unused{i}]" for i in range(VOCAB)]
     for i, name in ((PAD, "[PAD]"), (UNK, "[UNK]"), (CLS, "[CLS]"), (SEP, "[SEP]"), (MASK_ID, "[MASK]")):
         tokens[i] = name
@@ -93,7 +91,15 @@ def transformers_task(sequences: int = 16384, threads: int = 2):
         with open(path, "w", encoding="utf-8") as f:
             f.write("\n".join(tokens) + "\n")
         tok = BertTokenizerFast(vocab_file=path)
-    collator = DataCollatorForLanguageModeling(tok, mlm_probability=0.15, seed=0)
+    return DataCollatorForLanguageModeling(tok, mlm_probability=0.15, seed=0)
+
+
+def transformers_task(sequences: int = 16384, threads: int = 2):
+    """transformers' DataCollatorForLanguageModeling.torch_mask_tokens on torch copies of the batches."""
+    import torch
+
+    torch.set_num_threads(threads)
+    collator = hf_collator()
     batches = [(torch.from_numpy(ids), torch.from_numpy(special)) for ids, special in make_batches(sequences)]
     copies = []
 
