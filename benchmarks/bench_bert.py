@@ -22,7 +22,8 @@ from tokkit.bench.bert_suite import step_task
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=8)
-    ap.add_argument("--warmup", type=int, default=1, help="untimed steps at the start of every block")
+    ap.add_argument("--warmup", type=int, default=None,
+                    help="untimed steps at the start of every block (default 1, 2 with --compile)")
     ap.add_argument("--rounds", type=int, default=2, help="blocks per model; --steps are shared out")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch", type=int, default=32)
@@ -36,14 +37,17 @@ def main():
              "tokkit": step_task("tokkit", compile_=args.compile, **shape)}
     if args.bf16:
         steps["tokkit bf16"] = step_task("tokkit", bf16=True, compile_=args.compile, **shape)
+    warmup = args.warmup if args.warmup is not None else (2 if args.compile else 1)
     times = {name: [] for name in steps}
     per_block = max(1, -(-args.steps // args.rounds))
-    for _ in range(args.rounds):
-        for name, step in steps.items():
-            for i in range(args.warmup + per_block):
+    names = list(steps)
+    for r in range(args.rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:  # a different model leads each round
+            step = steps[name]
+            for i in range(warmup + per_block):
                 t0 = time.perf_counter()
                 step()
-                if i >= args.warmup:
+                if i >= warmup:
                     times[name].append(time.perf_counter() - t0)
     ntok = args.batch * args.seq
     median = {name: statistics.median(t) for name, t in times.items()}

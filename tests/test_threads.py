@@ -35,7 +35,12 @@ def test_slices_balance_characters_not_texts():
         assert max(b - a for a, b in slices) - min(b - a for a, b in slices) <= 1
 
 
-def test_run_sliced_keeps_order_and_uses_threads():
+def test_one_huge_text_gets_a_slice_of_its_own():
+    assert split_by_size([10] * 1000 + [10**6], 2) == [(0, 1000), (1000, 1001)]
+    assert split_by_size([10**6] + [10] * 1000, 2) == [(0, 1), (1, 1001)]
+
+
+def test_run_sliced_keeps_order_and_raises_worker_errors():
     texts = [str(i) * (i % 7) for i in range(1000)]
     parts = run_sliced(lambda a, b: list(range(a, b)), texts, 2)
     assert len(parts) > 2  # several slices per thread
@@ -44,8 +49,15 @@ def test_run_sliced_keeps_order_and_uses_threads():
     assert resolve_threads(None, 1) == 1
     assert resolve_threads(8, 3) == 3
 
+    def fail_late(a, b):
+        if b == len(texts):
+            raise RuntimeError("last slice")
+        return a
+    with pytest.raises(RuntimeError, match="last slice"):
+        run_sliced(fail_late, texts, 2)
 
-def test_batch_rows_are_plain_int_lists_outside_the_cycle_collector(tmp_path):
+
+def test_batch_rows_are_plain_int_lists_outside_the_cycle_collector():
     # rows hold only ints, so they cannot be part of a cycle; keeping them out of the collector
     # spares it from walking millions of ids (the batch result list itself stays tracked)
     tok = tokkit.Tokenizer.from_trained(kind="wordpiece", vocab=["[UNK]", "a", "##b"], merges=None,

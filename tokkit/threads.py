@@ -48,17 +48,21 @@ def split_by_size(sizes: Sequence[int] | np.ndarray, parts: int) -> list[tuple[i
     parts = max(1, min(parts, n))
     ends = np.cumsum(np.asarray(sizes, dtype=np.int64) + 1)
     targets = ends[-1] * np.arange(1, parts, dtype=np.float64) / parts
-    # slice k ends after the first item whose running total reaches the k-th target
-    cuts = np.searchsorted(ends, targets, side="left") + 1
+    # The item whose running total first reaches a target is cut before or after, whichever
+    # total lies nearer: one huge text then gets a slice of its own instead of swallowing the rest.
+    at = np.searchsorted(ends, targets, side="left")
+    before = np.where(at > 0, ends[np.maximum(at - 1, 0)], 0)
+    cuts = np.where(targets - before < ends[at] - targets, at, at + 1)
     bounds = [0, *sorted(set(int(c) for c in cuts if 0 < c < n)), n]
     return list(zip(bounds[:-1], bounds[1:]))
 
 
 def run_sliced(work: Callable[[int, int], T], texts: list[str], threads: int,
                sizes: Sequence[int] | np.ndarray | None = None) -> list[T]:
-    """`work(a, b)` for consecutive slices of `texts` on `threads` threads; results in slice order.
+    """`work(a, b)` for consecutive slices of `texts` (a list of str) on `threads` threads, in slice order.
 
-    `sizes` (default: the texts' lengths) is what the slices are balanced on.
+    `sizes` (default: the texts' lengths) is what the slices are balanced on. An exception in any
+    slice is raised here.
     """
     if threads <= 1 or len(texts) <= 1:
         return [work(0, len(texts))]
