@@ -5,8 +5,9 @@ vocab 30,522, 15% of positions labelled, 2 torch threads. tokens/s = 4,096 / med
 Both models live in this process and take turns in blocks (--rounds of them, each a warm-up step
 and then timed steps), so a change in the machine's load touches both alike. Blocks rather than
 single alternating steps because transformers' step runs 15-20% slower right after a tokkit step
-(caches and allocator state), which would be unfair to it. The models and the step are tokkit.bench.bert_suite's (the `tokkit bench
---suite bert` measurement, which runs each model in its own process instead).
+(caches and allocator state), which would be unfair to it. The models and the step are
+tokkit.bench.bert_suite's (the `tokkit bench --suite bert` measurement, which runs each model in
+its own process instead).
 
     python benchmarks/bench_bert.py [--steps 8] [--rounds 2] [--warmup 1] [--threads 2] [--compile] [--bf16]
 """

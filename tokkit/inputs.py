@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from tokkit.errors import TokkitError
-from tokkit.threads import resolve_threads, run_sliced
+from tokkit.threads import run_sliced
 from tokkit.tokenizer import Tokenizer, check_texts
 
 TRUNCATIONS = ("longest_first", "only_first", "only_second")
@@ -40,14 +40,15 @@ def encode(tokenizer: Tokenizer, texts: Sequence[str], text_pairs: Sequence[str]
     """
     truncation, padding = _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding,
                                          pad_to_multiple_of, padding_side, stride, return_overflowing)
-    texts = check_texts(texts)
-    pairs = None
-    if text_pairs is not None:
-        pairs = check_texts(text_pairs, "text_pairs")
-        if len(pairs) != len(texts):
-            raise ValueError(f"texts has {len(texts)} items but text_pairs has {len(pairs)}")
+    texts, sizes = check_texts(texts)
     n = len(texts)
-    flat = encode_flat(tokenizer, texts + (pairs or []), num_threads)
+    pairs = None
+    if text_pairs is not None:  # A and B are encoded as one batch: rows 0..n-1, then n..2n-1
+        pairs, pair_sizes = check_texts(text_pairs, "text_pairs")
+        if len(pairs) != n:
+            raise ValueError(f"texts has {n} items but text_pairs has {len(pairs)}")
+        texts, sizes = texts + pairs, np.concatenate([sizes, pair_sizes])
+    flat = encode_flat(tokenizer, texts, sizes, num_threads)
     ptr = flat["ptr"]
     lengths = np.diff(ptr)
     la = lengths[:n]
@@ -109,11 +110,14 @@ def _switch(name: str, value, off: str, allowed: tuple):
     return value
 
 
-def encode_flat(tokenizer: Tokenizer, texts: list[str], num_threads: int | None) -> dict[str, np.ndarray]:
-    """Encode on threads; flat ids/starts/ends/words with row pointers `ptr` (row r: ptr[r]:ptr[r+1])."""
+def encode_flat(tokenizer: Tokenizer, texts: list[str], sizes: np.ndarray,
+                num_threads: int | None) -> dict[str, np.ndarray]:
+    """Encode on threads; flat ids/starts/ends/words with row pointers `ptr` (row r: ptr[r]:ptr[r+1]).
+
+    `sizes`: the texts' lengths, as check_texts returns them.
+    """
     kernel = tokenizer.kernel
-    parts = run_sliced(lambda a, b: kernel.encode_rows(texts, a, b).arrays(), texts,
-                       resolve_threads(num_threads, len(texts)))
+    parts = run_sliced(lambda a, b: kernel.encode_rows(texts, a, b).arrays(), sizes, num_threads)
     if len(parts) == 1:
         return parts[0]
     out = {k: np.concatenate([p[k] for p in parts]) for k in ("ids", "starts", "ends", "words")}

@@ -5,7 +5,7 @@ serial is the Python-object work each slice ends with (lists, arrays). Slices ar
 about the same number of characters, not the same number of texts: by count, one slice of long
 paragraphs would leave the other thread idle at the end.
 
->>> run_sliced(lambda a, b: (a, b), ["ab", "c", "", "defg"], 2)
+>>> run_sliced(lambda a, b: (a, b), [2, 1, 0, 4], num_threads=2)  # sizes of 4 texts
 [(0, 1), (1, 3), (3, 4)]
 """
 from __future__ import annotations
@@ -57,19 +57,16 @@ def split_by_size(sizes: Sequence[int] | np.ndarray, parts: int) -> list[tuple[i
     return list(zip(bounds[:-1], bounds[1:]))
 
 
-def run_sliced(work: Callable[[int, int], T], texts: list[str], threads: int,
-               sizes: Sequence[int] | np.ndarray | None = None) -> list[T]:
-    """`work(a, b)` for consecutive slices of `texts` (a list of str) on `threads` threads, in slice order.
+def run_sliced(work: Callable[[int, int], T], sizes: Sequence[int] | np.ndarray,
+               num_threads: int | None = None) -> list[T]:
+    """`work(a, b)` for consecutive slices of a batch whose items have `sizes`, in slice order.
 
-    `sizes` (default: the texts' lengths) is what the slices are balanced on. An exception in any
-    slice is raised here.
+    Runs on `num_threads` threads (default: all cores; see resolve_threads), with slices balanced
+    on `sizes`. An exception in any slice is raised here.
     """
-    if threads <= 1 or len(texts) <= 1:
-        return [work(0, len(texts))]
-    if sizes is None:
-        from tokkit._textapi import text_lengths
-
-        sizes = text_lengths(texts)
+    threads = resolve_threads(num_threads, len(sizes))
+    if threads == 1 or len(sizes) <= 1:
+        return [work(0, len(sizes))]
     slices = split_by_size(sizes, threads * SLICES_PER_THREAD)
     with ThreadPoolExecutor(threads) as pool:
         return list(pool.map(lambda s: work(*s), slices))

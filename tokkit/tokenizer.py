@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+import numpy as np
+
 from tokkit.errors import TokkitError
 from tokkit.formats import KINDS, AddedToken, BertNorm, Spec, atomic_write, bert_post, dump_json
-from tokkit.threads import resolve_threads, run_sliced
+from tokkit.threads import run_sliced
 
 __all__ = ["Tokenizer", "Encoding", "load"]
 
@@ -187,10 +189,9 @@ class Tokenizer:
         >>> tok.encode_batch(["ab a", "", "b"], num_threads=2)
         [[1, 2, 1], [], [0]]
         """
-        texts = check_texts(texts)
+        texts, sizes = check_texts(texts)
         kernel = self.kernel
-        parts = run_sliced(lambda a, b: kernel.encode_many(texts, a, b), texts,
-                           resolve_threads(num_threads, len(texts)))
+        parts = run_sliced(lambda a, b: kernel.encode_many(texts, a, b), sizes, num_threads)
         rows = parts[0]
         for part in parts[1:]:
             rows.extend(part)
@@ -236,15 +237,15 @@ class Tokenizer:
 
 
 # ---------------------------------------------------------------------------------------- helpers
-def check_texts(texts, name: str = "texts") -> list[str]:
-    """A list of str; anything else is a TypeError naming the type and the batch index."""
+def check_texts(texts, name: str = "texts") -> tuple[list[str], np.ndarray]:
+    """`texts` as a list of str and their lengths (what threads balance on); anything else is a
+    TypeError naming the type and the batch index."""
     from tokkit._textapi import text_lengths
 
     if isinstance(texts, str):
         raise TypeError(f"{name} must be a sequence of str, not a single str")
     texts = list(texts)
-    text_lengths(texts, name)
-    return texts
+    return texts, text_lengths(texts, name)
 
 
 def load(path: str | os.PathLike, *, kind: str | None = None, lowercase: bool | None = None,
