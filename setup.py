@@ -27,8 +27,8 @@ extensions = [
         language="c++",
         extra_compile_args=["-O3", "-std=c++17"] + (["-O0", "-g"] if DEBUG else []),
     )
-    for path in sorted(glob.glob(os.path.join("tokkit", "*.pyx")))
-    # TOKKIT_BUILD_ONLY=_merge,_text builds just those (handy while another kernel is mid-edit).
+    for path in sorted(glob.glob(os.path.join("tokkit", "_native", "*.pyx")))
+    # TOKKIT_BUILD_ONLY=merge,text builds just those (handy while another kernel is mid-edit).
     if not os.environ.get("TOKKIT_BUILD_ONLY")
     or os.path.basename(path)[:-4] in os.environ["TOKKIT_BUILD_ONLY"].split(",")
 ]

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import regex
 
-from tokkit._text import WordCounter
-from tokkit.pretokenize import GPT2_PATTERN
+from tokkit._native.counting import WordCounter
+from tokkit.text.pretokenize import GPT2_PATTERN
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "en" / "wiki"
 

@@ -16,11 +16,10 @@ from pathlib import Path
 
 from distributed import Client, LocalCluster
 
-from tokkit.corpus import resolve
-from tokkit.distributed import count_words_dask, plan
-from tokkit.trainers import train_with_summary
-from tokkit.trainers.count import count_words
-
+from tokkit.text.corpus import resolve
+from tokkit.text.count import count_words
+from tokkit.train import train_with_summary
+from tokkit.train.dask_count import count_words_dask, plan
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 

@@ -78,7 +78,7 @@ def tiktoken_from(path: Path):
     import tiktoken
     from tiktoken_ext.openai_public import r50k_pat_str  # the pattern only: no download
 
-    from tokkit.bytes import decode_symbols
+    from tokkit._native.byte_symbols import decode_symbols
 
     model = json.loads((path / "tokenizer.json").read_text())["model"]
     ranks = {bytes([b]): b for b in range(256)}

@@ -67,7 +67,7 @@ def main():
     ap.add_argument("--no-cache", action="store_true", help="rebuild the word table, do not read/write the cache")
     args = ap.parse_args()
 
-    from tokkit.engine import get_engine
+    from tokkit.train.engine import get_engine
 
     t0 = time.perf_counter()
     symbols, offsets, counts = load_words(args.files, not args.no_cache)

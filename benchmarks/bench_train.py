@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from tokkit.bench.train_suite import format_rows, run_train_suite
-from tokkit.corpus import resolve
+from tokkit.text.corpus import resolve
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "en" / "wiki"
 

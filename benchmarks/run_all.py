@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tokkit.bench.report import atomic_write
+from tokkit._files import atomic_write
 from tokkit.bench.results_doc import chart_dir_for, compose
 
 HERE = Path(__file__).resolve().parent

@@ -1,5 +1,4 @@
 """Shared fixtures: both merge engines, the shared corpus when it is present."""
-import os
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ needs_corpus = pytest.mark.skipif(not HAVE_CORPUS, reason="../shared/corpus is a
 @pytest.fixture(params=["compiled", "python"])
 def engine(request):
     """Each engine test runs against the compiled engine and its plain-Python twin."""
-    from tokkit.engine import COMPILED, get_engine
+    from tokkit.train.engine import COMPILED, get_engine
 
     if request.param == "compiled" and not COMPILED:
         pytest.skip("the compiled engine is not built (TOKKIT_PURE_PYTHON run or no compiler)")

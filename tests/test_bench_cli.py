@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-
 pytest.importorskip("psutil")
 
 
@@ -16,7 +15,7 @@ run = run_cli
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     """~120 kB of English from the embedded corpus, as a file."""
-    from tokkit.default_corpus import default_texts
+    from tokkit.text.default_corpus import default_texts
 
     path = tmp_path_factory.mktemp("corpus") / "c.txt"
     out, size = [], 0

@@ -4,9 +4,9 @@ import sys
 
 import numpy as np
 import pytest
+from test_tokenizer_fixtures import oracle_paths  # noqa: F401
 
 import tokkit
-from test_tokenizer_fixtures import oracle_paths  # noqa: F401
 
 LINES = ["Hello world, this is tokkit.", "", "second line [SEP] with a special", "naïve café 中文"]
 

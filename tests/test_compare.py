@@ -18,7 +18,7 @@ run = run_cli
 
 def corpus_lines(n=600):
     """Natural-ish English from the embedded corpus (CPython's docs), enough to train small vocabs."""
-    from tokkit.default_corpus import default_texts
+    from tokkit.text.default_corpus import default_texts
 
     out = []
     for line in default_texts():
@@ -52,7 +52,7 @@ def setup(tmp_path_factory):
 
 def test_compare_dirs_writes_table_json_chart(setup, tmp_path, capsys):
     import tokkit
-    from tokkit.stats import corpus_stats
+    from tokkit.quality import corpus_stats
 
     root, corpus, dirs, lines = setup
     out = tmp_path / "out"

@@ -8,11 +8,11 @@ import time
 import pytest
 
 import tokkit
-from tokkit.corpus import Source, iter_chunks, resolve
 from tokkit.errors import TokkitError
+from tokkit.text.corpus import Source, iter_chunks, resolve
 
 distributed = pytest.importorskip("distributed")
-dist = pytest.importorskip("tokkit.distributed")
+dist = pytest.importorskip("tokkit.train.dask_count")
 
 
 def line_range_bytes(path, task):
@@ -88,7 +88,7 @@ def test_cluster_training_equals_local(client, corpus, tmp_path, monkeypatch, al
 
 
 def test_pruning_is_reported(client, corpus, monkeypatch):
-    from tokkit.trainers import train_with_summary
+    from tokkit.train import train_with_summary
 
     monkeypatch.setattr(dist, "RANGE_SIZE", 20_000)
     _, summary = train_with_summary(corpus, algo="wordpiece", vocab_size=300, client=client, min_word_count=10_000)
@@ -161,8 +161,8 @@ def shard_arrays(folder):
 
 
 def test_encoding_resumes_after_an_interrupted_run(client, tmp_path, wordpiece):
-    from tokkit.distributed_encode import write_shards_dask
-    from tokkit.shards import ShardDataset
+    from tokkit.pretraining.shards import ShardDataset
+    from tokkit.pretraining.shards_dask import write_shards_dask
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -176,7 +176,7 @@ def test_encoding_resumes_after_an_interrupted_run(client, tmp_path, wordpiece):
     with pytest.raises(TokkitError, match="d3.txt"):
         write_shards_dask(client, wordpiece, [docs], kind="nsp", max_length=64, output=tmp_path / "out")
     assert not (tmp_path / "out" / "index.json").exists()
-    from tokkit.distributed_encode import completed
+    from tokkit.pretraining.shards_dask import completed
 
     # with 2 workers, d3 starts only after a worker finished an earlier file
     done = [i for i in range(4) if completed(tmp_path / "out", i)]
@@ -205,7 +205,7 @@ def test_cli_encode_on_a_local_cluster_with_resume(tmp_path, wordpiece):
         proc = subprocess.run(args + extra, cwd=tmp_path, capture_output=True, timeout=300)
         assert proc.returncode == 0, proc.stderr.decode()
         assert "dashboard" in proc.stderr.decode()
-    from tokkit.shards import ShardDataset
+    from tokkit.pretraining.shards import ShardDataset
 
     assert len(ShardDataset(tmp_path / "shards")) >= 1
     proc = subprocess.run(args[:-1] + ["-"], cwd=tmp_path, capture_output=True, timeout=300)

@@ -2,8 +2,8 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokkit._encode_bpe import merge_ids
-from tokkit._encode_maps import PairMap, StrMap
+from tokkit._native.bpe import merge_ids
+from tokkit._native.encode_tables import PairMap, StrMap
 
 
 def reference_merge(table, symbols):

@@ -2,9 +2,9 @@
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_tokenizer_fixtures import EDGE_CASES, oracle_paths, test_lines  # noqa: F401
 
 import tokkit
-from test_tokenizer_fixtures import EDGE_CASES, oracle_paths, test_lines  # noqa: F401
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -108,7 +108,7 @@ def test_bytelevel_equals_tiktoken(oracle_paths):
     tiktoken = pytest.importorskip("tiktoken")
     from tiktoken_ext.openai_public import r50k_pat_str
 
-    from tokkit.bytes import decode_symbols
+    from tokkit._native.byte_symbols import decode_symbols
 
     tok = tokkit.load(oracle_paths["bytelevel"])
     ranks = {bytes([b]): b for b in range(256)}
@@ -119,7 +119,7 @@ def test_bytelevel_equals_tiktoken(oracle_paths):
     lines = test_lines(30) + EDGE_CASES
     for text in lines:
         theirs = [enc.decode_single_token_bytes(t) for t in enc.encode_ordinary(text)]
-        ours = [table[i] for i in tok.kernel.encode(text)]
+        ours = [table[i] for i in tok._encoder.encode(text)]
         if "[" in text:
             continue  # tiktoken's encode_ordinary ignores tokkit's special tokens in the text
         assert ours == theirs, repr(text[:200])
@@ -149,7 +149,7 @@ def test_long_texts_equal_tokenizers(oracle_paths, kind):
 
 def test_bytelevel_custom_pattern_equals_tokenizers(oracle_paths, tmp_path):
     """A non-GPT-2 pattern: tokkit writes Split(regex, isolated) + ByteLevel(use_regex=false)."""
-    from tokkit.pretokenize import GPT2_PATTERN
+    from tokkit.text.pretokenize import GPT2_PATTERN
     from tokkit.tokenizer import Tokenizer
 
     base = tokkit.load(oracle_paths["bytelevel"])

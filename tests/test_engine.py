@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tokkit._merge_py import pmi_score
 from tokkit.errors import TokkitError
+from tokkit.train.merge_py import pmi_score
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
@@ -284,7 +284,7 @@ def test_random_corpora_match_tokenizers(engine, word_counts, min_frequency, ext
 @FAST
 @given(words_text, st.integers(0, 3), st.sampled_from(["frequency", "pmi"]), specials_text)
 def test_engines_agree_with_reuse(word_counts, min_frequency, scoring, specials):
-    from tokkit.engine import get_engine
+    from tokkit.train.engine import get_engine
 
     runs = [train_strings(get_engine(name), word_counts, specials=specials, vocab_size=60,
                           min_frequency=min_frequency, scoring=scoring) for name in ("compiled", "python")]
@@ -295,7 +295,7 @@ def test_engines_agree_with_reuse(word_counts, min_frequency, scoring, specials)
 
 def test_engines_agree_on_a_larger_corpus():
     """Thousands of words: enough stale heap entries to exercise the compiled engine's compaction."""
-    from tokkit.engine import COMPILED, get_engine
+    from tokkit.train.engine import COMPILED, get_engine
 
     if not COMPILED:
         pytest.skip("the compiled engine is not built")
@@ -335,7 +335,7 @@ def scrambled_ids(vocab_len, salt):
 @FAST
 @given(corpora, st.integers(0, 3), st.integers(0, 50), st.sampled_from(["frequency", "pmi"]))
 def test_engines_agree_with_arbitrary_reuse(corpus, min_frequency, salt, scoring):
-    from tokkit.engine import get_engine
+    from tokkit.train.engine import get_engine
 
     words, counts = [w for w, _ in corpus], [c for _, c in corpus]
     runs = [get_engine(name).train_merges(*pack(words, counts), vocab_len=4, vocab_size=30, min_frequency=min_frequency,

@@ -2,10 +2,10 @@
 import json
 
 import pytest
+from test_tokenizer_fixtures import oracle_paths, test_lines  # noqa: F401
 
 import tokkit
-from test_tokenizer_fixtures import oracle_paths, test_lines  # noqa: F401
-from tokkit.bytes import bytes_to_unicode
+from tokkit._native.byte_symbols import bytes_to_unicode
 from tokkit.errors import TokkitError
 from tokkit.tokenizer import Tokenizer
 

@@ -3,9 +3,9 @@ import random
 
 import numpy as np
 import pytest
+from test_tokenizer_fixtures import oracle_paths, test_lines  # noqa: F401
 
 import tokkit
-from test_tokenizer_fixtures import oracle_paths, test_lines  # noqa: F401
 from tokkit.errors import TokkitError
 from tokkit.tokenizer import Tokenizer
 
@@ -70,8 +70,8 @@ def test_pairs_equal_tokenizers_random_lengths(pair, lines, strategy):
 
 
 def test_longest_first_arithmetic():
-    """The issue's rule, on exact token counts: shorter keeps min(s, m - s) or floor(m/2)."""
-    from tokkit.inputs import truncate_pair
+    """The longest_first rule, on exact token counts: shorter keeps min(s, m - s) or floor(m/2)."""
+    from tokkit.inputs.encode import truncate_pair
 
     la, lb = np.array([3, 10, 10, 7, 6, 5]), np.array([10, 3, 10, 7, 9, 2])
     ka, kb = truncate_pair(la, lb, 9, "longest_first")

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import tokkit
-from tokkit import masking
 from tokkit.errors import TokkitError
+from tokkit.inputs import masking
 
 VOCAB = 1000
 PAD, UNK, CLS, SEP, MASK = 0, 1, 2, 3, 4
@@ -33,7 +33,7 @@ def run(ids, special, seed=0, **kw):
 @pytest.fixture(params=["compiled", "numpy"])
 def engine(request, monkeypatch):
     if request.param == "compiled" and masking._compiled is None:
-        pytest.skip("tokkit._mask is not built")
+        pytest.skip("tokkit._native.mask is not built")
     if request.param == "numpy":
         monkeypatch.setenv("TOKKIT_PURE_PYTHON", "1")
     return request.param
@@ -101,7 +101,7 @@ def test_same_seed_same_mask_and_fresh_mask_per_call(engine):
 
 def test_compiled_kernel_matches_numpy_twin(monkeypatch):
     if masking._compiled is None:
-        pytest.skip("tokkit._mask is not built")
+        pytest.skip("tokkit._native.mask is not built")
     ids, special = make_batch(rows=512)
     words = np.cumsum(np.random.default_rng(3).random(ids.shape) < 0.6, axis=1)
     for dtype in (np.int64, np.int32):

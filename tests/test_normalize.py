@@ -3,18 +3,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokkit.normalize import BertNormalizerOptions, bert_alignments, bert_normalize, bert_split
+from tokkit.text.normalize import BertNorm, bert_alignments, bert_normalize, bert_split
 
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import Tokenizer, normalizers, pre_tokenizers  # noqa: E402
 from tokenizers.models import WordLevel  # noqa: E402
 
 OPTION_SETS = [
-    BertNormalizerOptions(),
-    BertNormalizerOptions(lowercase=False),
-    BertNormalizerOptions(strip_accents=True, lowercase=False),
-    BertNormalizerOptions(strip_accents=False, lowercase=True),
-    BertNormalizerOptions(clean_text=False, handle_chinese_chars=False),
+    BertNorm(),
+    BertNorm(lowercase=False),
+    BertNorm(strip_accents=True, lowercase=False),
+    BertNorm(strip_accents=False, lowercase=True),
+    BertNorm(clean_text=False, handle_chinese_chars=False),
 ]
 # Combining characters that are not Mn but have a nonzero combining class: they survive strip_accents
 # and tokenizers' whole-string NFD reorders them (and shifts alignments) among the other marks.
@@ -24,7 +24,7 @@ MARKS = ["\u0301", "\u0316", "\u0334", "\u0345", "\u05b0", "\u0f71", "\u093c", "
 _oracles = {}
 
 
-def oracle(options: BertNormalizerOptions) -> Tokenizer:
+def oracle(options: BertNorm) -> Tokenizer:
     """A tokenizers pipeline whose WordLevel model maps every piece to [UNK]: one token per piece."""
     if options not in _oracles:
         tok = Tokenizer(WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
@@ -36,7 +36,7 @@ def oracle(options: BertNormalizerOptions) -> Tokenizer:
     return _oracles[options]
 
 
-def expected(text: str, options: BertNormalizerOptions):
+def expected(text: str, options: BertNorm):
     tok = oracle(options)
     norm = tok.normalizer.normalize_str(text)
     pieces = [p for p, _ in tok.pre_tokenizer.pre_tokenize_str(norm)]
@@ -44,7 +44,7 @@ def expected(text: str, options: BertNormalizerOptions):
     return norm, list(zip(pieces, offsets))
 
 
-def check(text: str, options: BertNormalizerOptions) -> None:
+def check(text: str, options: BertNorm) -> None:
     norm, split = expected(text, options)
     assert bert_normalize(text, options) == norm
     assert bert_split(text, options) == split

@@ -6,7 +6,7 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokkit.pretokenize import GPT2_PATTERN, gpt2_spans, split_gpt2, split_regex
+from tokkit.text.pretokenize import GPT2_PATTERN, gpt2_spans, split_gpt2, split_regex
 
 REF = regex.compile(GPT2_PATTERN)
 

@@ -10,9 +10,9 @@ import sys
 import numpy as np
 import pytest
 
-from tokkit import pretraining, pretraining_docs
 from tokkit.errors import TokkitError
 from tokkit.pretraining import MaskingCollator, PretrainingDataset, iter_documents, iter_examples
+from tokkit.pretraining import documents as pretraining_docs
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
@@ -349,6 +349,6 @@ def test_bad_settings_and_tokenizers(tok, corpus):
 
 
 def test_importing_pretraining_does_not_import_torch():
-    code = ("import sys, tokkit, tokkit.pretraining, tokkit.shards, tokkit.masking; "
+    code = ("import sys, tokkit, tokkit.pretraining, tokkit.pretraining.shards, tokkit.inputs.masking; "
             "assert 'torch' not in sys.modules, 'torch was imported'")
     subprocess.run([sys.executable, "-c", code], check=True)

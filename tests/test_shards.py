@@ -1,15 +1,14 @@
-"""tokkit.shards: write_shards and ShardDataset (round trip, sharing out, atomic output, bad input)."""
+"""tokkit.pretraining.shards: write_shards and ShardDataset (round trip, sharing out, atomic output, bad input)."""
 import importlib.util
 import json
 
 import numpy as np
 import pytest
-
 from test_pretraining import train_tokenizer, write_corpus
-from tokkit import pretraining_docs
+
 from tokkit.errors import TokkitError
 from tokkit.pretraining import MaskingCollator, iter_examples
-from tokkit.shards import ShardDataset, is_shard_dir, write_shards
+from tokkit.pretraining.shards import ShardDataset, is_shard_dir, write_shards
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +23,7 @@ def tok(corpus):
 
 @pytest.mark.parametrize("kind", ["full", "nsp"])
 def test_round_trip_gives_the_streamed_examples_numbered_in_order(tmp_path, tok, corpus, kind, monkeypatch):
-    monkeypatch.setattr("tokkit.shards.SHARD_EXAMPLES", 50)  # several shard files
+    monkeypatch.setattr("tokkit.pretraining.shards.SHARD_EXAMPLES", 50)  # several shard files
     out = write_shards(tok, [corpus], kind=kind, max_length=40, output=tmp_path / "shards", seed=3,
                        progress=False)
     assert is_shard_dir(out)
@@ -120,7 +119,7 @@ def test_bad_tokenizer_and_kind(tmp_path, corpus):
         write_shards(no_cls, [corpus], kind="mlm", max_length=24, output=tmp_path / "s", progress=False)
 
 
-needs_encode_cli = pytest.mark.skipif(importlib.util.find_spec("tokkit.commands.encode") is None,
+needs_encode_cli = pytest.mark.skipif(importlib.util.find_spec("tokkit.cli.encode") is None,
                                       reason="the `tokkit encode` command (tokkit/commands/encode.py) is not written yet")
 
 

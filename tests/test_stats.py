@@ -1,10 +1,10 @@
-"""tokkit.stats and `tokkit stats`: figures checked by hand on tiny vocabularies and against tokenizers."""
+"""tokkit.quality and `tokkit stats`: figures checked by hand on tiny vocabularies and against tokenizers."""
 import json
 
 import pytest
 from conftest import run_cli
 
-from tokkit.stats import corpus_stats, detect_kind, main_script, script_of, token_surface
+from tokkit.quality import corpus_stats, detect_kind, main_script, script_of, token_surface
 
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
@@ -73,8 +73,8 @@ def test_script_helpers():
     assert main_script(["123 !"]) is None
     assert token_surface("##", "wordpiece") == "##"
     assert token_surface("Ã©", "bytelevel") == "é"
-    from tokkit.bytes import encode_symbols
-    from tokkit.stats import token_letters
+    from tokkit._native.byte_symbols import encode_symbols
+    from tokkit.quality import token_letters
 
     cut = encode_symbols("кот".encode()[:3])  # к and the lead byte of о
     assert [script_of(c) for c in token_letters(cut, "bytelevel")] == ["Cyrillic", "Cyrillic"]

@@ -3,10 +3,11 @@ import gc
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 import tokkit
-from tokkit.threads import resolve_threads, run_sliced, split_by_size
+from tokkit._threads import resolve_threads, run_sliced, split_by_size
 
 
 @given(st.lists(st.integers(0, 1000), max_size=200), st.integers(1, 40))

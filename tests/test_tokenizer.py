@@ -6,9 +6,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from test_tokenizer_fixtures import EDGE_CASES, oracle_paths, test_lines  # noqa: F401
 
 import tokkit
-from test_tokenizer_fixtures import EDGE_CASES, oracle_paths, test_lines  # noqa: F401
 from tokkit.errors import TokkitError
 from tokkit.tokenizer import Tokenizer
 

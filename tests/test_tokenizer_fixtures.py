@@ -6,7 +6,6 @@ import random
 from pathlib import Path
 
 import pytest
-
 from conftest import HAVE_CORPUS, SHARED
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]

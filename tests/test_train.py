@@ -3,11 +3,10 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import HAVE_CORPUS, SHARED
 
 import tokkit
 from tokkit.errors import TokkitError
-
-from conftest import HAVE_CORPUS, SHARED
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -22,7 +21,7 @@ def sample_text(n_bytes: int) -> str:
                 break
         data = data[:n_bytes]
         return data[: data.rfind(b"\n") + 1].decode("utf-8")
-    from tokkit.default_corpus import default_texts
+    from tokkit.text.default_corpus import default_texts
 
     return "".join(default_texts())[:n_bytes]
 
@@ -128,7 +127,7 @@ def test_bpe_end_of_word_suffix_and_alphabet(tmp_path):
 
 
 def test_limit_alphabet_skips_words_with_rare_characters():
-    from tokkit.trainers import train_with_summary
+    from tokkit.train import train_with_summary
 
     texts = ["aaa bbb abab zq"] * 5 + ["xyz"]
     tok, summary = train_with_summary(texts=texts, algo="wordpiece", vocab_size=100, limit_alphabet=2)

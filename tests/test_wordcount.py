@@ -8,8 +8,9 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokkit._text import WordCounter, char_counts, symbolize, symbolize_bytes
-from tokkit.pretokenize import GPT2_PATTERN
+from tokkit._native.counting import WordCounter
+from tokkit._native.symbols import char_counts, symbolize, symbolize_bytes
+from tokkit.text.pretokenize import GPT2_PATTERN
 
 REF = regex.compile(GPT2_PATTERN)
 ALPHABET = st.sampled_from(list("ab'sl ,.!1\n\r\t") + ["é", "É", "日", "\u0301", "\U0001F600", "\x00", "\u3000", "İ"])

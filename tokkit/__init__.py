@@ -4,9 +4,18 @@
 >>> tok = tokkit.train(texts=["low lower lowest"] * 10, algo="wordpiece", vocab_size=60)
 >>> tok.decode(tok.encode("lower"))
 'lower'
+
+The public names below need neither torch nor dask; `tokkit.bert` and the Dask paths import them
+when used.
 """
-from tokkit.engine import COMPILED, engine_name
-from tokkit.errors import TokkitError
+from tokkit.errors import TokkitError as TokkitError
+from tokkit.inputs import encode as encode
+from tokkit.inputs import mask_tokens as mask_tokens
+from tokkit.tokenizer import Tokenizer as Tokenizer
+from tokkit.tokenizer import load as load
+from tokkit.train import train as train
+from tokkit.train.engine import COMPILED as COMPILED
+from tokkit.train.engine import engine_name as engine_name
 
 __version__ = "0.1.0"
 
@@ -20,32 +29,3 @@ __all__ = [
     "encode",
     "mask_tokens",
 ]
-
-
-def __getattr__(name):
-    # Public names are imported on first use so `import tokkit` stays cheap and never pulls in
-    # optional dependencies (torch is only ever imported by tokkit.bert); the first lookup caches
-    # the name in this module, so later calls cost nothing extra.
-    value = _resolve(name)
-    globals()[name] = value
-    return value
-
-
-def _resolve(name):
-    if name == "train":
-        from tokkit.trainers import train
-
-        return train
-    if name in ("load", "Tokenizer"):
-        from tokkit import tokenizer
-
-        return getattr(tokenizer, name)
-    if name == "encode":
-        from tokkit.inputs import encode
-
-        return encode
-    if name == "mask_tokens":
-        from tokkit.masking import mask_tokens
-
-        return mask_tokens
-    raise AttributeError(f"module 'tokkit' has no attribute {name!r}")

@@ -34,7 +34,7 @@ def _pyplot():
 
 
 def _save(fig, path: str) -> None:
-    from tokkit.bench.report import atomic_write
+    from tokkit._files import atomic_write
 
     buf = io.BytesIO()
     # A fixed metadata dict keeps the PNG free of a creation date and the matplotlib version.

@@ -58,14 +58,14 @@ class CorpusSlice:
 
 
 def _default_chunks():
-    from tokkit.default_corpus import default_texts
+    from tokkit.text.default_corpus import default_texts
 
     for line in default_texts():
         yield "<embedded default corpus>", line.encode("utf-8")
 
 
 def _file_chunks(paths):
-    from tokkit.corpus import iter_source_chunks, resolve
+    from tokkit.text.corpus import iter_source_chunks, resolve
 
     for source, _, chunk in iter_source_chunks(resolve(paths)):
         yield source.path, chunk

@@ -130,7 +130,7 @@ def tiktoken_from_bytelevel(vocab_dir: str):
     import tiktoken
     from tiktoken_ext.openai_public import r50k_pat_str
 
-    from tokkit.bytes import unicode_to_bytes
+    from tokkit._native.byte_symbols import unicode_to_bytes
 
     table = unicode_to_bytes()
     ranks: dict[bytes, int] = {bytes([b]): b for b in range(256)}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from tokkit.errors import TokkitError
-from tokkit.stats import LABELS, METRICS, format_value
+from tokkit.quality import LABELS, METRICS, format_value
 
 CANDIDATES = {"wordpiece": ("wordpiece-pmi", "wordpiece", {"scoring": "pmi"}),
               "wordpiece-pmi": ("wordpiece-pmi", "wordpiece", {"scoring": "pmi"}),

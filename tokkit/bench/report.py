@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 
+from tokkit._files import atomic_write
 from tokkit.errors import TokkitError
 
 
@@ -105,19 +105,6 @@ def markdown_table(rows: list[dict]) -> str:
         out.append("| " + " | ".join(x.replace("|", "\\|") for x in c) + " |")
     return "\n".join(out)
 
-
-def atomic_write(path: str, data: str | bytes) -> None:
-    """Write to a temporary name in the same folder, then rename over `path`."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def prepare_output(folder: str) -> str:

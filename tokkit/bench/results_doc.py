@@ -68,7 +68,7 @@ def compose(runs: list[tuple[str, dict, str]], *, regenerate: str, quality: tupl
 
         command, data, chart_dir = quality
         lines += ["## Vocabulary quality: `tokkit compare --train`", "", f"Command: `{command}`", "",
-                  f"Candidates {data['setting']}. Figures as defined in `tokkit/stats.py`.", "",
+                  f"Candidates {data['setting']}. Figures as defined in `tokkit/quality.py`.", "",
                   compare_table(data["results"], markdown=True), "", token_lists(data["results"], markdown=True), ""]
         if data.get("chart"):
             lines += [f"![compare]({chart_dir}/{data['chart']})", ""]

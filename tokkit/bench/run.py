@@ -11,7 +11,8 @@ import sys
 import tempfile
 import time
 
-from tokkit.bench.report import format_table, prepare_output, suite_markdown, write_json, atomic_write
+from tokkit._files import atomic_write
+from tokkit.bench.report import format_table, prepare_output, suite_markdown, write_json
 
 SUITES = {"train": ("train",), "encode": ("encode",), "mask": ("mask",), "bert": ("bert",),
           "all": ("train", "encode", "mask", "bert"), "scaling": ("scaling",)}

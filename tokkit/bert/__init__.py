@@ -5,8 +5,8 @@
 >>> sum(p.numel() for p in model.parameters()) > 1_000_000
 True
 """
-from tokkit.bert.model import BertConfig, BertForPreTraining, BertModel, PreTrainingOutput
 from tokkit.bert.hf import save_hf
+from tokkit.bert.model import BertConfig, BertForPreTraining, BertModel, PreTrainingOutput
 
 __all__ = ["BertConfig", "BertModel", "BertForPreTraining", "PreTrainingOutput", "save_hf", "embed",
            "pretrain", "PretrainConfig"]

@@ -17,6 +17,7 @@ from typing import Optional
 
 import torch
 
+from tokkit._files import atomic_dir
 from tokkit.errors import TokkitError
 
 FORMAT = "tokkit-bert-checkpoint/1"
@@ -54,8 +55,6 @@ def save_checkpoint(directory, model: torch.nn.Module, optimizer: Optional[torch
                     state: dict) -> Path:
     """Atomically write the model, the optimizer moments and `state` (JSON-able) to `directory`."""
     from safetensors.torch import save_file
-
-    from tokkit.outdir import atomic_dir
 
     state = dict(state, format=FORMAT, model_config=model.config.to_dict(), rng=rng_state())
     with atomic_dir(directory, marker_files=FILES) as tmp:

@@ -14,11 +14,13 @@ import itertools
 import os
 from typing import Iterator, Optional, Sequence
 
+from tokkit import pretraining
 from tokkit.errors import TokkitError
+from tokkit.pretraining.collate import special_token_ids
+
 
 def check_tokenizer(tokenizer) -> dict[str, int]:
     """Ids of the special tokens BERT pretraining needs; a clear error when one is absent."""
-    from tokkit.pretraining_collate import special_token_ids
 
     return special_token_ids(tokenizer)
 
@@ -26,7 +28,6 @@ def check_tokenizer(tokenizer) -> dict[str, int]:
 def make_dataset(tokenizer, paths: Sequence, *, kind: str, max_length: int, seed: int,
                  rank: int = 0, world_size: int = 1):
     """tokkit.pretraining's dataset over text files, or over one shard folder."""
-    from tokkit import pretraining
 
     paths = [os.fspath(p) for p in paths]
     for p in paths:
@@ -39,7 +40,6 @@ def make_dataset(tokenizer, paths: Sequence, *, kind: str, max_length: int, seed
 
 
 def make_collator(tokenizer, *, seed: int, mlm_probability: float = 0.15):
-    from tokkit import pretraining
 
     return pretraining.MaskingCollator(tokenizer, seed=seed, mlm_probability=mlm_probability,
                                        return_tensors="pt")

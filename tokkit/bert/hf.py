@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+
 import torch
 
 from tokkit.bert.model import BertConfig, BertForPreTraining, BertModel
@@ -191,7 +192,7 @@ def save_hf(model, tokenizer, directory, *, force: bool = False) -> Path:
     """
     from safetensors.torch import save_file
 
-    from tokkit.outdir import atomic_dir
+    from tokkit._files import atomic_dir
 
     state, arch = hf_state(model)
     markers = {"config.json", "model.safetensors"} | TOKENIZER_FILES

@@ -21,7 +21,7 @@ import torch
 
 from tokkit.bert import checkpoint as ckpt
 from tokkit.bert import data
-from tokkit.bert.ddp import finish_distributed, init_distributed, make_optimizer, train_step, unwrap, wrap
+from tokkit.bert.ddp import finish_distributed, init_distributed, make_optimizer, train_step, wrap
 from tokkit.bert.evaluate import evaluate, most_frequent_token, plot_loss_curve
 from tokkit.bert.model import BertConfig, BertForPreTraining
 from tokkit.errors import TokkitError
@@ -199,7 +199,7 @@ def pretrain(tokenizer, corpus: Sequence, output, *, config: Optional[PretrainCo
 
     if state:  # RNG last: building the model and optimizer above must not disturb it
         ckpt.set_rng_state(state["rng"])
-    from tokkit.progress import Progress
+    from tokkit._progress import Progress
 
     bar = Progress(total=cfg.steps, desc="pretrain", unit=" steps", enabled=progress if main_proc else False)
     bar.set(start)

@@ -1,3 +1,0 @@
-from tokkit._encode_maps import PairMap
-
-def merge_ids(merges: PairMap, symbols: list[int]) -> list[int]: ...

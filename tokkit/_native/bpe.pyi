@@ -1,0 +1,3 @@
+from tokkit._native.encode_tables import PairMap
+
+def merge_ids(merges: PairMap, symbols: list[int]) -> list[int]: ...

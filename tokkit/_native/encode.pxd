@@ -1,0 +1,58 @@
+# The compiled encoder's C-level layout (its kernels and Encoder.from_spec are in encode.pyx).
+cimport cython
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from libcpp.string cimport string
+from libcpp.unordered_map cimport unordered_map
+from libcpp.vector cimport vector
+from tokkit._native.text cimport TextView, Piece, BertOptions
+from tokkit._native.encode_tables cimport StrMap, PairMap, PieceCache
+from tokkit._native.rows cimport Rows
+
+
+@cython.final
+cdef class Scratch:
+    # Buffers one thread reuses from text to text (never shared between threads).
+    cdef vector[Py_UCS4] norm
+    cdef vector[Py_ssize_t] ostart, oend
+    cdef vector[Piece] pieces
+    cdef vector[char] buf
+    cdef vector[int32_t] cpos, bpos, sid, ss, se
+    cdef PieceCache cache                # merged pieces (created lazily: WordPiece never needs it)
+
+
+@cython.final
+cdef class Encoder:
+    cdef int kind                       # WORDPIECE, CHARBPE or BYTELEVEL
+    cdef BertOptions opts
+    cdef StrMap vocab, cont             # token bytes -> id; WordPiece continuations without their prefix
+    cdef PairMap merges
+    cdef int32_t unk_id, max_chars, max_token_chars
+    cdef int32_t byte_ids[256]
+    cdef vector[char] direct, suffix    # direct[id]: BPE of the token's own bytes gives back that token
+    cdef vector[Py_UCS4] sp_chars       # added tokens, concatenated; token k is sp_start[k]:sp_start[k+1]
+    cdef vector[Py_ssize_t] sp_start
+    cdef vector[int32_t] sp_ids
+    cdef vector[uint8_t] first          # bitmap of the added tokens' first characters
+    cdef object pattern                 # compiled custom pattern (byte-level), or None
+    cdef tuple ints                     # ints[i] is i: list building reuses these objects
+
+    cdef Py_ssize_t match_special(self, TextView t, Py_ssize_t i, int32_t* sid) noexcept nogil
+    cdef void encode_text(self, TextView t, Scratch s, Rows out) noexcept nogil
+    cdef int32_t encode_segment(self, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word, Scratch s,
+                                Rows out) noexcept nogil
+    cdef void fill_utf8(self, Scratch s, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b) noexcept nogil
+    cdef void fill_cpos(self, Scratch s) noexcept nogil
+    cdef void wordpiece(self, Scratch s, Rows out, Py_ssize_t na, Py_ssize_t nb, int32_t word,
+                        Py_ssize_t base) noexcept nogil
+    cdef void push_norm(self, Scratch s, Rows out, int32_t idx, Py_ssize_t a, Py_ssize_t b, int32_t word,
+                        Py_ssize_t base) noexcept nogil
+    cdef int32_t wp_get(self, bint first, const char* p, Py_ssize_t n) noexcept nogil
+    cdef void bpe_piece(self, Scratch s, Rows out, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b,
+                        int32_t word, Py_ssize_t base) noexcept nogil
+    cdef void emit(self, Scratch s, Rows out, int32_t idx, Py_ssize_t sb, Py_ssize_t eb, Py_ssize_t a,
+                          Py_ssize_t b, int32_t word, Py_ssize_t base, bint charbpe) noexcept nogil
+    cdef void symbolize(self, Scratch s, Py_ssize_t nb) noexcept nogil
+    cdef void encode_pieces(self, TextView t, Scratch s, Rows out) noexcept nogil
+    cdef prepare_regex(self, str text, TextView t, Scratch s)
+    cdef Rows run_many(self, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets)
+    cdef void compute_direct(self, list words)

@@ -1,0 +1,486 @@
+"""The compiled encode path: special tokens, BERT or GPT-2 pre-tokenisation, WordPiece / BPE.
+
+All per-character and per-word work runs without the GIL; the tables are read-only after
+`Encoder.from_spec`, so one Encoder serves any number of threads.
+
+>>> from tokkit.tokenizer import Tokenizer
+>>> tok = Tokenizer.from_trained(kind="wordpiece", vocab=["[UNK]", "un", "##aff"], merges=None,
+...                              special_tokens=["[UNK]"])
+>>> tok._encoder.encode_full("Unaff x")
+([1, 2, 0], [0, 2, 6], [2, 5, 7], [0, 0, 1])
+"""
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libcpp.vector cimport vector
+from tokkit._native.text cimport (TextView, text_view, text_at, utf8_put, Piece, BertOptions, bert_pieces,
+                           bert_norm_pieces, gpt2_pieces_tokenizers)
+from tokkit._native.encode_tables cimport StrMap, PairMap, PieceCache
+from tokkit._native.hashing cimport hash_bytes
+from tokkit._native.bpe cimport bpe_merge
+from tokkit._native.rows cimport Rows
+
+import regex
+
+from tokkit._native.byte_symbols import bytes_to_unicode, decode_symbols
+from tokkit._native.rows import rows_to_lists
+from tokkit.errors import TokkitError
+
+cdef enum:
+    CACHE_PIECE_BYTES = 48  # longer pieces are rare and cheap to merge relative to their length
+    CACHE_WORDS = 65536     # the cache is cleared when it holds this many pieces
+    CHUNK_CHARS = 8192      # byte-level text is cut (at safe points) into chunks of about this size
+
+cdef enum:
+    WORDPIECE = 0
+    CHARBPE = 1
+    BYTELEVEL = 2
+
+KIND_CODES = {"wordpiece": WORDPIECE, "bpe": CHARBPE, "bytelevel": BYTELEVEL}
+
+
+cdef TextView NO_TEXT  # stands for "read the code points from a buffer instead"
+NO_TEXT.data = NULL
+NO_TEXT.kind = 4
+NO_TEXT.length = 0
+
+cdef inline Py_ssize_t safe_cut(TextView t, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    """The first i' >= i where the GPT-2 pattern surely breaks: a space after a visible ASCII char.
+
+    No piece crosses such a point and no look-ahead needs to see past it, so chunks split
+    there give the same pieces as the whole text.
+    """
+    cdef uint32_t prev
+    if i >= end:
+        return end
+    prev = text_at(t, i - 1)
+    while i < end:
+        if text_at(t, i) == 0x20 and 0x21 <= prev <= 0x7E:
+            return i
+        prev = text_at(t, i)
+        i += 1
+    return end
+
+
+def prefix_table(tokens) -> StrMap:
+    """UTF-8 of each token -> its id, and of each proper prefix (by character) -> -2."""
+    table = {}
+    for token, _ in tokens:
+        for k in range(1, len(token)):
+            table.setdefault(token[:k].encode("utf-8", "surrogatepass"), -2)
+    for token, idx in tokens:
+        key = token.encode("utf-8", "surrogatepass")
+        if table.get(key, -2) == -2:  # the first of two equal tokens keeps the id
+            table[key] = idx
+    return StrMap(list(table), list(table.values()))
+
+
+cdef class Scratch:
+    """Buffers one thread reuses from text to text."""
+
+    def __cinit__(self):
+        self.cache = PieceCache(CACHE_WORDS)
+
+cdef class Encoder:
+    """Read-only tables plus the nogil kernels; see _encode.pxd for the layout."""
+
+    # ----------------------------------------------------------------------------- specials
+    cdef Py_ssize_t match_special(self, TextView t, Py_ssize_t i, int32_t* sid) noexcept nogil:
+        """Length of the longest added token starting at i (0 if none); its id in *sid."""
+        cdef uint32_t c = text_at(t, i)
+        cdef Py_ssize_t k, j, a, n, best = 0
+        if c >= <uint32_t>(self.first.size() * 8) or not (self.first[c >> 3] >> (c & 7)) & 1:
+            return 0
+        for k in range(<Py_ssize_t>self.sp_ids.size()):
+            a = self.sp_start[k]
+            n = self.sp_start[k + 1] - a
+            if n <= best or i + n > t.length:
+                continue
+            for j in range(n):
+                if text_at(t, i + j) != self.sp_chars[a + j]:
+                    break
+            else:
+                best = n
+                sid[0] = self.sp_ids[k]
+        return best
+
+    cdef void encode_text(self, TextView t, Scratch s, Rows out) noexcept nogil:
+        cdef Py_ssize_t i = 0, seg = 0, n
+        cdef int32_t word = 0, sid = -1
+        cdef uint32_t c
+        cdef Py_ssize_t nfirst = self.first.size() * 8
+        if self.sp_ids.size():
+            while i < t.length:
+                c = text_at(t, i)
+                # most characters cannot start an added token: test the bitmap before calling
+                if c >= nfirst or not (self.first[c >> 3] >> (c & 7)) & 1:
+                    i += 1
+                    continue
+                n = self.match_special(t, i, &sid)
+                if n:
+                    word = self.encode_segment(t, seg, i, word, s, out)
+                    out.push(sid, i, i + n, word)
+                    word += 1
+                    i += n
+                    seg = i
+                else:
+                    i += 1
+        self.encode_segment(t, seg, t.length, word, s, out)
+
+    # ----------------------------------------------------------------------------- segments
+    cdef int32_t encode_segment(self, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word, Scratch s,
+                                Rows out) noexcept nogil:
+        cdef TextView sub
+        cdef Py_ssize_t k, cut
+        cdef Piece p
+        if b <= a:
+            return word
+        s.pieces.clear()
+        if self.kind == BYTELEVEL:
+            while a < b:
+                cut = safe_cut(t, a + CHUNK_CHARS, b)
+                s.pieces.clear()
+                gpt2_pieces_tokenizers(t, a, cut, s.pieces)  # tokenizers' (and tiktoken's) Unicode classes
+                for k in range(<Py_ssize_t>s.pieces.size()):
+                    p = s.pieces[k]
+                    self.bpe_piece(s, out, t, NULL, p.start, p.end, word, 0)
+                    word += 1
+                a = cut
+            return word
+        sub.data = (<const char*>t.data) + a * t.kind
+        sub.kind = t.kind
+        sub.length = b - a
+        s.norm.clear()
+        s.ostart.clear()
+        s.oend.clear()
+        if out.with_offsets:
+            bert_pieces(sub, &self.opts, s.norm, s.ostart, s.oend, s.pieces)
+        else:
+            bert_norm_pieces(sub, &self.opts, s.norm, s.pieces)  # no per-character spans to track
+        for k in range(<Py_ssize_t>s.pieces.size()):
+            p = s.pieces[k]
+            if self.kind == WORDPIECE:
+                self.wordpiece(s, out, p.norm_start, p.norm_end, word, a)
+            else:
+                self.bpe_piece(s, out, NO_TEXT, s.norm.data(), p.norm_start, p.norm_end, word, a)
+            word += 1
+        return word
+
+    cdef void fill_utf8(self, Scratch s, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+        """UTF-8 of code points a:b (of cps, or of t when cps is NULL) into s.buf; s.bpos[k] = byte
+        offset of char k (plus the total at the end)."""
+        cdef Py_ssize_t i, n = b - a, m
+        cdef Py_UCS4 c
+        cdef unsigned char* out
+        s.buf.resize(4 * n + 16)
+        s.bpos.resize(n + 1)
+        out = <unsigned char*>s.buf.data()
+        m = 0
+        for i in range(n):
+            c = cps[a + i] if cps != NULL else text_at(t, a + i)
+            s.bpos[i] = <int32_t>m
+            if c < 0x80:
+                out[m] = <unsigned char>c
+                m += 1
+            else:
+                m += utf8_put(c, out + m)
+        s.bpos[n] = <int32_t>m
+        s.buf.resize(m)
+
+    cdef void fill_cpos(self, Scratch s) noexcept nogil:
+        """s.cpos[byte] = index of the char holding that byte (from s.bpos)."""
+        cdef Py_ssize_t k, j, n = <Py_ssize_t>s.bpos.size() - 1
+        s.cpos.resize(s.buf.size())
+        for k in range(n):
+            for j in range(s.bpos[k], s.bpos[k + 1]):
+                s.cpos[j] = <int32_t>k
+
+    # ----------------------------------------------------------------------------- models
+    cdef void wordpiece(self, Scratch s, Rows out, Py_ssize_t na, Py_ssize_t nb, int32_t word,
+                        Py_ssize_t base) noexcept nogil:
+        """Greedy longest-match-first over normalized chars na:nb; any failure -> one [UNK]."""
+        cdef Py_ssize_t n = nb - na, start = 0, end, mark = out.ids.size(), k
+        cdef int32_t found
+        cdef vector[int32_t]* bpos = &s.bpos
+        if n > self.max_chars:
+            self.push_norm(s, out, self.unk_id, na, nb, word, base)
+            return
+        self.fill_utf8(s, NO_TEXT, s.norm.data(), na, nb)
+        cdef const char* head
+        cdef int32_t v
+        while start < n:
+            # the tables map every token and every proper prefix of one (to -2): the whole rest is
+            # tried first, else a forward scan stops at the first non-prefix, remembering the
+            # longest token seen -- the same answer as trying lengths from the longest down.
+            head = s.buf.data() + bpos[0][start]
+            end = n
+            found = self.wp_get(start == 0, head, bpos[0][n] - bpos[0][start])
+            if found < 0:
+                found = -1
+                k = start + 1
+                while k <= n and k - start <= self.max_token_chars:
+                    v = self.wp_get(start == 0, head, bpos[0][k] - bpos[0][start])
+                    if v == -1:
+                        break
+                    if v >= 0:
+                        found = v
+                        end = k
+                    k += 1
+            if found < 0:
+                out.truncate(mark)
+                self.push_norm(s, out, self.unk_id, na, nb, word, base)
+                return
+            self.push_norm(s, out, found, na + start, na + end, word, base)
+            start = end
+
+    cdef void push_norm(self, Scratch s, Rows out, int32_t idx, Py_ssize_t a, Py_ssize_t b, int32_t word,
+                        Py_ssize_t base) noexcept nogil:
+        """A token covering normalized chars a:b; its offsets map back through the spans (if kept)."""
+        if out.with_offsets:
+            out.push(idx, s.ostart[a] + base, s.oend[b - 1] + base, word)
+        else:
+            out.ids.push_back(idx)
+
+    cdef int32_t wp_get(self, bint first, const char* p, Py_ssize_t n) noexcept nogil:
+        return self.vocab.get(p, n) if first else self.cont.get(p, n)
+
+    cdef void bpe_piece(self, Scratch s, Rows out, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b,
+                        int32_t word, Py_ssize_t base) noexcept nogil:
+        """BPE over one piece: code points a:b of the text (byte-level) or of s.norm (char BPE)."""
+        cdef Py_ssize_t nb, k, j, w, slen = self.suffix.size()
+        cdef int32_t idx
+        cdef bint charbpe = self.kind == CHARBPE
+        self.fill_utf8(s, t, cps, a, b)
+        nb = s.buf.size()
+        for k in range(slen):
+            s.buf.push_back(self.suffix[k])
+        idx = self.vocab.get(s.buf.data(), nb + slen)
+        s.buf.resize(nb)
+        if idx >= 0 and self.direct[idx]:
+            if charbpe:
+                self.push_norm(s, out, idx, a, b, word, base)
+            else:
+                out.push(idx, a, b, word)
+            return
+        if out.with_offsets:
+            self.fill_cpos(s)
+        # A per-thread cache of merged pieces: bounded, never shared, so it needs no lock.
+        cdef uint64_t h = 0
+        cdef int64_t start
+        cdef bint cacheable = nb <= CACHE_PIECE_BYTES
+        if cacheable:
+            h = hash_bytes(s.buf.data(), nb)
+            start = s.cache.find(s.buf.data(), nb, h)
+            if start >= 0:
+                for k in range(start + 1, start + 1 + 3 * s.cache.arena[start], 3):
+                    self.emit(s, out, s.cache.arena[k], s.cache.arena[k + 1], s.cache.arena[k + 2],
+                              a, b, word, base, charbpe)
+                return
+        self.symbolize(s, nb)
+        bpe_merge(self.merges, s.sid, s.ss, s.se)
+        for k in range(<Py_ssize_t>s.sid.size()):
+            self.emit(s, out, s.sid[k], s.ss[k], s.se[k], a, b, word, base, charbpe)
+        if cacheable:
+            s.cache.add(s.buf.data(), nb, h, s.sid.data(), s.ss.data(), s.se.data(), s.sid.size())
+
+    cdef void emit(self, Scratch s, Rows out, int32_t idx, Py_ssize_t sb, Py_ssize_t eb, Py_ssize_t a,
+                          Py_ssize_t b, int32_t word, Py_ssize_t base, bint charbpe) noexcept nogil:
+        # byte span sb:eb of the piece -> code points (a partly covered character counts whole)
+        if not out.with_offsets:
+            out.ids.push_back(idx)
+            return
+        cdef Py_ssize_t cs = a + s.cpos[sb], ce = a + s.cpos[eb - 1] + 1
+        if charbpe:
+            out.push(idx, s.ostart[cs] + base, s.oend[ce - 1] + base, word)
+        else:
+            out.push(idx, cs, ce, word)
+
+    cdef void symbolize(self, Scratch s, Py_ssize_t nb) noexcept nogil:
+        """Initial symbols of s.buf[0:nb]: one per byte (byte-level) or per char (+ suffix on the last)."""
+        cdef Py_ssize_t k = 0, j, slen = self.suffix.size()
+        cdef int32_t idx
+        s.sid.clear()
+        s.ss.clear()
+        s.se.clear()
+        while k < nb:
+            if self.kind == BYTELEVEL:
+                j = k + 1
+                idx = self.byte_ids[<uint8_t>s.buf[k]]
+            else:
+                j = k + 1
+                while j < nb and (<uint8_t>s.buf[j] & 0xC0) == 0x80:
+                    j += 1
+                if j == nb:
+                    for w in range(slen):
+                        s.buf.push_back(self.suffix[w])
+                    idx = self.vocab.get(s.buf.data() + k, j - k + slen)
+                    s.buf.resize(nb)
+                else:
+                    idx = self.vocab.get(s.buf.data() + k, j - k)
+                if idx < 0:
+                    idx = self.unk_id
+            if idx >= 0:
+                s.sid.push_back(idx)
+                s.ss.push_back(<int32_t>k)
+                s.se.push_back(<int32_t>j)
+            k = j
+
+    # ----------------------------------------------------------------------------- custom patterns
+    cdef void encode_pieces(self, TextView t, Scratch s, Rows out) noexcept nogil:
+        """Byte-level BPE over pieces Python prepared (norm_start < 0: an added token, id in norm_end)."""
+        cdef Py_ssize_t k
+        cdef Piece p
+        for k in range(<Py_ssize_t>s.pieces.size()):
+            p = s.pieces[k]
+            if p.norm_start < 0:
+                out.push(<int32_t>p.norm_end, p.start, p.end, <int32_t>k)
+            else:
+                self.bpe_piece(s, out, t, NULL, p.start, p.end, <int32_t>k, 0)
+
+    cdef prepare_regex(self, str text, TextView t, Scratch s):
+        """Split like tokenizers' Split(pattern, "isolated"): matches and the gaps between them."""
+        cdef Py_ssize_t i = 0, seg = 0, n
+        cdef int32_t sid = -1
+        cdef Piece p
+        s.pieces.clear()
+        while i <= t.length:
+            n = self.match_special(t, i, &sid) if i < t.length and self.sp_ids.size() else 0
+            if n == 0 and i < t.length:
+                i += 1
+                continue
+            pos = seg
+            for m in self.pattern.finditer(text, seg, i):
+                for a, b in ((pos, m.start()), (m.start(), m.end())):
+                    if b > a:
+                        p.start, p.end, p.norm_start, p.norm_end = a, b, a, b
+                        s.pieces.push_back(p)
+                pos = m.end()
+            if i > pos:
+                p.start, p.end, p.norm_start, p.norm_end = pos, i, pos, i
+                s.pieces.push_back(p)
+            if n:
+                p.start, p.end, p.norm_start, p.norm_end = i, i + n, -1, sid
+                s.pieces.push_back(p)
+            i += n if n else 1
+            seg = i
+
+    # ----------------------------------------------------------------------------- Python API
+    cdef Rows run_many(self, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets):
+        cdef Rows out = Rows()
+        cdef Scratch s = Scratch()
+        cdef vector[TextView] views
+        cdef TextView tv
+        cdef Py_ssize_t k
+        out.with_offsets = with_offsets
+        out.ptr.push_back(0)
+        if self.pattern is not None:
+            for k in range(a, b):
+                tv = text_view(texts[k])
+                self.prepare_regex(texts[k], tv, s)
+                with nogil:
+                    self.encode_pieces(tv, s, out)
+                    out.ptr.push_back(out.ids.size())
+            return out
+        for k in range(a, b):
+            views.push_back(text_view(texts[k]))
+        with nogil:
+            for k in range(<Py_ssize_t>views.size()):
+                self.encode_text(views[k], s, out)
+                out.ptr.push_back(out.ids.size())
+        return out
+
+    def encode(self, str text) -> list:
+        return rows_to_lists(self.run_many([text], 0, 1, False), self.ints)[0]
+
+    def encode_full(self, str text) -> tuple:
+        """(ids, starts, ends, word ids) of one text."""
+        cdef Rows r = self.run_many([text], 0, 1, True)
+        return ([x for x in r.ids], [x for x in r.starts], [x for x in r.ends], [x for x in r.words])
+
+    def encode_many(self, list texts, Py_ssize_t a, Py_ssize_t b) -> list:
+        """Ids of texts[a:b], one list each; the GIL is released while encoding."""
+        return rows_to_lists(self.run_many(texts, a, b, False), self.ints)
+
+    def encode_rows(self, list texts, Py_ssize_t a, Py_ssize_t b) -> Rows:
+        """Ids, offsets and word ids of texts[a:b] in flat arrays (see tokkit._native.rows.Rows)."""
+        return self.run_many(texts, a, b, True)
+
+    @staticmethod
+    def from_spec(spec, bint split_special_tokens=False):
+        """Compile a Spec (tokkit.tokenizer.spec) into read-only lookup tables.
+
+        >>> from tokkit.tokenizer.spec import Spec, AddedToken
+        >>> spec = Spec(kind="wordpiece", vocab=["[UNK]", "a"], merges=None, added=[AddedToken(0, "[UNK]")],
+        ...             unk_token="[UNK]")
+        >>> Encoder.from_spec(spec).encode("a [UNK] b")
+        [1, 0, 0]
+        """
+        cdef Encoder e = Encoder.__new__(Encoder)
+        vocab = spec.vocab
+        ids = spec.token_ids()
+        e.kind = KIND_CODES[spec.kind]
+        norm = spec.normalizer
+        e.opts.clean_text = norm is not None and norm.clean_text
+        e.opts.handle_chinese_chars = norm is not None and norm.handle_chinese_chars
+        e.opts.strip_accents = norm is not None and norm.strips_accents
+        e.opts.lowercase = norm is not None and norm.lowercase
+        e.unk_id = ids[spec.unk_token] if spec.unk_token is not None else -1
+        e.max_chars = spec.max_input_chars_per_word
+        e.max_token_chars = max(len(t) for t in vocab)
+        e.pattern = None
+        e.ints = tuple(range(len(vocab)))
+        utf8 = [t.encode("utf-8", "surrogatepass") for t in vocab]
+        if e.kind == WORDPIECE:
+            p = spec.prefix
+            e.vocab = prefix_table([(t, i) for i, t in enumerate(vocab)])
+            e.cont = prefix_table([(t[len(p):], i) for i, t in enumerate(vocab) if t.startswith(p) and len(t) > len(p)])
+            e.merges = PairMap([], [])
+        else:
+            try:
+                pairs = [(ids[a], ids[b]) for a, b in spec.merges or ()]
+                merged = [ids[a + b] for a, b in spec.merges or ()]
+            except KeyError as exc:
+                raise TokkitError(f"a merge names or makes {exc.args[0]!r}, which is not in the vocabulary") from None
+            e.merges = PairMap(pairs, merged)
+            if e.kind == BYTELEVEL:
+                raw = [decode_symbols(t) for t in vocab]
+                keys = [(r, i) for i, r in enumerate(raw) if r is not None]
+                e.vocab = StrMap([r for r, _ in keys], [i for _, i in keys])
+                for byte, sym in enumerate(bytes_to_unicode()):
+                    e.byte_ids[byte] = ids.get(sym, -1)
+                words = raw
+                if spec.pattern is not None:
+                    e.pattern = regex.compile(spec.pattern)
+            else:
+                e.vocab = StrMap(utf8, range(len(vocab)))
+                suffix = (spec.suffix or "").encode()
+                for ch in suffix:
+                    e.suffix.push_back(ch)
+                words = [u[: len(u) - len(suffix)] if u.endswith(suffix) and len(u) > len(suffix) else None
+                         for u in utf8]
+            e.compute_direct(words)
+        added = [a for a in spec.added if not (split_special_tokens and a.special)]
+        e.sp_start.push_back(0)
+        top = max([ord(a.content[0]) for a in added] or [0])
+        e.first.assign(top // 8 + 1, 0)
+        for a in added:
+            for ch in a.content:
+                e.sp_chars.push_back(ord(ch))
+            e.sp_start.push_back(e.sp_chars.size())
+            e.sp_ids.push_back(a.id)
+            e.first[ord(a.content[0]) >> 3] |= 1 << (ord(a.content[0]) & 7)
+        return e
+
+    cdef void compute_direct(self, list words):
+        # A piece found whole in the vocabulary may be emitted as is only when BPE would build
+        # exactly that token from its symbols; merges by rank do not always get there.
+        cdef Scratch s = Scratch()
+        cdef bytes w
+        cdef Py_ssize_t k
+        self.direct.assign(len(words), 0)
+        for k in range(len(words)):
+            w = words[k]
+            if w is None or not len(w):
+                continue
+            s.buf.assign(<char*>w, (<char*>w) + len(w))
+            self.symbolize(s, len(w))
+            bpe_merge(self.merges, s.sid, s.ss, s.se)
+            self.direct[k] = s.sid.size() == 1 and s.sid[0] == k

@@ -1,0 +1,155 @@
+# cython: language_level=3
+# Declarations for tokkit/_native/merge.pyx: the small C++ tables it uses (pair map, heap entries, heap)
+# and the engine's state. The algorithm itself is in the .pyx.
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libcpp cimport bool as cbool
+from libcpp.vector cimport vector
+
+cdef extern from *:
+    """
+    #include <algorithm>
+    #include <cstdint>
+    #include <vector>
+    static inline uint64_t tk_key(int32_t a, int32_t b) { return ((uint64_t)(uint32_t)a << 32) | (uint32_t)b; }
+    static inline int32_t tk_left(uint64_t k) { return (int32_t)(k >> 32); }
+    static inline int32_t tk_right(uint64_t k) { return (int32_t)(uint32_t)k; }
+
+    // Linear-probing hash table: pair key -> count, plus an int32 word-list slot (-1: none).
+    // Zero counts are erased (backward-shift deletion), so the table holds live pairs only.
+    struct TkPairMap {
+        std::vector<uint64_t> keys; std::vector<int64_t> vals; std::vector<int32_t> aux;
+        size_t mask = 0, used = 0;
+        static constexpr uint64_t EMPTY = ~0ULL;
+        void init(size_t n) {
+            size_t cap = 1024; while (cap < 2 * n) cap <<= 1;
+            keys.assign(cap, EMPTY); vals.assign(cap, 0); aux.assign(cap, -1); mask = cap - 1; used = 0;
+        }
+        size_t home(uint64_t k) const { uint64_t h = k * 0x9E3779B97F4A7C15ULL; return (size_t)(h ^ (h >> 29)) & mask; }
+        int64_t find(uint64_t k) const {
+            for (size_t i = home(k);; i = (i + 1) & mask) {
+                if (keys[i] == k) return (int64_t)i;
+                if (keys[i] == EMPTY) return -1;
+            }
+        }
+        int64_t get(uint64_t k) const { int64_t i = find(k); return i < 0 ? 0 : vals[i]; }
+        size_t slot(uint64_t k, bool* created) {  // find or insert; may rehash
+            if (2 * (used + 1) > mask + 1) grow();
+            size_t i = home(k);
+            for (; keys[i] != EMPTY; i = (i + 1) & mask) if (keys[i] == k) { *created = false; return i; }
+            keys[i] = k; vals[i] = 0; aux[i] = -1; used++; *created = true; return i;
+        }
+        void grow() {
+            std::vector<uint64_t> k2; std::vector<int64_t> v2; std::vector<int32_t> a2;
+            k2.swap(keys); v2.swap(vals); a2.swap(aux);
+            size_t cap = 2 * k2.size();
+            keys.assign(cap, EMPTY); vals.assign(cap, 0); aux.assign(cap, -1); mask = cap - 1;
+            for (size_t j = 0; j < k2.size(); j++) if (k2[j] != EMPTY) {
+                size_t i = home(k2[j]); while (keys[i] != EMPTY) i = (i + 1) & mask;
+                keys[i] = k2[j]; vals[i] = v2[j]; aux[i] = a2[j];
+            }
+        }
+        void erase(size_t i) {
+            for (size_t j = i;;) {
+                j = (j + 1) & mask;
+                if (keys[j] == EMPTY) break;
+                size_t h = home(keys[j]);
+                bool stays = (i <= j) ? (i < h && h <= j) : (i < h || h <= j);
+                if (!stays) { keys[i] = keys[j]; vals[i] = vals[j]; aux[i] = aux[j]; i = j; }
+            }
+            keys[i] = EMPTY; vals[i] = 0; aux[i] = -1; used--;
+        }
+    };
+
+    // tokenizers' order: higher count, then smaller pair; seq makes exact ties first-in first-out.
+    struct TkFreqEntry {
+        int64_t count; uint64_t key; uint32_t seq; int32_t list;
+        bool operator<(const TkFreqEntry& o) const {
+            if (count != o.count) return count < o.count;
+            if (key != o.key) return key > o.key;
+            return seq > o.seq;
+        }
+    };
+    // WordPiece order: higher score, then higher count, then smaller pair.
+    struct TkPmiEntry {
+        double score; int64_t count; uint64_t key;
+        bool operator<(const TkPmiEntry& o) const {
+            if (score != o.score) return score < o.score;
+            if (count != o.count) return count < o.count;
+            return key > o.key;
+        }
+    };
+    template <class E> struct TkHeap {
+        std::vector<E> v;
+        void push(const E& e) { v.push_back(e); std::push_heap(v.begin(), v.end()); }
+        E pop() { std::pop_heap(v.begin(), v.end()); E e = v.back(); v.pop_back(); return e; }
+        void rebuild() { std::make_heap(v.begin(), v.end()); }
+    };
+    static inline double tk_score(int64_t ab, int64_t a, int64_t b) { return (double)ab / ((double)a * (double)b); }
+    """
+    uint64_t key "tk_key"(int32_t a, int32_t b) nogil
+    int32_t left "tk_left"(uint64_t k) nogil
+    int32_t right "tk_right"(uint64_t k) nogil
+    double pmi_score "tk_score"(int64_t ab, int64_t a, int64_t b) nogil
+    cppclass PairMap "TkPairMap":
+        vector[uint64_t] keys
+        vector[int64_t] vals
+        vector[int32_t] aux
+        size_t used
+        void init(size_t n) nogil
+        int64_t find(uint64_t k) nogil
+        int64_t get(uint64_t k) nogil
+        size_t slot(uint64_t k, cbool* created) nogil
+        void erase(size_t i) nogil
+    cppclass FreqEntry "TkFreqEntry":
+        int64_t count
+        uint64_t key
+        uint32_t seq
+        int32_t list
+    cppclass PmiEntry "TkPmiEntry":
+        double score
+        int64_t count
+        uint64_t key
+    cppclass Heap "TkHeap"[E]:
+        vector[E] v
+        void push(const E& e) nogil
+        E pop() nogil
+        void rebuild() nogil
+
+
+cdef class _Engine:
+    cdef vector[int32_t] sym, length
+    cdef vector[int64_t] start, weight
+    cdef PairMap pairs
+    cdef vector[vector[int32_t]] lists  # word-index lists, recycled through `free`
+    cdef vector[int32_t] free
+    cdef Heap[FreqEntry] fheap
+    cdef Heap[PmiEntry] pheap
+    cdef uint32_t seq
+    cdef bint pmi
+    cdef int64_t threshold
+    # per-merge scratch, indexed by the neighbour symbol: summed word counts, word lists, stamps
+    cdef vector[int64_t] dl, dr
+    cdef vector[int32_t] ll, lr, mark_l, mark_r, visited
+    cdef vector[int32_t] touched_l, touched_r
+    cdef int32_t stamp
+    # pmi only: symbol counts and the (superset) list of live pairs touching each symbol
+    cdef vector[int64_t] symcount
+    cdef vector[vector[uint64_t]] sym_pairs
+
+    cdef void setup(self, const int32_t[::1] symbols, const int64_t[::1] offsets,
+                    const int64_t[::1] counts, int32_t vocab_len) noexcept nogil
+    cdef void grow_symbols(self, size_t n) noexcept nogil
+    cdef int32_t new_list(self) noexcept nogil
+    cdef void release(self, int32_t i) noexcept nogil
+    cdef void track(self, uint64_t k) noexcept nogil
+    cdef void push_freq(self, int64_t count, uint64_t k, int32_t lst) noexcept nogil
+    cdef void push_pmi(self, uint64_t k, int64_t count) noexcept nogil
+    cdef void add(self, uint64_t k, int64_t delta) noexcept nogil
+    cdef bint pick(self, uint64_t* best, int32_t* lst) noexcept nogil
+    cdef bint valid_pmi(self, PmiEntry& e) noexcept nogil
+    cdef void compact_pmi(self) noexcept nogil
+    cdef void note(self, int32_t s, int64_t c, bint before) noexcept nogil
+    cdef void note_word(self, int32_t lst, int32_t w) noexcept nogil
+    cdef void merge(self, int32_t a, int32_t b, int32_t r, int32_t lst) noexcept nogil
+    cdef void settle(self, uint64_t k, int32_t lst) noexcept nogil
+    cdef void rescore(self, int32_t x) noexcept nogil

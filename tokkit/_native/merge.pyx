@@ -1,0 +1,349 @@
+# cython: language_level=3
+"""The compiled merge/count engine: integer words in, merges out (no text).
+
+Same API and output as `tokkit.train.merge_py` (read that first: it is the readable
+version and documents the two scorings). Here the words live in one int32 buffer
+compacted in place, pair counts in an open-addressing table keyed by
+``left << 32 | right``, and the hot loops run without the GIL; only the
+``merge_id`` and ``progress`` callbacks take it, once per merge.
+
+>>> import numpy as np
+>>> word = np.array([0, 0, 0, 1, 3, 0, 0, 0, 1, 0, 2], dtype=np.int32)   # "aaabdaaabac"
+>>> train_merges(word, np.array([0, 11]), np.array([1]), vocab_len=4, vocab_size=7, min_frequency=1)
+[(0, 0, 4), (0, 1, 5), (4, 5, 6)]
+"""
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libcpp.vector cimport vector
+
+from tokkit.train.merge_py import PROGRESS_EVERY, check_inputs, check_new_id
+
+cdef uint64_t EMPTY = <uint64_t>-1
+
+
+cdef class _Engine:
+    """Training state; `pick` chooses the next pair, `merge` applies it (both without the GIL)."""
+
+    def __init__(self, const int32_t[::1] symbols, const int64_t[::1] offsets, const int64_t[::1] counts,
+                 int32_t vocab_len, bint pmi, int64_t min_frequency):
+        self.pmi = pmi
+        self.threshold = min_frequency if min_frequency > 1 else 1
+        with nogil:
+            self.setup(symbols, offsets, counts, vocab_len)
+
+    cdef void setup(self, const int32_t[::1] symbols, const int64_t[::1] offsets,
+                    const int64_t[::1] counts, int32_t vocab_len) noexcept nogil:
+        cdef Py_ssize_t n = counts.shape[0], w, i
+        cdef int64_t pos = 0, L
+        cdef size_t slot
+        cdef cbool created
+        cdef int32_t lst
+        cdef uint64_t k
+        self.grow_symbols(vocab_len + 1)
+        self.visited.assign(n, -1)
+        self.sym.reserve(offsets[n] - offsets[0] if n else 0)  # exact sizes: no doubling slack
+        self.start.reserve(n)
+        self.length.reserve(n)
+        self.weight.reserve(n)
+        for w in range(n):  # pack the words; those of length < 2 or count 0 take no part (length 0)
+            L = offsets[w + 1] - offsets[w]
+            if self.pmi:  # but every occurrence counts towards its symbol's count
+                for i in range(offsets[w], offsets[w + 1]):
+                    self.symcount[symbols[i]] += counts[w]
+            if L < 2 or counts[w] == 0:
+                L = 0
+            self.start.push_back(pos)
+            self.length.push_back(<int32_t>L)
+            self.weight.push_back(counts[w])
+            for i in range(offsets[w], offsets[w] + L):
+                self.sym.push_back(symbols[i])
+            pos += L
+        self.pairs.init(1 << 16)
+        for w in range(n):
+            for i in range(self.start[w], self.start[w] + self.length[w] - 1):
+                k = key(self.sym[i], self.sym[i + 1])
+                slot = self.pairs.slot(k, &created)
+                self.pairs.vals[slot] += self.weight[w]
+                if created:
+                    self.pairs.aux[slot] = self.new_list()
+                lst = self.pairs.aux[slot]
+                if self.lists[lst].empty() or self.lists[lst].back() != w:
+                    self.lists[lst].push_back(<int32_t>w)
+        for i in range(<Py_ssize_t>self.pairs.keys.size()):
+            k = self.pairs.keys[i]
+            if k == EMPTY:
+                continue
+            self.lists[self.pairs.aux[i]].shrink_to_fit()
+            if self.pmi:
+                if self.pairs.vals[i] >= self.threshold:
+                    self.track(k)
+                self.push_pmi(k, self.pairs.vals[i])
+            else:  # frequency: the heap entry owns the word list, as in tokenizers
+                self.push_freq(self.pairs.vals[i], k, self.pairs.aux[i])
+                self.pairs.aux[i] = -1
+
+    cdef void grow_symbols(self, size_t n) noexcept nogil:
+        if n <= self.dl.size():
+            return
+        n = max(n, 2 * self.dl.size())
+        self.dl.resize(n, 0)
+        self.dr.resize(n, 0)
+        self.ll.resize(n, -1)
+        self.lr.resize(n, -1)
+        self.mark_l.resize(n, -1)
+        self.mark_r.resize(n, -1)
+        if self.pmi:
+            self.symcount.resize(n, 0)
+            self.sym_pairs.resize(n)
+
+    cdef int32_t new_list(self) noexcept nogil:
+        cdef int32_t i
+        if not self.free.empty():
+            i = self.free.back()
+            self.free.pop_back()
+            return i
+        self.lists.push_back(vector[int32_t]())
+        return <int32_t>(self.lists.size() - 1)
+
+    cdef void release(self, int32_t i) noexcept nogil:
+        if i >= 0:
+            vector[int32_t]().swap(self.lists[i])  # give the memory back
+            self.free.push_back(i)
+
+    cdef void track(self, uint64_t k) noexcept nogil:
+        self.sym_pairs[left(k)].push_back(k)
+        if right(k) != left(k):
+            self.sym_pairs[right(k)].push_back(k)
+
+    cdef void push_freq(self, int64_t count, uint64_t k, int32_t lst) noexcept nogil:
+        cdef FreqEntry e
+        e.count, e.key, e.seq, e.list = count, k, self.seq, lst
+        self.seq += 1
+        self.fheap.push(e)
+
+    cdef void push_pmi(self, uint64_t k, int64_t count) noexcept nogil:
+        cdef PmiEntry e
+        if count >= self.threshold:
+            e.score = pmi_score(count, self.symcount[left(k)], self.symcount[right(k)])
+            e.count, e.key = count, k
+            self.pheap.push(e)
+
+    cdef void add(self, uint64_t k, int64_t delta) noexcept nogil:
+        """pairs[k] += delta; erase the pair (and free its word list) when it reaches 0."""
+        cdef cbool created
+        cdef size_t slot
+        if delta == 0:
+            return
+        slot = self.pairs.slot(k, &created)
+        # pmi: the symbols' pair lists hold candidates only (count >= threshold), so rescoring
+        # skips the long tail of rare pairs; a pair joins them again when it climbs back
+        if self.pmi and self.pairs.vals[slot] < self.threshold <= self.pairs.vals[slot] + delta:
+            self.track(k)
+        self.pairs.vals[slot] += delta
+        if self.pairs.vals[slot] == 0:
+            self.release(self.pairs.aux[slot])
+            self.pairs.erase(slot)
+
+    # ------------------------------------------------------------ picking the next pair
+
+    cdef bint pick(self, uint64_t* best, int32_t* lst) noexcept nogil:
+        """Pop the best valid entry into best/lst; False when training must stop."""
+        cdef FreqEntry f
+        cdef PmiEntry e
+        cdef int64_t cur, slot
+        if self.pmi:
+            if self.pheap.v.size() > 2 * self.pairs.used + (1 << 16):  # mostly stale entries
+                self.compact_pmi()
+            while self.pheap.v.size():
+                e = self.pheap.pop()
+                if self.valid_pmi(e):
+                    best[0] = e.key
+                    lst[0] = self.pairs.aux[self.pairs.find(e.key)]
+                    return True
+            return False
+        while self.fheap.v.size():
+            f = self.fheap.pop()
+            cur = self.pairs.get(f.key)
+            if f.count != cur:  # stale: re-queue with today's count, keeping its words
+                self.push_freq(cur, f.key, f.list)
+                continue
+            if cur < self.threshold:
+                return False
+            best[0], lst[0] = f.key, f.list
+            return True
+        return False
+
+    cdef bint valid_pmi(self, PmiEntry& e) noexcept nogil:
+        """An entry is current when both its count and its score match today's counts."""
+        cdef int64_t slot = self.pairs.find(e.key)
+        if slot < 0 or self.pairs.vals[slot] != e.count:
+            return False
+        return e.score == pmi_score(e.count, self.symcount[left(e.key)], self.symcount[right(e.key)])
+
+    cdef void compact_pmi(self) noexcept nogil:
+        cdef vector[PmiEntry] keep
+        cdef size_t i
+        for i in range(self.pheap.v.size()):
+            if self.valid_pmi(self.pheap.v[i]):
+                keep.push_back(self.pheap.v[i])
+        self.pheap.v.swap(keep)
+        self.pheap.rebuild()
+
+    # ------------------------------------------------------------ applying a merge
+
+    cdef void note(self, int32_t s, int64_t c, bint before) noexcept nogil:
+        """Record a merged occurrence with neighbour s before it (pairs (s,a) -> (s,r)) or after it."""
+        if before:
+            if self.mark_l[s] != self.stamp:
+                self.mark_l[s] = self.stamp
+                self.touched_l.push_back(s)
+                self.dl[s] = 0
+                self.ll[s] = self.new_list()
+            self.dl[s] += c
+        else:
+            if self.mark_r[s] != self.stamp:
+                self.mark_r[s] = self.stamp
+                self.touched_r.push_back(s)
+                self.dr[s] = 0
+                self.lr[s] = self.new_list()
+            self.dr[s] += c
+
+    cdef void note_word(self, int32_t lst, int32_t w) noexcept nogil:
+        if self.lists[lst].empty() or self.lists[lst].back() != w:
+            self.lists[lst].push_back(w)
+
+    cdef void merge(self, int32_t a, int32_t b, int32_t r, int32_t lst) noexcept nogil:
+        """Merge (a, b) -> r left to right in the words of list `lst`, then update counts and queue."""
+        cdef vector[int32_t] words
+        cdef size_t t
+        cdef int32_t w, i, j, L, s
+        cdef int32_t* buf
+        cdef int64_t c, merged = 0
+        if lst >= 0:
+            words.swap(self.lists[lst])
+        if not self.pmi:  # the popped entry owned it; in pmi it stays the pair's (now empty) list
+            self.release(lst)
+        self.grow_symbols(<size_t>r + 1)
+        self.stamp += 1
+        self.touched_l.clear()
+        self.touched_r.clear()
+        for t in range(words.size()):
+            w = words[t]
+            if self.visited[w] == self.stamp:
+                continue
+            self.visited[w] = self.stamp
+            L, c = self.length[w], self.weight[w]
+            buf = &self.sym[self.start[w]] if L else NULL
+            i = j = 0
+            while i < L:
+                if buf[i] == a and i + 1 < L and buf[i + 1] == b:
+                    merged += c
+                    if j > 0:  # (p, a) -> (p, r); p may be an r made a moment ago
+                        s = buf[j - 1]
+                        self.note(s, c, True)
+                        self.note_word(self.ll[s], w)
+                    if i + 2 < L:  # (b, n) -> (r, n); n is still the original symbol
+                        s = buf[i + 2]
+                        self.note(s, c, False)
+                        if s == r:  # (r, r) has one word list whatever side found it
+                            self.note(r, 0, True)
+                            self.note_word(self.ll[r], w)
+                        else:
+                            self.note_word(self.lr[s], w)
+                    buf[j] = r
+                    i += 2
+                else:
+                    buf[j] = buf[i]
+                    i += 1
+                j += 1
+            self.length[w] = j
+        # increments first, so a count only ever reaches 0 (and is erased) for good
+        for t in range(self.touched_l.size()):
+            s = self.touched_l[t]
+            self.add(key(s, r), self.dl[s])
+        for t in range(self.touched_r.size()):
+            s = self.touched_r[t]
+            self.add(key(r, s), self.dr[s])
+        for t in range(self.touched_l.size()):
+            s = self.touched_l[t]
+            self.add(key(s, a), -self.dl[s])
+        for t in range(self.touched_r.size()):
+            s = self.touched_r[t]
+            self.add(key(b, s), -self.dr[s])
+        if self.pmi:  # true counts: the merged occurrences of (a, b) are gone too
+            self.add(key(a, b), -merged)
+            self.symcount[a] -= merged
+            self.symcount[b] -= merged
+            self.symcount[r] += merged
+        for t in range(self.touched_l.size()):
+            s = self.touched_l[t]
+            self.settle(key(s, r), self.ll[s])
+        for t in range(self.touched_r.size()):
+            s = self.touched_r[t]
+            if s != r:
+                self.settle(key(r, s), self.lr[s])
+        if self.pmi:
+            self.rescore(a)
+            if b != a:
+                self.rescore(b)
+            self.rescore(r)
+
+    cdef void settle(self, uint64_t k, int32_t lst) noexcept nogil:
+        """Hand the words where pair k was just created to the queue (frequency) or the pair (pmi)."""
+        cdef int64_t slot = self.pairs.find(k)
+        cdef int32_t own
+        cdef size_t t
+        if slot < 0 or self.pairs.vals[slot] <= 0:
+            self.release(lst)
+        elif not self.pmi:
+            self.push_freq(self.pairs.vals[slot], k, lst)
+        elif self.pairs.aux[slot] < 0:
+            self.pairs.aux[slot] = lst
+        else:
+            own = self.pairs.aux[slot]
+            for t in range(self.lists[lst].size()):
+                self.lists[own].push_back(self.lists[lst][t])
+            self.release(lst)
+
+    cdef void rescore(self, int32_t x) noexcept nogil:
+        """Queue a fresh score for every candidate pair touching x (its count changed: scores moved)."""
+        cdef vector[uint64_t]* v = &self.sym_pairs[x]
+        cdef size_t t, keep = 0
+        cdef int64_t slot
+        for t in range(v[0].size()):
+            slot = self.pairs.find(v[0][t])
+            if slot >= 0 and self.pairs.vals[slot] >= self.threshold:
+                v[0][keep] = v[0][t]
+                keep += 1
+                self.push_pmi(v[0][t], self.pairs.vals[slot])
+        v[0].resize(keep)
+
+
+def train_merges(symbols, offsets, counts, *, vocab_len: int, vocab_size: int, min_frequency: int = 2,
+                 scoring: str = "frequency", merge_id=None, progress=None) -> list:
+    """Learn merges until the vocab holds `vocab_size` ids or no pair reaches `min_frequency`.
+
+    Returns [(left id, right id, new id), ...]; see `tokkit.train.merge_py.train_merges`.
+    """
+    symbols, offsets, counts = check_inputs(symbols, offsets, counts, vocab_len, vocab_size, scoring)
+    cdef _Engine engine = _Engine(symbols, offsets, counts, vocab_len, scoring == "pmi", min_frequency)
+    cdef uint64_t best
+    cdef int32_t lst, a, b, new
+    cdef bint found
+    merges = []
+    while vocab_len < vocab_size:
+        with nogil:
+            found = engine.pick(&best, &lst)
+        if not found:
+            break
+        a, b = left(best), right(best)
+        new = vocab_len if merge_id is None else check_new_id(merge_id(a, b), a, b, vocab_len)
+        if new == vocab_len:
+            vocab_len += 1
+        merges.append((a, b, new))
+        with nogil:
+            engine.merge(a, b, new, lst)
+        if progress is not None and len(merges) % PROGRESS_EVERY == 0:
+            progress(len(merges))
+    if progress is not None:
+        progress(len(merges))
+    return merges

@@ -1,0 +1,157 @@
+# The C-level contract of tokkit's text kernels, for other .pyx modules:
+#
+#     from tokkit._native.text cimport TextView, text_view, text_at, Piece, BertOptions, bert_pieces, gpt2_pieces
+#
+# Everything here is thread-safe: the Unicode tables are built once at import and only read after,
+# so `bert_pieces` / `gpt2_pieces` may run inside `with nogil:` on several threads at once.
+# Both functions APPEND to their output vectors (clear them yourself between texts if you want).
+from libc.stdint cimport uint32_t, uint64_t
+from libc.string cimport memcpy
+from libcpp.vector cimport vector
+
+cdef struct Piece:
+    Py_ssize_t norm_start, norm_end   # range in the normalized code-point buffer (absolute index in `norm`)
+    Py_ssize_t start, end             # code-point offsets into the original text, as tokenizers reports them
+
+cdef struct BertOptions:
+    bint clean_text, handle_chinese_chars, strip_accents, lowercase   # strip_accents already resolved (None -> lowercase)
+
+# A str's code points without copying (PEP 393 kind 1/2/4). Valid while the str is alive; usable without the GIL.
+cdef struct TextView:
+    const void* data
+    int kind
+    Py_ssize_t length
+
+cdef TextView text_view(str s) except *
+
+cdef inline Py_UCS4 text_at(TextView v, Py_ssize_t i) noexcept nogil:
+    if v.kind == 1:
+        return (<const unsigned char*>v.data)[i]
+    if v.kind == 2:
+        return (<const unsigned short*>v.data)[i]
+    return (<const Py_UCS4*>v.data)[i]
+
+# Write code point c as UTF-8 into out (room for 4 bytes); returns the number of bytes written.
+# Lone surrogates are written as their 3-byte form (like Python's "surrogatepass").
+cdef inline int utf8_put(Py_UCS4 ch, unsigned char* out) noexcept nogil:
+    cdef unsigned int c = ch
+    if c < 0x80:
+        out[0] = <unsigned char>c
+        return 1
+    if c < 0x800:
+        out[0] = <unsigned char>(0xC0 | (c >> 6))
+        out[1] = <unsigned char>(0x80 | (c & 0x3F))
+        return 2
+    if c < 0x10000:
+        out[0] = <unsigned char>(0xE0 | (c >> 12))
+        out[1] = <unsigned char>(0x80 | ((c >> 6) & 0x3F))
+        out[2] = <unsigned char>(0x80 | (c & 0x3F))
+        return 3
+    out[0] = <unsigned char>(0xF0 | (c >> 18))
+    out[1] = <unsigned char>(0x80 | ((c >> 12) & 0x3F))
+    out[2] = <unsigned char>(0x80 | ((c >> 6) & 0x3F))
+    out[3] = <unsigned char>(0x80 | (c & 0x3F))
+    return 4
+
+# ---- UTF-8 helpers (inline, no tables)
+
+cdef inline bint ascii_only(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t acc = 0, w
+    cdef Py_ssize_t i = 0
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        acc |= w
+        i += 8
+    while i < n:
+        acc |= p[i]
+        i += 1
+    return (acc & 0x8080808080808080ULL) == 0
+
+# Length of the UTF-8 sequence a (valid) lead byte starts.
+cdef inline int utf8_len(unsigned char c) noexcept nogil:
+    return 1 if c < 0x80 else (2 if c < 0xE0 else (3 if c < 0xF0 else 4))
+
+# -1 when p[:n] is valid UTF-8 (as Python's strict decoder: no surrogates, overlongs or > U+10FFFF),
+# else the offset of a byte inside (or at the start of) the first invalid sequence.
+cdef inline Py_ssize_t utf8_check(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i = 0
+    cdef unsigned char c, c1
+    cdef uint64_t w
+    while i < n:
+        if i + 8 <= n:
+            memcpy(&w, p + i, 8)
+            if (w & 0x8080808080808080ULL) == 0:
+                i += 8
+                continue
+        c = p[i]
+        if c < 0x80:
+            i += 1
+            continue
+        if c < 0xC2 or c > 0xF4:
+            return i
+        if c < 0xE0:
+            if i + 1 >= n or (p[i + 1] & 0xC0) != 0x80:
+                return i
+            i += 2
+            continue
+        if i + 1 >= n:
+            return i
+        c1 = p[i + 1]
+        if (c1 & 0xC0) != 0x80 or (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 > 0x9F) \
+                or (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 > 0x8F):
+            return i
+        if i + 2 >= n or (p[i + 2] & 0xC0) != 0x80:
+            return i
+        if c < 0xF0:
+            i += 3
+            continue
+        if i + 3 >= n or (p[i + 3] & 0xC0) != 0x80:
+            return i
+        i += 4
+    return -1
+
+# Decode valid UTF-8 p[:n] into out (cleared first).
+cdef inline void utf8_decode(const unsigned char* p, Py_ssize_t n, vector[uint32_t]& out) noexcept nogil:
+    cdef Py_ssize_t i = 0
+    cdef uint32_t c
+    out.clear()
+    while i < n:
+        c = p[i]
+        if c < 0x80:
+            i += 1
+        elif c < 0xE0:
+            c = ((c & 0x1F) << 6) | (p[i + 1] & 0x3F)
+            i += 2
+        elif c < 0xF0:
+            c = ((c & 0x0F) << 12) | ((p[i + 1] & 0x3F) << 6) | (p[i + 2] & 0x3F)
+            i += 3
+        else:
+            c = ((c & 0x07) << 18) | ((p[i + 1] & 0x3F) << 12) | ((p[i + 2] & 0x3F) << 6) | (p[i + 3] & 0x3F)
+            i += 4
+        out.push_back(c)
+
+# BertNormalizer + BertPreTokenizer over text[0:text.length].
+# Appends the normalized code points to `norm`, and for each of them its original span
+# (orig_start[k], orig_end[k]: code-point offsets into text; an inserted or expanded character gets
+# the span of the character it came from, marks reordered by strip_accents' NFD follow tokenizers'
+# positional alignments) and appends one Piece per pre-token.
+# Piece.start/end follow tokenizers: start = orig_start of the piece's first normalized character,
+# end = orig_end of its last, so a removed character is covered only when it lies inside the piece.
+cdef void bert_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& norm,
+                      vector[Py_ssize_t]& orig_start, vector[Py_ssize_t]& orig_end,
+                      vector[Piece]& pieces) noexcept nogil
+
+# The same pieces without the per-character spans (cheaper; Piece.start/end are still filled).
+cdef void bert_norm_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& norm,
+                           vector[Piece]& pieces) noexcept nogil
+
+# Pieces of the GPT-2 pattern over text[begin:end] (as regex.findall on that slice; the pattern's
+# look-ahead does not see past `end`). Appends them with norm_start/norm_end equal to start/end.
+cdef void gpt2_pieces(TextView text, Py_ssize_t begin, Py_ssize_t end, vector[Piece]& pieces) noexcept nogil
+
+# The same scanner with \p{L} / \p{N} / \s as tokenizers' own regex engine (Oniguruma) defines them:
+# its Unicode is older, so ~17,000 recent letters and ~340 digits (e.g. U+323B0) are "other" there.
+# tiktoken's engine has exactly these classes too (tested). Use this one to match tokenizers'
+# ByteLevel pre-tokenizer and tiktoken exactly; gpt2_pieces matches the `regex` package.
+cdef void gpt2_pieces_tokenizers(TextView text, Py_ssize_t begin, Py_ssize_t end,
+                                 vector[Piece]& pieces) noexcept nogil

@@ -1,0 +1,77 @@
+"""`tokkit stats`: quality figures of one vocabulary on a corpus."""
+from __future__ import annotations
+
+import json
+
+import click
+
+import tokkit
+from tokkit.errors import TokkitError
+from tokkit.quality import corpus_stats, format_stats
+from tokkit.text.corpus import iter_source_chunks, resolve
+from tokkit.text.default_corpus import default_texts
+
+
+def read_lines(corpus: tuple[str, ...] | list[str] | None, *, max_bytes: int | None = None) -> list[str]:
+    """The non-empty lines of CORPUS (files, directories, globs; default: the embedded corpus), up to max_bytes."""
+
+    if corpus:
+        def chunks():
+            for source, offset, chunk in iter_source_chunks(resolve(list(corpus))):
+                try:
+                    yield chunk.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise TokkitError(f"{source.path}: invalid UTF-8 at byte {offset + exc.start}") from None
+    else:
+        def chunks():
+            yield from default_texts()
+    lines, size = [], 0
+    for text in chunks():
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            size += len(line.encode("utf-8", "surrogatepass")) + 1
+            if max_bytes is not None and size > max_bytes:
+                return lines
+            lines.append(line)
+    if not lines:
+        raise TokkitError("the corpus is empty" + (f": {', '.join(corpus)}" if corpus else ""))
+    return lines
+
+
+def load_tokenizer(path: str):
+    """tokkit.load with the CLI's error: a missing folder is bad input."""
+    import os
+
+    if not os.path.exists(path):
+        raise TokkitError(f"{path}: no such tokenizer file or folder")
+    return tokkit.load(path)
+
+
+@click.command("stats")
+@click.option("-t", "--tokenizer", "tokenizer_dir", required=True, metavar="DIR",
+              help="Tokenizer folder or file (tokenizer.json, vocab.txt, vocab.json + merges.txt).")
+@click.argument("corpus", nargs=-1, metavar="[CORPUS]...")
+@click.option("--size", default=None, metavar="SIZE", help="Read at most this much of the corpus, e.g. 10MB.")
+@click.option("--top", type=int, default=10, show_default=True, metavar="N",
+              help="How many longest and most frequent tokens to list.")
+@click.option("--threads", type=int, default=None, metavar="N", help="Encoding threads (default: all cores).")
+@click.option("-o", "--output", default=None, metavar="FILE", help="Also write the figures as JSON.")
+def command(tokenizer_dir, corpus, size, top, threads, output):
+    """Fertility, bytes per token, [UNK] rate, vocab use, token lengths and script mix on CORPUS.
+
+    Without CORPUS, measures on the embedded default corpus.
+    """
+    from tokkit._files import atomic_write
+    from tokkit.bench.corpus_slice import parse_size
+    if top < 0:
+        raise TokkitError("--top must not be negative")
+    tok = load_tokenizer(tokenizer_dir)
+    lines = read_lines(corpus, max_bytes=parse_size(size))
+    stats = corpus_stats(tok, lines, top=top, num_threads=threads)
+    click.echo(format_stats(stats, name=tokenizer_dir))
+    if output:
+        try:
+            atomic_write(output, json.dumps(stats, indent=1, ensure_ascii=False) + "\n")
+        except OSError as exc:
+            raise TokkitError(f"{output}: cannot write ({exc.strerror or exc})") from None

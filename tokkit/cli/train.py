@@ -1,0 +1,96 @@
+"""`tokkit train`: train a vocabulary and write it to a folder."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from tokkit._files import atomic_dir, check_destination
+from tokkit.errors import TokkitError
+from tokkit.text.default_corpus import default_texts
+from tokkit.train import train_with_summary
+from tokkit.train.dask_count import connect
+
+OUTPUT_FILES = {"wordpiece": {"tokenizer.json", "vocab.txt"},
+                "bpe": {"tokenizer.json", "vocab.json", "merges.txt"},
+                "bytelevel": {"tokenizer.json", "vocab.json", "merges.txt"}}
+ALL_OUTPUT_FILES = set().union(*OUTPUT_FILES.values())
+
+
+@click.command("train")
+@click.argument("corpus", nargs=-1, metavar="[CORPUS]...")
+@click.option("--algo", type=click.Choice(["wordpiece", "bpe", "bytelevel"]), default="wordpiece",
+              show_default=True, help="Training algorithm.")
+@click.option("--vocab-size", type=int, default=30000, show_default=True, metavar="N")
+@click.option("--min-frequency", type=int, default=2, show_default=True, metavar="N",
+              help="Only pairs seen at least N times may merge.")
+@click.option("--special-token", "special_tokens", multiple=True, metavar="TOKEN",
+              help="Add a special token (repeatable).")
+@click.option("--no-default-specials", is_flag=True,
+              help="Drop [PAD] [UNK] [CLS] [SEP] [MASK] (wordpiece and bpe keep [UNK]).")
+@click.option("--limit-alphabet", type=int, default=None, metavar="N",
+              help="Keep the N most frequent characters (default 1000; bytelevel ignores it).")
+@click.option("--cased", is_flag=True, help="wordpiece: keep case and accents.")
+@click.option("--scoring", type=click.Choice(["pmi", "frequency"]), default=None,
+              help="wordpiece merge scoring (default pmi).")
+@click.option("--lowercase", is_flag=True, help="bpe: lowercase while normalizing.")
+@click.option("--pattern", default=None, metavar="REGEX", help="bytelevel: pre-tokenization pattern (default GPT-2).")
+@click.option("--workers", type=int, default=None, metavar="N", help="Counting threads (default: all cores).")
+@click.option("--glob", "glob_pattern", default=None, metavar="PATTERN", help="Files to take from directories.")
+@click.option("--errors", type=click.Choice(["strict", "replace"]), default="strict", show_default=True,
+              help="Invalid UTF-8: fail, or substitute U+FFFD.")
+@click.option("-o", "--output", default=None, metavar="DIR", help="Output folder (default ./tokkit-ALGO).")
+@click.option("--force", is_flag=True, help="Replace a non-empty output folder that is not a tokkit output.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Count on a Dask cluster (tcp://host:8786, or 'local' to start one).")
+@click.option("--min-word-count", type=int, default=0, metavar="N",
+              help="With --scheduler: prune words seen fewer than N times while reducing.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars and no summary.")
+def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_specials, limit_alphabet, cased,
+            scoring, lowercase, pattern, workers, glob_pattern, errors, output, force, scheduler, min_word_count, quiet):
+    """Train a tokenizer on CORPUS (files, directories, globs, - for stdin; .gz/.bz2/.xz read as text).
+
+    Without CORPUS, trains on the embedded default corpus (CPython's own reference documentation).
+    """
+
+    options = {}
+    if algo == "wordpiece":
+        options.update(cased=cased, scoring=scoring or "pmi")
+    elif cased or scoring:
+        raise TokkitError("--cased and --scoring apply to --algo wordpiece only")
+    if algo == "bpe":
+        options["lowercase"] = lowercase
+    elif lowercase:
+        raise TokkitError("--lowercase applies to --algo bpe only")
+    if algo == "bytelevel":
+        options["pattern"] = pattern
+    elif pattern:
+        raise TokkitError("--pattern applies to --algo bytelevel only")
+    if workers is not None and workers < 1:
+        raise TokkitError("--workers must be at least 1")
+
+    output = output or f"tokkit-{algo}"
+    check_destination(output, marker_files=ALL_OUTPUT_FILES, force=force)  # fail before hours of counting
+    if corpus:
+        files, texts = list(corpus), None
+    else:
+        files, texts = None, default_texts()
+    progress = not quiet and sys.stderr.isatty()
+    client = None
+    if scheduler:
+        if not corpus or "-" in corpus:
+            raise TokkitError("--scheduler reads files: give corpus files (not stdin)")
+        client = connect(scheduler, workers=workers, echo=lambda m: click.echo(m, err=True))
+    try:
+        tokenizer, summary = train_with_summary(
+            files, texts=texts, algo=algo, vocab_size=vocab_size, min_frequency=min_frequency,
+            special_tokens=list(special_tokens), default_specials=not no_default_specials,
+            limit_alphabet=limit_alphabet, workers=workers, errors=errors, glob=glob_pattern,
+            progress=progress, client=client, min_word_count=min_word_count, **options)
+    finally:
+        if client is not None:
+            client.close()
+    with atomic_dir(output, marker_files=ALL_OUTPUT_FILES, force=force) as tmp:
+        tokenizer.save(tmp)
+    if not quiet:
+        click.echo(f"{summary.line()} -> {output}", err=True)

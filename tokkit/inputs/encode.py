@@ -1,0 +1,234 @@
+"""BERT inputs from text: `tokkit.encode` -> a mapping of numpy arrays.
+
+Template `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`, truncation, padding, overlapping windows.
+Texts are encoded on threads with the GIL released; the assembly into rows is vectorised numpy.
+
+>>> from tokkit.tokenizer import Tokenizer
+>>> tok = Tokenizer.from_trained(kind="wordpiece", vocab=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b"],
+...                              merges=None, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"])
+>>> out = encode(tok, ["a b", "a"], ["b", "b a b"])
+>>> out["input_ids"].tolist()
+[[2, 4, 5, 3, 5, 3, 0], [2, 4, 3, 5, 4, 5, 3]]
+>>> out["token_type_ids"][1].tolist(), out["word_ids"][0].tolist()
+([0, 0, 0, 1, 1, 1, 1], [-1, 0, 1, -1, 2, -1, -1])
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from tokkit._threads import run_sliced
+from tokkit.errors import TokkitError
+from tokkit.tokenizer import Tokenizer, check_texts
+
+TRUNCATIONS = ("longest_first", "only_first", "only_second")
+PADDINGS = ("longest", "max_length")
+
+
+def encode(tokenizer: Tokenizer, texts: Sequence[str], text_pairs: Sequence[str] | None = None, *,
+           max_length: int = 512, truncation: str | None = "longest_first", padding: str | None = "longest",
+           pad_to_multiple_of: int | None = None, padding_side: str = "right", stride: int = 0,
+           return_overflowing: bool = False, return_offsets: bool = False,
+           num_threads: int | None = None) -> Mapping[str, np.ndarray]:
+    """Encode a batch (or a batch of pairs) into BERT model inputs.
+
+    Returns input_ids, token_type_ids, attention_mask, special_tokens_mask, word_ids (-1 for the
+    template's specials and padding; B's words continue after A's) as int32 arrays of shape
+    (rows, width); `offsets` (rows, width, 2) on request; `overflow_to_sample_mapping` with
+    `return_overflowing`. With `padding=None` each value is a list of 1-D arrays instead.
+    """
+    truncation, padding = _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding,
+                                         pad_to_multiple_of, padding_side, stride, return_overflowing)
+    texts, sizes = check_texts(texts)
+    n = len(texts)
+    pairs = None
+    if text_pairs is not None:  # A and B are encoded as one batch: rows 0..n-1, then n..2n-1
+        pairs, pair_sizes = check_texts(text_pairs, "text_pairs")
+        if len(pairs) != n:
+            raise ValueError(f"texts has {n} items but text_pairs has {len(pairs)}")
+        texts, sizes = texts + pairs, np.concatenate([sizes, pair_sizes])
+    flat = encode_flat(tokenizer, texts, sizes, num_threads)
+    ptr = flat["ptr"]
+    lengths = np.diff(ptr)
+    la = lengths[:n]
+    lb = lengths[n:] if pairs is not None else None
+    cls_id, sep_id = (tokenizer.token_to_id(t) for t in tokenizer.template)
+
+    src = np.arange(n)
+    a0 = np.zeros(n, dtype=np.int64)
+    if pairs is not None:
+        ka, kb = truncate_pair(la, lb, max_length - 3, truncation)
+    else:
+        if truncation == "only_second":
+            raise ValueError("truncation='only_second' needs text_pairs")
+        ka, kb = (np.minimum(la, max_length - 2) if truncation else la), None
+        if return_overflowing and truncation:
+            src, a0, ka = windows(la, max_length - 2, stride)
+    return assemble(tokenizer, flat, n, src, a0, ka, kb, cls_id, sep_id, max_length, padding,
+                    pad_to_multiple_of, padding_side, return_offsets,
+                    src if return_overflowing else None)
+
+
+def _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding, pad_to_multiple_of,
+                   padding_side, stride, return_overflowing):
+    if not isinstance(tokenizer, Tokenizer):
+        raise TypeError(f"tokenizer must be a tokkit.Tokenizer, not {type(tokenizer).__name__}")
+    if tokenizer.template is None:
+        raise TokkitError("this tokenizer has no [CLS]/[SEP] template (it was built without [CLS] and [SEP] "
+                          "special tokens), so tokkit.encode cannot build BERT inputs; use Tokenizer.encode")
+    truncation = _switch("truncation", truncation, "do_not_truncate", TRUNCATIONS)
+    padding = _switch("padding", padding, "do_not_pad", PADDINGS)
+    if padding_side not in ("right", "left"):
+        raise ValueError(f"padding_side must be 'right' or 'left', got {padding_side!r}")
+    if pad_to_multiple_of is not None and (not isinstance(pad_to_multiple_of, int) or pad_to_multiple_of < 1):
+        raise ValueError(f"pad_to_multiple_of must be a positive int, got {pad_to_multiple_of!r}")
+    template = 3 if text_pairs is not None else 2
+    if not isinstance(max_length, int) or max_length < template:
+        # tokenizers silently skips truncation here; tokkit refuses rather than overflow max_length.
+        raise ValueError(f"max_length={max_length!r} is below the {template} template tokens")
+    if return_overflowing and max_length == template:
+        raise ValueError(f"return_overflowing needs max_length above the {template} template tokens")
+    if return_overflowing and text_pairs is not None:
+        raise ValueError("return_overflowing works on single sequences only, not on pairs")
+    if stride and stride >= max_length - template:
+        raise ValueError(f"stride={stride} must be smaller than the window's token budget "
+                         f"(max_length - {template} = {max_length - template})")
+    if stride < 0:
+        raise ValueError(f"stride must be >= 0, got {stride}")
+    return truncation, padding
+
+
+def _switch(name: str, value, off: str, allowed: tuple):
+    """An on/off option spelled as transformers does: False or `off` -> None, True -> `allowed[0]`."""
+    if value is True:
+        return allowed[0]
+    if value in (False, off):
+        return None
+    if value is not None and value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed} or None, got {value!r}")
+    return value
+
+
+def encode_flat(tokenizer: Tokenizer, texts: list[str], sizes: np.ndarray,
+                num_threads: int | None) -> dict[str, np.ndarray]:
+    """Encode on threads; flat ids/starts/ends/words with row pointers `ptr` (row r: ptr[r]:ptr[r+1]).
+
+    `sizes`: the texts' lengths, as check_texts returns them.
+    """
+    kernel = tokenizer._encoder
+    parts = run_sliced(lambda a, b: kernel.encode_rows(texts, a, b).arrays(), sizes, num_threads)
+    if len(parts) == 1:
+        return parts[0]
+    out = {k: np.concatenate([p[k] for p in parts]) for k in ("ids", "starts", "ends", "words")}
+    base = np.cumsum([0] + [p["ptr"][-1] for p in parts[:-1]])
+    out["ptr"] = np.concatenate([parts[0]["ptr"][:1]] + [p["ptr"][1:] + b for p, b in zip(parts, base)])
+    return out
+
+
+def truncate_pair(la: np.ndarray, lb: np.ndarray, m: int, truncation: str | None):
+    """Kept lengths of A and B under a budget of m tokens (the template's three excluded)."""
+    if truncation is None:
+        return la, lb
+    over = la + lb > m
+    if truncation == "longest_first":
+        a_short = la <= lb  # A counts as the shorter one on ties
+        s = np.where(a_short, la, lb)
+        keep_s = np.where(s <= m - s, s, m // 2)
+        keep_l = m - keep_s
+        ka = np.where(over, np.where(a_short, keep_s, keep_l), la)
+        kb = np.where(over, np.where(a_short, keep_l, keep_s), lb)
+        return ka, kb
+    # only_first / only_second: the chosen side absorbs the whole cut, and must keep a token
+    first = truncation == "only_first"
+    cut, other = (la, lb) if first else (lb, la)
+    kept = np.where(over, m - other, cut)
+    bad = np.flatnonzero(over & (kept < 1))
+    if bad.size:
+        i = bad[0]
+        name, rest = ("texts", "its pair alone") if first else ("text_pairs", "its first text alone")
+        raise ValueError(f"truncation={truncation!r}: {name}[{i}] ({cut[i]} tokens) cannot absorb the cut; "
+                         f"{rest} has {other[i]} of the {m} tokens allowed")
+    return (kept, lb) if first else (la, kept)
+
+
+def windows(la: np.ndarray, m: int, stride: int):
+    """tokenizers' overflow: windows of m tokens stepping by m - stride until one reaches the end.
+
+    Returns (source row, first token, length) per window.
+    """
+    step = m - stride
+    count = 1 + np.maximum(0, -(-(la - m) // step))  # ceil((len - m) / step) extra windows
+    src = np.repeat(np.arange(la.size), count)
+    first_window = np.cumsum(count) - count
+    k = np.arange(src.size) - np.repeat(first_window, count)
+    a0 = k * step
+    return src, a0, np.minimum(m, la[src] - a0)
+
+
+def _ragged(starts: np.ndarray, lengths: np.ndarray):
+    """(row index, position within the run, flat source index) of runs starts[r]:starts[r]+lengths[r]."""
+    lengths = lengths.astype(np.int64)
+    total = int(lengths.sum())
+    row = np.repeat(np.arange(lengths.size), lengths)
+    pos = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return row, pos, np.repeat(starts, lengths) + pos
+
+
+def assemble(tokenizer, flat, n, src, a0, ka, kb, cls_id, sep_id, max_length, padding, multiple, side,
+             return_offsets, sample_map):
+    ptr = flat["ptr"]
+    rows = src.size
+    pair = kb is not None
+    total = 2 + ka + (kb + 1 if pair else 0)
+    if padding == "max_length":
+        width = max(max_length, int(total.max(initial=0)))
+    else:
+        width = int(total.max(initial=0))
+    if multiple:
+        width = -(-width // multiple) * multiple
+    shift = (width - total) if side == "left" else np.zeros(rows, dtype=np.int64)
+    pad_id = tokenizer.token_to_id("[PAD]")
+    if pad_id is None and padding is not None and bool((total < width).any()):
+        raise TokkitError("padding needs a '[PAD]' token, and this tokenizer has none")
+    ids = np.full((rows, width), pad_id if pad_id is not None else 0, dtype=np.int32)
+    types = np.zeros((rows, width), dtype=np.int32)
+    attention = np.zeros((rows, width), dtype=np.int32)
+    special = np.ones((rows, width), dtype=np.int32)
+    words = np.full((rows, width), -1, dtype=np.int32)
+    offsets = np.zeros((rows, width, 2), dtype=np.int32) if return_offsets else None
+    r = np.arange(rows)
+    col = np.arange(width)[None, :]
+    attention[(col >= shift[:, None]) & (col < (shift + total)[:, None])] = 1
+    ids[r, shift] = cls_id
+    ids[r, shift + 1 + ka] = sep_id
+
+    def place(starts, lengths, col0, type_id, word_offset):
+        row, pos, flat_idx = _ragged(starts, lengths)
+        col = col0[row] + pos
+        ids[row, col] = flat["ids"][flat_idx]
+        special[row, col] = 0
+        words[row, col] = flat["words"][flat_idx] + (word_offset[row] if word_offset is not None else 0)
+        if type_id:
+            types[row, col] = type_id
+        if offsets is not None:
+            offsets[row, col, 0] = flat["starts"][flat_idx]
+            offsets[row, col, 1] = flat["ends"][flat_idx]
+
+    place(ptr[src] + a0, ka, shift + 1, 0, None)
+    if pair:
+        last_a = ptr[src] + a0 + ka - 1
+        a_words = np.where(ka > 0, flat["words"][np.maximum(last_a, 0)] + 1, 0) if flat["words"].size else \
+            np.zeros(rows, dtype=np.int64)
+        place(ptr[n + src], kb, shift + 2 + ka, 1, a_words)
+        ids[r, shift + 2 + ka + kb] = sep_id
+        types[r, shift + 2 + ka + kb] = 1
+    out = {"input_ids": ids, "token_type_ids": types, "attention_mask": attention,
+           "special_tokens_mask": special, "word_ids": words}
+    if offsets is not None:
+        out["offsets"] = offsets
+    if padding is None:
+        out = {k: [v[i, shift[i]:shift[i] + total[i]] for i in range(rows)] for k, v in out.items()}
+    if sample_map is not None:
+        out["overflow_to_sample_mapping"] = sample_map.astype(np.int32)
+    return out

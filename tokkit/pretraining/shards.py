@@ -1,0 +1,183 @@
+"""Pre-tokenized pretraining shards: `write_shards` writes them, `ShardDataset` reads them back.
+
+A shard folder holds `index.json` (format, kind, max_length, example counts) and
+`shard-00000.npz`, ... each with input_ids (N, max_length) int32 padded with 0, lengths (N,),
+token_type_ids and special_tokens_mask (N, max_length) int8, and next_sentence_label (N,) for
+`nsp`. Examples are numbered 0..num_examples-1 in file order. Masking stays dynamic: it happens in
+the collator when the shards are read.
+
+>>> out = write_shards(tok, ["corpus.txt"], kind="full", max_length=128, output="shards/")  # doctest: +SKIP
+>>> ds = ShardDataset(out); next(iter(ds))["index"]                                          # doctest: +SKIP
+0
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import Dict, Iterator, List
+
+import numpy as np
+
+from tokkit._files import atomic_dir
+from tokkit._progress import Progress
+from tokkit.errors import TokkitError
+from tokkit.pretraining.collate import special_token_ids
+from tokkit.pretraining.dataset import check_kind, iter_examples, worker_share
+from tokkit.pretraining.documents import expand_paths
+
+FORMAT = "tokkit-pretraining-shards"
+VERSION = 1
+INDEX = "index.json"
+SHARD_EXAMPLES = 8192
+
+
+def is_shard_dir(path) -> bool:
+    """True for a folder written by `write_shards` (its index.json names our format)."""
+    index = Path(path) / INDEX
+    if not index.is_file():
+        return False
+    try:
+        return json.loads(index.read_text(encoding="utf-8")).get("format") == FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _save_shard(folder: str, number: int, examples: List[Dict], max_length: int, kind: str) -> Dict:
+    n = len(examples)
+    arrays = {
+        "input_ids": np.zeros((n, max_length), dtype=np.int32),
+        "token_type_ids": np.zeros((n, max_length), dtype=np.int8),
+        "special_tokens_mask": np.zeros((n, max_length), dtype=np.int8),
+        "lengths": np.zeros(n, dtype=np.int32),
+    }
+    for r, e in enumerate(examples):
+        k = len(e["input_ids"])
+        arrays["lengths"][r] = k
+        for key in ("input_ids", "token_type_ids", "special_tokens_mask"):
+            arrays[key][r, :k] = e[key]
+    if kind == "nsp":
+        arrays["next_sentence_label"] = np.asarray([e["next_sentence_label"] for e in examples], dtype=np.int8)
+    name = f"shard-{number:05d}.npz"
+    tmp = os.path.join(folder, f".{name}.tmp")
+    with open(tmp, "wb") as f:
+        np.savez(f, **arrays)
+    os.replace(tmp, os.path.join(folder, name))
+    return {"file": name, "num_examples": n}
+
+
+def write_shards(tokenizer, paths, *, kind: str, max_length: int, output, seed: int = 0,
+                 progress=True) -> Path:
+    """Encode a corpus into pretraining examples and write them as shards; return the folder.
+
+    The folder is built beside `output` and moved into place when complete; an earlier shard
+    folder at `output` is replaced, any other non-empty folder is refused. `progress` is a bool
+    (a bar on stderr when it is a terminal) or a `tokkit._progress.Progress` counting bytes of text.
+    """
+    check_kind(kind, max_length)
+    ids = special_token_ids(tokenizer)
+    files = expand_paths(paths)
+    output = Path(output)
+    markers = {INDEX}
+    if is_shard_dir(output):
+        markers |= {p.name for p in output.iterdir()}
+    if isinstance(progress, bool) or progress is None:
+        plain = all(f.suffix.lower() not in (".gz", ".bz2", ".xz") for f in files)
+        bar = Progress(total=sum(f.stat().st_size for f in files) if plain else None, desc="encoding",
+                       unit="MB", scale=1e-6, enabled=None if progress else False)
+    else:
+        bar = contextlib.nullcontext(progress)  # the caller's bar; the caller closes it
+    shards: List[Dict] = []
+    total = 0
+    with atomic_dir(output, marker_files=markers) as tmp, bar as shown:
+        batch: List[Dict] = []
+        for example in iter_examples(tokenizer, files, kind=kind, max_length=max_length, seed=seed,
+                                     on_text=shown.update):
+            batch.append(example)
+            if len(batch) == SHARD_EXAMPLES:
+                shards.append(_save_shard(tmp, len(shards), batch, max_length, kind))
+                total += len(batch)
+                batch = []
+        if batch:
+            shards.append(_save_shard(tmp, len(shards), batch, max_length, kind))
+            total += len(batch)
+        if not total:
+            raise TokkitError("the corpus yields no examples (is it empty?)")
+        index = {"format": FORMAT, "version": VERSION, "kind": kind, "max_length": int(max_length),
+                 "seed": int(seed), "vocab_size": int(tokenizer.vocab_size), "num_examples": total,
+                 "special_ids": ids, "shards": shards}
+        with open(os.path.join(tmp, INDEX), "w", encoding="utf-8") as f:
+            json.dump(index, f, indent=1)
+            f.write("\n")
+    return output
+
+
+class ShardDataset:
+    """Iterable over the examples of a shard folder; each worker / rank reads a contiguous share.
+
+    Share s of S covers examples [s*N//S, (s+1)*N//S), so shares are balanced, disjoint and in
+    order; each example carries its `index` (its number in the folder).
+    """
+
+    def __init__(self, shard_dir, *, rank: int = 0, world_size: int = 1):
+        if not 0 <= rank < world_size:
+            raise TokkitError(f"rank {rank} is outside [0, world_size={world_size})")
+        self.shard_dir = str(shard_dir)
+        self.rank = int(rank)
+        self.world_size = int(world_size)
+        self.index = self._read_index()
+        self.kind = self.index["kind"]
+        self.max_length = self.index["max_length"]
+
+    def _read_index(self) -> Dict:
+        path = Path(self.shard_dir) / INDEX
+        try:
+            index = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise TokkitError(f"{self.shard_dir}: not a shard folder (no {INDEX})") from None
+        except (OSError, ValueError) as exc:
+            raise TokkitError(f"{path}: unreadable shard index ({exc})") from None
+        if not isinstance(index, dict) or index.get("format") != FORMAT:
+            raise TokkitError(f"{path}: not a tokkit shard index")
+        if index.get("version") != VERSION:
+            raise TokkitError(f"{path}: shard format version {index.get('version')} is not supported")
+        return index
+
+    def __len__(self) -> int:
+        """Examples in the whole folder (all shares)."""
+        return int(self.index["num_examples"])
+
+    def __iter__(self) -> Iterator[Dict]:
+        share, shares, _ = worker_share(self.rank, self.world_size)
+        n = len(self)
+        lo, hi = share * n // shares, (share + 1) * n // shares
+        first = 0
+        for entry in self.index["shards"]:
+            count = int(entry["num_examples"])
+            start, stop = max(lo, first), min(hi, first + count)
+            if start < stop:
+                yield from self._read(entry["file"], first, start - first, stop - first)
+            first += count
+
+    def _read(self, name: str, first: int, start: int, stop: int) -> Iterator[Dict]:
+        path = Path(self.shard_dir) / name
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+        except (OSError, ValueError) as exc:
+            raise TokkitError(f"{path}: unreadable shard ({exc})") from None
+        lengths = arrays["lengths"]
+        for r in range(start, stop):
+            k = int(lengths[r])
+            example = {key: arrays[key][r, :k] for key in ("input_ids", "token_type_ids", "special_tokens_mask")}
+            if "next_sentence_label" in arrays:
+                example["next_sentence_label"] = np.int64(arrays["next_sentence_label"][r])
+            example["index"] = np.int64(first + r)
+            yield example
+
+    def as_torch_dataset(self):
+        """This dataset as a `torch.utils.data.IterableDataset` (imports torch)."""
+        from tokkit.pretraining.torch_bridge import TorchIterable
+
+        return TorchIterable(self)

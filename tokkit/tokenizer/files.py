@@ -1,0 +1,112 @@
+"""vocab.txt (WordPiece) and vocab.json + merges.txt (BPE): reading them into a Spec.
+
+tokenizer.json and the transformers side files live in tokkit.tokenizer.hf_json; `load_spec`
+(tokkit.tokenizer.load) picks the reader.
+
+>>> import tempfile, pathlib
+>>> d = pathlib.Path(tempfile.mkdtemp()); _ = (d / "vocab.txt").write_text("[UNK]\\na\\n")
+>>> spec_from_vocab_txt(d / "vocab.txt").vocab
+['[UNK]', 'a']
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tokkit._files import read_json, read_text
+from tokkit.errors import TokkitError
+from tokkit.text.normalize import BertNorm
+from tokkit.tokenizer.spec import Spec, bert_post, check_merge, detect_kind, specials_in, vocab_from_mapping
+
+MERGES_HEADER = "#version: 0.2"
+
+
+def read_vocab_txt(path: Path) -> list[str]:
+    """One token a line, id = line number; trailing whitespace is dropped as tokenizers does."""
+    vocab: list[str] = []
+    seen: dict[str, int] = {}
+    lines = read_text(path).split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()  # the final newline and blank lines at the very end
+    for lineno, line in enumerate(lines, 1):
+        token = line.rstrip()
+        if not token:
+            raise TokkitError(f"{path}: line {lineno}: empty token")
+        if token in seen:
+            raise TokkitError(f"{path}: line {lineno}: duplicate token {token!r} (first on line {seen[token]})")
+        seen[token] = lineno
+        vocab.append(token)
+    if not vocab:
+        raise TokkitError(f"{path}: empty vocabulary")
+    return vocab
+
+
+def read_merges_txt(path: Path, known: set[str], suffix: str | None = None) -> list[tuple[str, str]]:
+    """`#version` header (optional), then `left right` per line; both sides must be tokens."""
+    merges: list[tuple[str, str]] = []
+    seen: dict[tuple[str, str], int] = {}
+    for lineno, line in enumerate(read_text(path).split("\n"), 1):
+        if lineno == 1 and line.startswith("#version"):
+            continue
+        if not line.strip():
+            continue
+        parts = line.split(" ")
+        if len(parts) != 2 or not all(parts):
+            raise TokkitError(f"{path}: line {lineno}: expected 'left right', got {line!r}")
+        pair = (parts[0], parts[1])
+        check_merge(pair, known, f"{path}: line {lineno}")
+        if pair in seen:
+            raise TokkitError(f"{path}: line {lineno}: duplicate merge {line!r} (first on line {seen[pair]})")
+        seen[pair] = lineno
+        merges.append(pair)
+    return merges
+
+
+def spec_from_vocab_txt(path: Path, *, lowercase=None, strip_accents=None, special_tokens=None) -> Spec:
+    """A BERT WordPiece tokenizer from vocab.txt, honouring a tokenizer_config.json beside it."""
+    vocab = read_vocab_txt(path)
+    if "[UNK]" not in vocab:
+        raise TokkitError(f"{path}: WordPiece vocabulary without '[UNK]'")
+    config = {}
+    config_path = path.parent / "tokenizer_config.json"
+    if config_path.is_file():
+        config = read_json(config_path)
+    if lowercase is None:
+        lowercase = bool(config.get("do_lower_case", True))
+    if strip_accents is None:
+        strip_accents = config.get("strip_accents")
+    added = specials_in(vocab, special_tokens)
+    return Spec(kind="wordpiece", vocab=vocab, merges=None, added=added, unk_token="[UNK]",
+                normalizer=BertNorm(strip_accents=strip_accents, lowercase=lowercase),
+                post=bert_post(vocab, [a.content for a in added]),
+                model_max_length=_max_length(config))
+
+
+def spec_from_vocab_json(vocab_path: Path, merges_path: Path, *, kind=None, lowercase=None,
+                         strip_accents=None, special_tokens=None) -> Spec:
+    """A BPE tokenizer from vocab.json + merges.txt; the kind is detected unless given."""
+    vocab = vocab_from_mapping(read_json(vocab_path), str(vocab_path))
+    if kind is None:
+        kind = detect_kind(vocab, str(vocab_path))
+    if kind not in ("bpe", "bytelevel"):
+        raise TokkitError(f"kind={kind!r} does not fit vocab.json + merges.txt (use 'bpe' or 'bytelevel')")
+    merges = read_merges_txt(merges_path, set(vocab))
+    added = specials_in(vocab, special_tokens)
+    config_path = vocab_path.parent / "tokenizer_config.json"
+    config = read_json(config_path) if config_path.is_file() else {}
+    spec = Spec(kind=kind, vocab=vocab, merges=merges, added=added,
+                post=bert_post(vocab, [a.content for a in added]), model_max_length=_max_length(config))
+    if kind == "bpe":
+        if "[UNK]" not in vocab:
+            raise TokkitError(f"{vocab_path}: char BPE vocabulary without '[UNK]'")
+        spec.unk_token = "[UNK]"
+        spec.suffix = "</w>"
+        spec.normalizer = BertNorm(strip_accents=strip_accents, lowercase=bool(lowercase))
+    elif lowercase or strip_accents:
+        raise TokkitError("bytelevel tokenizers have no normalizer: lowercase/strip_accents do not apply")
+    return spec
+
+
+def _max_length(config: dict) -> int:
+    value = config.get("model_max_length", 512)
+    # transformers writes a huge sentinel when it does not know the limit.
+    return int(value) if isinstance(value, (int, float)) and value < 1e12 else 512

@@ -1,0 +1,263 @@
+"""tokenizer.json in the `tokenizers` schema (read and write), plus transformers' side files.
+
+Only the parts tokkit implements are accepted; anything else is an error naming the field.
+
+>>> from tokkit.text.normalize import BertNorm
+>>> from tokkit.tokenizer.spec import AddedToken, Spec
+>>> spec = Spec(kind="wordpiece", vocab=["[UNK]", "a"], merges=None, added=[AddedToken(0, "[UNK]")],
+...             unk_token="[UNK]", normalizer=BertNorm())
+>>> spec_from_json(to_json(spec), "x").vocab
+['[UNK]', 'a']
+"""
+from __future__ import annotations
+
+from tokkit.errors import TokkitError
+from tokkit.text.normalize import BertNorm
+from tokkit.text.pretokenize import GPT2_PATTERN
+from tokkit.tokenizer.spec import AddedToken, Spec, check_merge, vocab_from_mapping
+
+SPECIAL_NAMES = {"[UNK]": "unk_token", "[SEP]": "sep_token", "[PAD]": "pad_token",
+                 "[CLS]": "cls_token", "[MASK]": "mask_token"}
+
+
+def _gpt2_pattern() -> str:
+
+    return GPT2_PATTERN
+
+
+# ---------------------------------------------------------------------------------------- reading
+def spec_from_json(data: dict, where: str) -> Spec:
+    """Build a Spec from a parsed tokenizer.json."""
+    if not isinstance(data, dict) or "model" not in data:
+        raise TokkitError(f"{where}: not a tokenizer.json (no 'model')")
+    for key in ("truncation", "padding"):
+        if data.get(key) is not None:
+            raise TokkitError(f"{where}: field '{key}' must be null (tokkit.encode takes these as arguments)")
+    model = data["model"]
+    mtype = model.get("type")
+    norm = _normalizer(data.get("normalizer"), where)
+    pre = data.get("pre_tokenizer")
+    vocab = vocab_from_mapping(model.get("vocab"), f"{where}: model.vocab")
+    added = _added_tokens(data.get("added_tokens") or [], vocab, where)
+    spec = Spec(kind="", vocab=vocab, merges=None, added=added, normalizer=norm)
+    if mtype == "WordPiece":
+        spec.kind = "wordpiece"
+        _need(pre, {"type": "BertPreTokenizer"}, where, "pre_tokenizer")
+        spec.unk_token = model.get("unk_token")
+        if spec.unk_token not in vocab:
+            raise TokkitError(f"{where}: model.unk_token {spec.unk_token!r} is not in the vocabulary")
+        spec.prefix = model.get("continuing_subword_prefix", "##")
+        spec.max_input_chars_per_word = int(model.get("max_input_chars_per_word", 100))
+    elif mtype == "BPE":
+        for key, default in (("dropout", None), ("byte_fallback", False), ("fuse_unk", False),
+                             ("ignore_merges", False), ("continuing_subword_prefix", None)):
+            if model.get(key, default) not in (default,):
+                raise TokkitError(f"{where}: model.{key}={model[key]!r} is not supported (only {default!r})")
+        spec.merges = _merges(model.get("merges", []), set(vocab), where)
+        spec.unk_token = model.get("unk_token")
+        if spec.unk_token is not None and spec.unk_token not in vocab:
+            raise TokkitError(f"{where}: model.unk_token {spec.unk_token!r} is not in the vocabulary")
+        spec.suffix = model.get("end_of_word_suffix") or None
+        if pre == {"type": "BertPreTokenizer"}:
+            spec.kind = "bpe"
+        else:
+            spec.kind = "bytelevel"
+            spec.pattern = _bytelevel_pattern(pre, where)
+            if norm is not None:
+                raise TokkitError(f"{where}: field 'normalizer' must be null for a byte-level BPE")
+            if spec.suffix is not None:
+                raise TokkitError(f"{where}: model.end_of_word_suffix must be null for a byte-level BPE")
+    else:
+        raise TokkitError(f"{where}: model.type {mtype!r} is not supported (WordPiece or BPE)")
+    spec.post = _post_processor(data.get("post_processor"), spec, where)
+    spec.decoder_cleanup = _decoder(data.get("decoder"), spec, where)
+    return spec
+
+
+def _need(value, expected: dict, where: str, name: str) -> None:
+    if value != expected:
+        raise TokkitError(f"{where}: field '{name}' must be {expected}, got {value}")
+
+
+def _normalizer(norm, where: str) -> BertNorm | None:
+    if norm is None:
+        return None
+    if norm.get("type") != "BertNormalizer":
+        raise TokkitError(f"{where}: normalizer type {norm.get('type')!r} is not supported (BertNormalizer or null)")
+    return BertNorm(clean_text=bool(norm.get("clean_text", True)),
+                    handle_chinese_chars=bool(norm.get("handle_chinese_chars", True)),
+                    strip_accents=norm.get("strip_accents"), lowercase=bool(norm.get("lowercase", True)))
+
+
+def _added_tokens(entries: list, vocab: list[str], where: str) -> list[AddedToken]:
+    added = []
+    for i, entry in enumerate(entries):
+        name = f"{where}: added_tokens[{i}]"
+        for key in ("single_word", "lstrip", "rstrip"):
+            if entry.get(key, False):
+                raise TokkitError(f"{name}.{key}=true is not supported")
+        if entry.get("normalized", False) and entry.get("special", True) is False:
+            raise TokkitError(f"{name}.normalized=true is not supported")
+        idx, content = entry.get("id"), entry.get("content")
+        if not isinstance(idx, int) or not content:
+            raise TokkitError(f"{name}: needs an integer 'id' and a non-empty 'content'")
+        if idx == len(vocab):
+            vocab.append(content)  # an added token outside the model vocabulary takes the next id
+        elif not 0 <= idx < len(vocab) or vocab[idx] != content:
+            raise TokkitError(f"{name}: id {idx} does not hold {content!r} in the vocabulary")
+        added.append(AddedToken(idx, content, bool(entry.get("special", True))))
+    return added
+
+
+def _merges(entries: list, known: set[str], where: str) -> list[tuple[str, str]]:
+    merges = []
+    for i, entry in enumerate(entries):
+        if isinstance(entry, str):
+            parts = entry.split(" ")
+        elif isinstance(entry, list):
+            parts = entry
+        else:
+            parts = []
+        if len(parts) != 2 or not all(isinstance(p, str) and p for p in parts):
+            raise TokkitError(f"{where}: model.merges[{i}] is not a pair: {entry!r}")
+        pair = (parts[0], parts[1])
+        check_merge(pair, known, f"{where}: model.merges[{i}]")
+        merges.append(pair)
+    if len(set(merges)) != len(merges):
+        raise TokkitError(f"{where}: model.merges holds a pair twice")
+    return merges
+
+
+def _bytelevel_pattern(pre, where: str) -> str | None:
+    def is_bytelevel(p, use_regex):
+        return (isinstance(p, dict) and p.get("type") == "ByteLevel" and p.get("use_regex", True) == use_regex
+                and p.get("add_prefix_space", True) is False)
+
+    if is_bytelevel(pre, True):
+        return None
+    if (isinstance(pre, dict) and pre.get("type") == "Sequence" and len(pre.get("pretokenizers", [])) == 2
+            and is_bytelevel(pre["pretokenizers"][1], False)):
+        split = pre["pretokenizers"][0]
+        if (split.get("type") == "Split" and isinstance(split.get("pattern"), dict) and "Regex" in split["pattern"]
+                and split.get("behavior") == "Isolated" and not split.get("invert", False)):
+            pattern = split["pattern"]["Regex"]
+            return None if pattern == _gpt2_pattern() else pattern
+    raise TokkitError(f"{where}: field 'pre_tokenizer' must be ByteLevel(add_prefix_space=false) or "
+                      f"Sequence[Split(Regex, Isolated), ByteLevel(use_regex=false)], got {pre}")
+
+
+def _post_processor(post, spec: Spec, where: str) -> tuple[str, str] | None:
+    if post is None:
+        return None
+    ptype = post.get("type")
+    if ptype == "ByteLevel" and not post.get("trim_offsets", True):
+        return None  # with trim_offsets off it changes nothing
+    if ptype == "BertProcessing":
+        cls, sep = post["cls"][0], post["sep"][0]
+    elif ptype == "TemplateProcessing":
+        try:
+            cls = post["single"][0]["SpecialToken"]["id"]
+            sep = post["single"][2]["SpecialToken"]["id"]
+        except (KeyError, IndexError, TypeError):
+            raise TokkitError(f"{where}: post_processor template is not '[CLS] $A [SEP]'") from None
+        if _template(cls, sep) != {k: post.get(k) for k in ("single", "pair")}:
+            raise TokkitError(f"{where}: post_processor template is not '{cls} $A {sep}' / "
+                              f"'{cls} $A {sep} $B:1 {sep}:1'")
+    else:
+        raise TokkitError(f"{where}: post_processor type {ptype!r} is not supported "
+                          "(BertProcessing, TemplateProcessing or null)")
+    ids = spec.token_ids()
+    for tok in (cls, sep):
+        if tok not in ids:
+            raise TokkitError(f"{where}: post_processor names {tok!r}, which is not in the vocabulary")
+    return cls, sep
+
+
+def _decoder(dec, spec: Spec, where: str) -> bool:
+    expected = {"wordpiece": "WordPiece", "bpe": "BPEDecoder", "bytelevel": "ByteLevel"}[spec.kind]
+    if dec is None or dec.get("type") != expected:
+        raise TokkitError(f"{where}: decoder must be {expected} for this model, got {dec}")
+    if expected == "WordPiece" and dec.get("prefix", "##") != spec.prefix:
+        raise TokkitError(f"{where}: decoder.prefix differs from the model's continuing_subword_prefix")
+    if expected == "BPEDecoder" and dec.get("suffix", "</w>") != (spec.suffix or "</w>"):
+        raise TokkitError(f"{where}: decoder.suffix differs from the model's end_of_word_suffix")
+    return bool(dec.get("cleanup", True))
+
+
+# ---------------------------------------------------------------------------------------- writing
+def _template(cls: str, sep: str) -> dict:
+    def special(tok, type_id):
+        return {"SpecialToken": {"id": tok, "type_id": type_id}}
+
+    def seq(name, type_id):
+        return {"Sequence": {"id": name, "type_id": type_id}}
+
+    return {"single": [special(cls, 0), seq("A", 0), special(sep, 0)],
+            "pair": [special(cls, 0), seq("A", 0), special(sep, 0), seq("B", 1), special(sep, 1)]}
+
+
+def to_json(spec: Spec) -> dict:
+    """The tokenizer.json object for `spec`, keys in the order tokenizers writes them."""
+    ids = spec.token_ids()
+    out: dict = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [
+        {"id": a.id, "content": a.content, "single_word": False, "lstrip": False, "rstrip": False,
+         "normalized": False, "special": a.special} for a in spec.added]}
+    n = spec.normalizer
+    out["normalizer"] = None if n is None else {
+        "type": "BertNormalizer", "clean_text": n.clean_text, "handle_chinese_chars": n.handle_chinese_chars,
+        "strip_accents": n.strip_accents, "lowercase": n.lowercase}
+    bytelevel = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    if spec.kind != "bytelevel":
+        out["pre_tokenizer"] = {"type": "BertPreTokenizer"}
+    elif spec.pattern is None:
+        out["pre_tokenizer"] = bytelevel
+    else:
+        out["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": spec.pattern}, "behavior": "Isolated", "invert": False},
+            dict(bytelevel, use_regex=False)]}
+    if spec.post is None:
+        out["post_processor"] = None
+    else:
+        cls, sep = spec.post
+        out["post_processor"] = {"type": "TemplateProcessing", **_template(cls, sep), "special_tokens": {
+            tok: {"id": tok, "ids": [ids[tok]], "tokens": [tok]} for tok in sorted({cls, sep})}}
+    if spec.kind == "wordpiece":
+        out["decoder"] = {"type": "WordPiece", "prefix": spec.prefix, "cleanup": spec.decoder_cleanup}
+        out["model"] = {"type": "WordPiece", "unk_token": spec.unk_token, "continuing_subword_prefix": spec.prefix,
+                        "max_input_chars_per_word": spec.max_input_chars_per_word, "vocab": ids}
+    else:
+        out["decoder"] = ({"type": "BPEDecoder", "suffix": spec.suffix or "</w>"} if spec.kind == "bpe"
+                          else bytelevel)
+        out["model"] = {"type": "BPE", "dropout": None, "unk_token": spec.unk_token,
+                        "continuing_subword_prefix": None, "end_of_word_suffix": spec.suffix, "fuse_unk": False,
+                        "byte_fallback": False, "ignore_merges": False, "vocab": ids,
+                        "merges": [[a, b] for a, b in spec.merges or ()]}
+    return out
+
+
+def special_tokens_map(spec: Spec) -> dict:
+    """transformers' special_tokens_map.json: the BERT names, other specials as additional."""
+    out: dict = {}
+    extra = []
+    for a in spec.added:
+        if a.content in SPECIAL_NAMES:
+            out[SPECIAL_NAMES[a.content]] = a.content
+        elif a.special:
+            extra.append(a.content)
+    if extra:
+        out["additional_special_tokens"] = extra
+    return dict(sorted(out.items()))
+
+
+def tokenizer_config(spec: Spec) -> dict:
+    """transformers' tokenizer_config.json, enough for AutoTokenizer.from_pretrained(dir)."""
+    lowercase = spec.normalizer.lowercase if spec.normalizer else False
+    out = {"tokenizer_class": "BertTokenizer" if spec.kind == "wordpiece" and spec.post else "PreTrainedTokenizerFast",
+           "do_lower_case": lowercase, "model_max_length": spec.model_max_length,
+           "clean_up_tokenization_spaces": False,
+           "model_input_names": ["input_ids", "token_type_ids", "attention_mask"]}
+    if spec.kind == "wordpiece" and spec.normalizer is not None:
+        out["strip_accents"] = spec.normalizer.strip_accents
+        out["tokenize_chinese_chars"] = spec.normalizer.handle_chinese_chars
+    out.update(special_tokens_map(spec))
+    return out

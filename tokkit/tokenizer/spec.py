@@ -1,0 +1,106 @@
+"""The data model every Tokenizer is built from: Spec, its added tokens and normalizer options.
+
+>>> spec = Spec(kind="wordpiece", vocab=["[UNK]", "a", "##b"], merges=None,
+...             added=[AddedToken(0, "[UNK]")], unk_token="[UNK]", normalizer=BertNorm())
+>>> spec.token_ids()["##b"]
+2
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from tokkit._native.byte_symbols import bytes_to_unicode
+from tokkit.errors import TokkitError
+from tokkit.text.normalize import BertNorm
+
+KINDS = ("wordpiece", "bpe", "bytelevel")
+BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+@dataclass(frozen=True)
+class AddedToken:
+    """A token matched in the raw text before normalisation (tokenizers' `added_tokens`)."""
+
+    id: int
+    content: str
+    special: bool = True
+
+
+@dataclass
+class Spec:
+    """Everything that defines a tokenizer, as plain data (what gets pickled and saved).
+
+    `vocab` lists every token by id (model vocabulary and added tokens). `pattern` is None for
+    the GPT-2 pattern. `post` is the (cls, sep) pair of the BERT template, or None.
+    """
+
+    kind: str
+    vocab: list[str]
+    merges: list[tuple[str, str]] | None
+    added: list[AddedToken]
+    unk_token: str | None = None
+    normalizer: BertNorm | None = None
+    pattern: str | None = None
+    prefix: str = "##"
+    max_input_chars_per_word: int = 100
+    suffix: str | None = None
+    post: tuple[str, str] | None = None
+    decoder_cleanup: bool = True
+    model_max_length: int = 512
+    extra: dict = field(default_factory=dict)
+
+    def token_ids(self) -> dict[str, int]:
+        return {tok: i for i, tok in enumerate(self.vocab)}
+
+    def with_options(self, **changes) -> "Spec":
+        return replace(self, **changes)
+
+
+def bert_post(vocab: list[str] | dict, specials: list[str]) -> tuple[str, str] | None:
+    """The BERT template pair when both [CLS] and [SEP] are special tokens, else None."""
+    return ("[CLS]", "[SEP]") if "[CLS]" in specials and "[SEP]" in specials else None
+
+
+def vocab_from_mapping(mapping: dict, where: str) -> list[str]:
+    """Turn {token: id} into a list by id; ids must be 0..n-1 without holes or repeats."""
+    if not isinstance(mapping, dict) or not mapping:
+        raise TokkitError(f"{where}: expected a non-empty object of token -> id")
+    vocab: list[str | None] = [None] * len(mapping)
+    for token, idx in mapping.items():
+        if not isinstance(idx, int) or isinstance(idx, bool) or not 0 <= idx < len(mapping):
+            raise TokkitError(f"{where}: token {token!r} has id {idx!r}; ids must be 0..{len(mapping) - 1}")
+        if vocab[idx] is not None:
+            raise TokkitError(f"{where}: id {idx} is given to both {vocab[idx]!r} and {token!r}")
+        vocab[idx] = token
+    return vocab  # type: ignore[return-value]
+
+
+def check_merge(pair: tuple[str, str], known: set[str], where: str) -> None:
+    for side in pair:
+        if side not in known:
+            raise TokkitError(f"{where}: merge {' '.join(pair)!r} names unknown token {side!r}")
+    if pair[0] + pair[1] not in known:
+        raise TokkitError(f"{where}: merge {' '.join(pair)!r} makes {pair[0] + pair[1]!r}, which is not in the vocabulary")
+
+
+def detect_kind(vocab: list[str], where: str) -> str:
+    """`</w>` tokens mean char BPE; the full GPT-2 byte alphabet means bytelevel."""
+
+    if any(tok.endswith("</w>") for tok in vocab):
+        return "bpe"
+    if set(bytes_to_unicode()) <= set(vocab):
+        return "bytelevel"
+    raise TokkitError(f"{where}: cannot tell the BPE kind (no '</w>' tokens and not the full byte alphabet); "
+                      "pass kind='bpe' or kind='bytelevel'")
+
+
+def specials_in(vocab: list[str], extra: list[str] | None) -> list[AddedToken]:
+    """The BERT specials present in `vocab` plus any extra ones asked for, as added tokens."""
+    ids = {tok: i for i, tok in enumerate(vocab)}
+    names = [t for t in BERT_SPECIALS if t in ids]
+    for tok in extra or ():
+        if tok not in ids:
+            raise TokkitError(f"special token {tok!r} is not in the vocabulary")
+        if tok not in names:
+            names.append(tok)
+    return sorted((AddedToken(ids[t], t) for t in names), key=lambda a: a.id)

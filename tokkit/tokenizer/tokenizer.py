@@ -1,0 +1,270 @@
+"""Tokenizer: a vocabulary plus its normalizer and pre-tokenizer, with a compiled encode path.
+
+>>> tok = Tokenizer.from_trained(kind="wordpiece", vocab=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "low", "##er"],
+...                              merges=None, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"])
+>>> tok.encode("Lower [SEP] LOW")
+[4, 5, 3, 4]
+>>> tok.decode([2, 4, 5, 3])
+'[CLS] lower [SEP]'
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from tokkit._files import atomic_write, dump_json
+from tokkit._native.encode import Encoder
+from tokkit._native.text_api import text_lengths
+from tokkit._threads import run_sliced
+from tokkit.errors import TokkitError
+from tokkit.text.normalize import BertNorm
+from tokkit.text.pretokenize import GPT2_PATTERN
+from tokkit.tokenizer.decode import decode
+from tokkit.tokenizer.hf_json import special_tokens_map, to_json, tokenizer_config
+from tokkit.tokenizer.load import load_spec
+from tokkit.tokenizer.spec import KINDS, AddedToken, Spec, bert_post
+
+__all__ = ["Tokenizer", "Encoding", "load"]
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """One encoded text: ids, their tokens, (start, end) code-point offsets and word numbers.
+
+    A special token written in the text has its own word number, as in `tokenizers`.
+    """
+
+    ids: list[int]
+    tokens: list[str]
+    offsets: list[tuple[int, int]]
+    word_ids: list[int]
+
+
+class Tokenizer:
+    """Encode and decode with a WordPiece, char-BPE or byte-level BPE vocabulary.
+
+    Build one with `tokkit.load(path)`, `tokkit.train(...)` or `Tokenizer.from_trained(...)`.
+    Instances hold no open files and no global state: they are safe to share between threads,
+    survive `fork`, and pickle as plain data.
+
+    Lone surrogates (which `tokenizers` cannot even receive from Python) never crash: they are
+    treated as ordinary characters; byte-level BPE encodes their 3-byte "surrogatepass" form,
+    and `decode` gives U+FFFD in their place.
+    """
+
+    def __init__(self, spec: Spec, *, split_special_tokens: bool = False):
+        if spec.kind not in KINDS:
+            raise TokkitError(f"unknown tokenizer kind {spec.kind!r} (one of {', '.join(KINDS)})")
+        self._spec = spec
+        self.split_special_tokens = bool(split_special_tokens)
+        self._ids = spec.token_ids()
+        self._kernel = None
+        self._decode_table = None
+
+    # ------------------------------------------------------------------------------ construction
+    @classmethod
+    def from_trained(cls, *, kind: str, vocab: list[str], merges: list[tuple[str, str]] | None,
+                     special_tokens: list[str], lowercase: bool | None = None, strip_accents: bool | None = None,
+                     pattern: str | None = None) -> "Tokenizer":
+        """Wrap a trainer's output: `vocab` in id order (specials first), merges in rank order.
+
+        `lowercase=None` means True for "wordpiece" (bert-base-uncased) and False for "bpe"
+        (tokenizers' CharBPE normalizer); "bytelevel" has no normalizer.
+        """
+        ids = {tok: i for i, tok in enumerate(vocab)}
+        if len(ids) != len(vocab):
+            raise TokkitError("vocabulary holds a token twice")
+        missing = [t for t in special_tokens if t not in ids]
+        if missing:
+            raise TokkitError(f"special tokens {missing} are not in the vocabulary")
+        added = sorted((AddedToken(ids[t], t) for t in special_tokens), key=lambda a: a.id)
+        spec = Spec(kind=kind, vocab=list(vocab), merges=None if merges is None else [tuple(m) for m in merges],
+                    added=added, post=bert_post(vocab, list(special_tokens)))
+        if kind == "wordpiece":
+            spec.unk_token = "[UNK]"
+            spec.normalizer = BertNorm(strip_accents=strip_accents, lowercase=lowercase is not False)
+        elif kind == "bpe":
+            spec.unk_token = "[UNK]"
+            spec.suffix = "</w>"
+            spec.normalizer = BertNorm(strip_accents=strip_accents, lowercase=bool(lowercase))
+        elif kind == "bytelevel":
+            if pattern is not None:
+                spec.pattern = None if pattern == GPT2_PATTERN else pattern
+        else:
+            raise TokkitError(f"unknown tokenizer kind {kind!r} (one of {', '.join(KINDS)})")
+        if spec.unk_token is not None and spec.unk_token not in ids:
+            raise TokkitError(f"{kind} vocabulary without {spec.unk_token!r}")
+        return cls(spec)
+
+    # ------------------------------------------------------------------------------ properties
+    @property
+    def kind(self) -> str:
+        """"wordpiece", "bpe" (char BPE with </w>) or "bytelevel"."""
+        return self._spec.kind
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._spec.vocab)
+
+    @property
+    def special_tokens(self) -> list[str]:
+        """The special tokens, in id order."""
+        return [a.content for a in self._spec.added if a.special]
+
+    @property
+    def special_ids(self) -> list[int]:
+        return [a.id for a in self._spec.added if a.special]
+
+    @property
+    def model_max_length(self) -> int:
+        return self._spec.model_max_length
+
+    @property
+    def template(self) -> tuple[str, str] | None:
+        """The (cls, sep) tokens of the BERT template, or None when the tokenizer has none."""
+        return self._spec.post
+
+    @property
+    def spec(self) -> Spec:
+        return self._spec
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self._ids)
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._ids.get(token)
+
+    def id_to_token(self, idx: int) -> str | None:
+        return self._spec.vocab[idx] if 0 <= idx < len(self._spec.vocab) else None
+
+    def __repr__(self) -> str:
+        return f"Tokenizer(kind={self.kind!r}, vocab_size={self.vocab_size})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Tokenizer) and self._spec == other._spec and \
+            self.split_special_tokens == other.split_special_tokens
+
+    # ------------------------------------------------------------------------------ pickling
+    def __getstate__(self):
+        return {"spec": self._spec, "split_special_tokens": self.split_special_tokens}
+
+    def __setstate__(self, state):
+        self.__init__(state["spec"], split_special_tokens=state["split_special_tokens"])
+
+    # ------------------------------------------------------------------------------ encoding
+    @property
+    def _encoder(self):
+        """The compiled encoder (built on first use; read-only afterwards, so threads share it)."""
+        if self._kernel is None:
+            self._kernel = Encoder.from_spec(self._spec, self.split_special_tokens)
+        return self._kernel
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of `text`, without the template's [CLS]/[SEP].
+
+        >>> tok = Tokenizer.from_trained(kind="wordpiece", vocab=["[UNK]", "a"], merges=None, special_tokens=["[UNK]"])
+        >>> tok.encode("a b")
+        [1, 0]
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        return self._encoder.encode(text)
+
+    def encode_with_offsets(self, text: str) -> Encoding:
+        """`encode` plus tokens, code-point offsets into `text` and word numbers."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        ids, starts, ends, words = self._encoder.encode_full(text)
+        vocab = self._spec.vocab
+        return Encoding(ids=ids, tokens=[vocab[i] for i in ids], offsets=list(zip(starts, ends)), word_ids=words)
+
+    def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
+        """Encode many texts on `num_threads` threads (default: all cores); the GIL is released.
+
+        The batch is cut into a few slices per thread of about equal characters. Each row is a
+        plain list of ints, kept out of the cycle collector (see tokkit._native.rows.rows_to_lists).
+
+        >>> tok = Tokenizer.from_trained(kind="wordpiece", vocab=["[UNK]", "a", "##b"], merges=None,
+        ...                              special_tokens=["[UNK]"])
+        >>> tok.encode_batch(["ab a", "", "b"], num_threads=2)
+        [[1, 2, 1], [], [0]]
+        """
+        texts, sizes = check_texts(texts)
+        kernel = self._encoder
+        parts = run_sliced(lambda a, b: kernel.encode_many(texts, a, b), sizes, num_threads)
+        rows = parts[0]
+        for part in parts[1:]:
+            rows.extend(part)
+        return rows
+
+    # ------------------------------------------------------------------------------ decoding
+    def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> str:
+        """Text for `ids` with the decoder's rules (WordPiece `##` joining, exact bytes, `</w>` spaces).
+
+        >>> tok = Tokenizer.from_trained(kind="wordpiece", vocab=["[UNK]", "a", "##b", "."], merges=None,
+        ...                              special_tokens=["[UNK]"])
+        >>> tok.decode([1, 2, 1, 3])
+        'ab a.'
+        """
+
+        return decode(self, ids, skip_special_tokens)
+
+    def decode_batch(self, batch: Iterable[Iterable[int]], *, skip_special_tokens: bool = False) -> list[str]:
+        return [self.decode(ids, skip_special_tokens=skip_special_tokens) for ids in batch]
+
+    # ------------------------------------------------------------------------------ saving
+    def save(self, directory: str | os.PathLike) -> Path:
+        """Write tokenizer.json, the vocab files and transformers' side files into `directory`.
+
+        Each file goes to a temporary name and is renamed into place; the same tokenizer always
+        gives byte-identical files.
+        """
+
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        spec = self._spec
+        atomic_write(out / "tokenizer.json", dump_json(to_json(spec)))
+        if spec.kind == "wordpiece":
+            atomic_write(out / "vocab.txt", "".join(tok + "\n" for tok in spec.vocab))
+        else:
+            atomic_write(out / "vocab.json", dump_json({tok: i for i, tok in enumerate(spec.vocab)}))
+            atomic_write(out / "merges.txt", "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in spec.merges or ()))
+        atomic_write(out / "tokenizer_config.json", dump_json(tokenizer_config(spec)))
+        atomic_write(out / "special_tokens_map.json", dump_json(special_tokens_map(spec)))
+        return out
+
+
+# ---------------------------------------------------------------------------------------- helpers
+def check_texts(texts, name: str = "texts") -> tuple[list[str], np.ndarray]:
+    """`texts` as a list of str and their lengths (what threads balance on); anything else is a
+    TypeError naming the type and the batch index."""
+
+    if isinstance(texts, str):
+        raise TypeError(f"{name} must be a sequence of str, not a single str")
+    texts = list(texts)
+    return texts, text_lengths(texts, name)
+
+
+def load(path: str | os.PathLike, *, kind: str | None = None, lowercase: bool | None = None,
+         strip_accents: bool | None = None, special_tokens: list[str] | None = None,
+         split_special_tokens: bool = False) -> Tokenizer:
+    """Load a tokenizer from a folder or a file.
+
+    Folder precedence: tokenizer.json > vocab.txt > vocab.json + merges.txt. Options given here win
+    over the files (`lowercase` and `strip_accents` for BERT-style normalisation, `kind` for
+    vocab.json + merges.txt, extra `special_tokens` that are in the vocabulary).
+
+    >>> import tempfile
+    >>> tok = Tokenizer.from_trained(kind="wordpiece", vocab=["[UNK]", "a"], merges=None, special_tokens=["[UNK]"])
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     load(tok.save(d)).encode("A")
+    [1]
+    """
+
+    spec = load_spec(Path(path), kind=kind, lowercase=lowercase, strip_accents=strip_accents,
+                     special_tokens=special_tokens)
+    return Tokenizer(spec, split_special_tokens=split_special_tokens)

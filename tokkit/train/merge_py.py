@@ -1,0 +1,234 @@
+"""The merge engine in plain Python: count pairs, pick the best, merge, repeat.
+
+This is the readable twin of the compiled `tokkit._native.merge`: the fallback when the
+extension is missing, and the oracle the tests hold the compiled engine to. Both
+expose `train_merges` with the same signature and give identical output.
+
+Two scorings:
+
+* ``"frequency"`` (BPE): the most frequent pair wins, ties to the smaller
+  (left, right). The bookkeeping mirrors `tokenizers`' BpeTrainer step for step
+  (heap entries that carry the words they came from, pair counts adjusted only
+  around merged occurrences) so that merge lists agree with it even when a merged
+  string already exists in the vocabulary.
+* ``"pmi"`` (WordPiece): the pair with the largest
+  ``count_ab / (float(count_a) * float(count_b))`` wins, ties to the higher
+  ``count_ab``, then the smaller (left, right). Merges apply to every word.
+
+>>> import numpy as np
+>>> word = np.array([0, 0, 0, 1, 3, 0, 0, 0, 1, 0, 2], dtype=np.int32)   # "aaabdaaabac"
+>>> train_merges(word, np.array([0, 11]), np.array([1]), vocab_len=4, vocab_size=7, min_frequency=1)
+[(0, 0, 4), (0, 1, 5), (4, 5, 6)]
+"""
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from typing import Callable, Optional
+
+import numpy as np
+
+from tokkit.errors import TokkitError
+
+PROGRESS_EVERY = 256
+
+
+def check_inputs(symbols, offsets, counts, vocab_len: int, vocab_size: int, scoring: str):
+    """Validate the engine's inputs; return (symbols, offsets, counts) as contiguous numpy arrays.
+
+    >>> s, o, c = check_inputs([1, 2], [0, 2], [3], 3, 10, "pmi")
+    >>> s.dtype, o.dtype, c.dtype
+    (dtype('int32'), dtype('int64'), dtype('int64'))
+    """
+    if scoring not in ("frequency", "pmi"):
+        raise TokkitError(f"unknown scoring {scoring!r}; expected 'frequency' or 'pmi'")
+    symbols, offsets, counts = (np.asarray(x).reshape(-1) for x in (symbols, offsets, counts))
+    for name, x in (("symbols", symbols), ("offsets", offsets), ("counts", counts)):
+        if x.size and x.dtype.kind not in "iu":
+            raise TokkitError(f"{name} must be integers, got {x.dtype}")
+    if not 0 <= vocab_len < 2**31 or vocab_size >= 2**31:
+        raise TokkitError(f"vocab_len {vocab_len} / vocab_size {vocab_size} out of range")
+    if symbols.size and (symbols.min() < 0 or symbols.max() >= vocab_len):  # before narrowing to int32
+        raise TokkitError(f"symbol ids must lie in [0, vocab_len={vocab_len})")
+    if counts.size and (counts.dtype == np.uint64 and counts.max() >= 2**63 or counts.min() < 0):
+        raise TokkitError("word counts must lie in [0, 2**63)")
+    symbols = np.ascontiguousarray(symbols, dtype=np.int32)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    if len(offsets) != len(counts) + 1:
+        raise TokkitError(f"offsets must have one more entry than counts ({len(offsets)} vs {len(counts)})")
+    if len(offsets) and (offsets[0] < 0 or offsets[-1] > len(symbols) or np.any(np.diff(offsets) < 0)):
+        raise TokkitError("offsets must be non-decreasing and within the symbols array")
+    return symbols, offsets, counts
+
+
+def check_new_id(new: int, a: int, b: int, vocab_len: int) -> int:
+    """Check merge_id's answer: the next id, or an existing id other than a and b."""
+    new = int(new)
+    if not 0 <= new <= vocab_len or new in (a, b):
+        raise TokkitError(f"merge_id({a}, {b}) returned {new}; expected {vocab_len} or another existing id")
+    return new
+
+
+def train_merges(symbols, offsets, counts, *, vocab_len: int, vocab_size: int, min_frequency: int = 2,
+                 scoring: str = "frequency", merge_id: Optional[Callable[[int, int], int]] = None,
+                 progress: Optional[Callable[[int], object]] = None) -> list[tuple[int, int, int]]:
+    """Learn merges until the vocab holds `vocab_size` ids or no pair reaches `min_frequency`.
+
+    Returns [(left id, right id, new id), ...] in merge order (see the module docstring).
+    """
+    symbols, offsets, counts = check_inputs(symbols, offsets, counts, vocab_len, vocab_size, scoring)
+    # a word seen 0 times takes no part (tokenizers never sees one): it must not even carry a pair
+    words = [symbols[offsets[i]:offsets[i + 1]].tolist() if counts[i] else [] for i in range(len(counts))]
+    vocab = _Vocab(vocab_len, vocab_size, merge_id, progress)
+    train = _train_frequency if scoring == "frequency" else _train_pmi
+    train(words, counts.tolist(), min_frequency, vocab)
+    if progress is not None:
+        progress(len(vocab.merges))
+    return vocab.merges
+
+
+class _Vocab:
+    """Hands out ids for merged tokens and records the merges."""
+
+    def __init__(self, size, limit, merge_id, progress):
+        self.size, self.limit, self.merge_id, self.progress = size, limit, merge_id, progress
+        self.merges: list[tuple[int, int, int]] = []
+
+    def full(self) -> bool:
+        return self.size >= self.limit
+
+    def add(self, a: int, b: int) -> int:
+        """Record the merge of (a, b); return the id of the merged token."""
+        new = self.size if self.merge_id is None else check_new_id(self.merge_id(a, b), a, b, self.size)
+        if new == self.size:
+            self.size += 1
+        self.merges.append((a, b, new))
+        if self.progress is not None and len(self.merges) % PROGRESS_EVERY == 0:
+            self.progress(len(self.merges))
+        return new
+
+
+def _pairs(word):
+    return zip(word, word[1:])
+
+
+# ---------------------------------------------------------------- frequency (tokenizers' BpeTrainer)
+
+def _train_frequency(words, weights, min_frequency, vocab):
+    """Most frequent pair first, with tokenizers' heap of (count, pair, words) entries."""
+    pair_count = defaultdict(int)
+    where = defaultdict(set)  # pair -> words where it was (re)created
+    for i, word in enumerate(words):
+        for pair in _pairs(word):
+            pair_count[pair] += weights[i]
+            where[pair].add(i)
+    heap = []  # entries (-count, pair, seq, words); seq breaks exact ties first-in first-out
+    seq = 0
+
+    def push(count, pair, positions):
+        nonlocal seq
+        heapq.heappush(heap, (-count, pair, seq, positions))
+        seq += 1
+
+    def push_fresh(where):
+        for pair in sorted(where):
+            if pair_count[pair] > 0:
+                push(pair_count[pair], pair, where[pair])
+
+    push_fresh(where)
+    while not vocab.full() and heap:
+        neg, pair, _, positions = heapq.heappop(heap)
+        if -neg != pair_count[pair]:  # stale: re-queue with today's count, same words
+            push(pair_count[pair], pair, positions)
+            continue
+        if -neg < 1 or -neg < min_frequency:
+            break
+        a, b = pair
+        new = vocab.add(a, b)
+        where = defaultdict(set)
+        for i in sorted(positions):  # only the words this entry carries (tokenizers does the same)
+            for changed, delta in _merge_word_tokenizers(words[i], a, b, new):
+                pair_count[changed] += delta * weights[i]
+                if delta > 0:
+                    where[changed].add(i)
+        push_fresh(where)
+
+
+def _merge_word_tokenizers(word, a, b, new):
+    """Merge (a, b) left to right in place; return tokenizers' list of (pair, +1/-1) changes.
+
+    The merged pair itself is never decremented (except through overlaps): that is how
+    tokenizers keeps its books, and parity needs the same books.
+    """
+    changes = []
+    i = 0
+    while i < len(word) - 1:
+        if word[i] == a and word[i + 1] == b:
+            if i > 0:
+                changes += [((word[i - 1], a), -1), ((word[i - 1], new), 1)]
+            word[i:i + 2] = [new]
+            if i + 1 < len(word):
+                changes += [((b, word[i + 1]), -1), ((new, word[i + 1]), 1)]
+        i += 1
+    return changes
+
+
+# ---------------------------------------------------------------- pmi (WordPiece)
+
+def pmi_score(count_ab: int, count_a: int, count_b: int) -> float:
+    """The float64 score both engines compare: count_ab / (count_a * count_b)."""
+    return count_ab / (float(count_a) * float(count_b))
+
+
+def _train_pmi(words, weights, min_frequency, vocab):
+    """Best score first, looking at every candidate pair at every step (no stale scores possible)."""
+    symbol_count = defaultdict(int)
+    pair_count = defaultdict(int)
+    where = defaultdict(set)  # pair -> words that may hold it (a superset)
+    for i, word in enumerate(words):
+        for s in word:
+            symbol_count[s] += weights[i]
+        for pair in _pairs(word):
+            pair_count[pair] += weights[i]
+            where[pair].add(i)
+    threshold = max(min_frequency, 1)
+    while not vocab.full():
+        best, best_key = None, None
+        for (a, b), n in pair_count.items():
+            if n >= threshold:
+                key = (pmi_score(n, symbol_count[a], symbol_count[b]), n, -a, -b)
+                if best_key is None or key > best_key:
+                    best, best_key = (a, b), key
+        if best is None:
+            break
+        a, b = best
+        new = vocab.add(a, b)
+        for i in sorted(where.pop(best)):
+            word, weight = words[i], weights[i]
+            for pair in _pairs(word):  # take the word's pairs out, merge, put them back
+                pair_count[pair] -= weight
+            merged = _merge_word(word, a, b, new)
+            for pair in _pairs(word):
+                pair_count[pair] += weight
+                where[pair].add(i)
+            symbol_count[a] -= merged * weight
+            symbol_count[b] -= merged * weight
+            symbol_count[new] += merged * weight
+        for pair in [p for p, n in pair_count.items() if n == 0]:
+            del pair_count[pair]
+
+
+def _merge_word(word, a, b, new) -> int:
+    """Merge (a, b) left to right, without overlap, in place; return how many were merged."""
+    out, i, merged = [], 0, 0
+    while i < len(word):
+        if i + 1 < len(word) and word[i] == a and word[i + 1] == b:
+            out.append(new)
+            i += 2
+            merged += 1
+        else:
+            out.append(word[i])
+            i += 1
+    word[:] = out
+    return merged

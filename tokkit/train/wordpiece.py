@@ -1,0 +1,36 @@
+"""WordPiece with PMI-scored merges, on BERT-normalized, BERT-split words.
+
+A word's first character is a symbol as is, later ones are ``##c``; merging a and b gives a
+followed by b without its ``##``. Merges are chosen by count(ab) / (count(a) * count(b)).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tokkit.tokenizer import Tokenizer
+from tokkit.train.alphabet import char_alphabet
+from tokkit.train.flow import Algorithm
+
+PREFIX = "##"
+
+
+@dataclass
+class WordPiece(Algorithm):
+    """`cased=True` keeps case and accents; `scoring="frequency"` picks merges by count instead."""
+
+    name: str = "wordpiece"
+    scoring: str = "pmi"
+    cased: bool = False
+
+    def count_mode(self):
+        return "bert", {"lowercase": not self.cased, "strip_accents": not self.cased}
+
+    def alphabet(self, table, base, limit):
+        return char_alphabet(table, base, limit, variant=lambda c: PREFIX + c, variant_at="rest")
+
+    def join(self, left, right):
+        return left + (right[len(PREFIX):] if right.startswith(PREFIX) else right)
+
+    def build(self, vocab, merges, specials):
+        return Tokenizer.from_trained(kind="wordpiece", vocab=vocab, merges=None, special_tokens=specials,
+                                      lowercase=not self.cased, strip_accents=not self.cased)
