@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tokkit.bench.corpus_slice import make_slice, parse_size
+from tokkit._files import prepare_folder as prepare_output
+from tokkit.bench.corpus_slice import make_slice
 from tokkit.bench.harness import Result, measure_alternating, measure_tasks, python_cmd, run_once
-from tokkit.bench.report import format_table, group_rows, markdown_table, prepare_output, write_json
+from tokkit.bench.report import format_table, group_rows, markdown_table, write_json
 from tokkit.errors import TokkitError
+from tokkit.text.corpus import parse_size
 
 W = "tokkit.bench.worker:"
 

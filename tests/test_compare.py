@@ -4,8 +4,8 @@ import json
 import pytest
 from conftest import run_cli
 
-from tokkit.bench.quality import compare_table, parse_candidates, split_heldout
 from tokkit.errors import TokkitError
+from tokkit.quality.compare import compare_table, parse_candidates, split_heldout
 
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
@@ -52,7 +52,7 @@ def setup(tmp_path_factory):
 
 def test_compare_dirs_writes_table_json_chart(setup, tmp_path, capsys):
     import tokkit
-    from tokkit.quality import corpus_stats
+    from tokkit.quality.stats import corpus_stats
 
     root, corpus, dirs, lines = setup
     out = tmp_path / "out"

@@ -4,7 +4,7 @@ import json
 import pytest
 from conftest import run_cli
 
-from tokkit.quality import corpus_stats, detect_kind, main_script, script_of, token_surface
+from tokkit.quality.stats import corpus_stats, detect_kind, main_script, script_of, token_surface
 
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
@@ -74,7 +74,7 @@ def test_script_helpers():
     assert token_surface("##", "wordpiece") == "##"
     assert token_surface("Ã©", "bytelevel") == "é"
     from tokkit._native.byte_symbols import encode_symbols
-    from tokkit.quality import token_letters
+    from tokkit.quality.stats import token_letters
 
     cut = encode_symbols("кот".encode()[:3])  # к and the lead byte of о
     assert [script_of(c) for c in token_letters(cut, "bytelevel")] == ["Cyrillic", "Cyrillic"]

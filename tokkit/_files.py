@@ -162,3 +162,16 @@ def read_json(path: str | os.PathLike):
         return json.loads(text, object_pairs_hook=no_duplicates)
     except json.JSONDecodeError as exc:
         raise TokkitError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg})") from None
+
+
+def prepare_folder(folder: str) -> str:
+    """Create the output folder if needed; a clear TokkitError when it cannot be written."""
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise TokkitError(f"{folder}: output path is a file, not a folder")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise TokkitError(f"{folder}: cannot create the output folder ({exc.strerror or exc})") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise TokkitError(f"{folder}: output folder is not writable")
+    return folder

@@ -9,37 +9,9 @@ True
 """
 from __future__ import annotations
 
-import importlib.util
-import io
 import math
 
-TOKKIT_COLOR, OTHER_COLOR = "#d95f02", "#7570b3"
-
-
-def have_matplotlib() -> bool:
-    return importlib.util.find_spec("matplotlib") is not None
-
-
-def missing_note() -> str:
-    return "matplotlib is not installed, so no charts were drawn (pip install 'tokkit[bench]')"
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display needed; must come before pyplot's import
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(fig, path: str) -> None:
-    from tokkit._files import atomic_write
-
-    buf = io.BytesIO()
-    # A fixed metadata dict keeps the PNG free of a creation date and the matplotlib version.
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
-    atomic_write(path, buf.getvalue())
+from tokkit._charts import OTHER_COLOR, TOKKIT_COLOR, _pyplot, _save, have_matplotlib, missing_note  # noqa: F401
 
 
 def _fmt(v: float) -> str:

@@ -10,33 +10,14 @@ the embedded default corpus (CPython's reference documentation) is used.
 >>> s = make_slice([os.path.join(d, "a.txt")], size=9, workdir=d)
 >>> open(s.path).read(), s.nbytes
 ('one\\ntwo\\n', 8)
->>> parse_size("10MB"), parse_size("1.5k"), parse_size("2MiB")
-(10000000, 1500, 2097152)
 """
 from __future__ import annotations
 
 import codecs
 import os
-import re
 from dataclasses import dataclass
 
 from tokkit.errors import TokkitError
-
-_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
-          "kib": 2**10, "mib": 2**20, "gib": 2**30}
-
-
-def parse_size(text: str | int | None) -> int | None:
-    """'10MB' -> 10_000_000 (decimal units, as in MB/s; KiB/MiB/GiB are binary). None stays None."""
-    if text is None or isinstance(text, int):
-        return text
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", text)
-    if not m or m.group(2).lower() not in _UNITS:
-        raise TokkitError(f"--size {text!r}: expected a number with an optional unit, e.g. 10MB")
-    value = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    if value <= 0:
-        raise TokkitError(f"--size {text!r}: must be positive")
-    return value
 
 
 @dataclass

@@ -19,7 +19,6 @@ import math
 import os
 
 from tokkit._files import atomic_write
-from tokkit.errors import TokkitError
 
 
 def group_rows(suite: str, group: str, results: dict, *, baseline: str, work: float | None = None,
@@ -105,19 +104,6 @@ def markdown_table(rows: list[dict]) -> str:
         out.append("| " + " | ".join(x.replace("|", "\\|") for x in c) + " |")
     return "\n".join(out)
 
-
-
-def prepare_output(folder: str) -> str:
-    """Create the output folder if needed; a clear TokkitError when it cannot be written."""
-    if os.path.exists(folder) and not os.path.isdir(folder):
-        raise TokkitError(f"{folder}: output path is a file, not a folder")
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError as exc:
-        raise TokkitError(f"{folder}: cannot create the output folder ({exc.strerror or exc})") from None
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise TokkitError(f"{folder}: output folder is not writable")
-    return folder
 
 
 def _clean(obj):

@@ -64,7 +64,7 @@ def compose(runs: list[tuple[str, dict, str]], *, regenerate: str, quality: tupl
     for title, payload, chart_dir in runs:
         lines += [f"## {title}", ""] + _section(payload, chart_dir, level="###")
     if quality:
-        from tokkit.bench.quality import compare_table, token_lists
+        from tokkit.quality.compare import compare_table, token_lists
 
         command, data, chart_dir = quality
         lines += ["## Vocabulary quality: `tokkit compare --train`", "", f"Command: `{command}`", "",

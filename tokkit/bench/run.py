@@ -11,8 +11,8 @@ import sys
 import tempfile
 import time
 
-from tokkit._files import atomic_write
-from tokkit.bench.report import format_table, prepare_output, suite_markdown, write_json
+from tokkit._files import atomic_write, prepare_folder
+from tokkit.bench.report import format_table, suite_markdown, write_json
 
 SUITES = {"train": ("train",), "encode": ("encode",), "mask": ("mask",), "bert": ("bert",),
           "all": ("train", "encode", "mask", "bert"), "scaling": ("scaling",)}
@@ -60,7 +60,7 @@ def run_bench(*, suite: str = "all", corpus: list[str] | None = None, size: int 
 
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
     started = time.perf_counter()
-    prepare_output(output)  # fail before a long run, not after it
+    prepare_folder(output)  # fail before a long run, not after it
     suites = SUITES[suite]
     if size is None:
         size = 200_000_000 if suite == "scaling" else 10_000_000

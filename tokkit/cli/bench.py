@@ -33,9 +33,9 @@ def command(suite, corpus, size, vocab_size, repeat, threads, algos, output, qui
     a warm-up first; the table gives min/median/max, throughput, peak RSS and tokkit/contender
     ratios. Missing contenders are skipped with a note.
     """
-    from tokkit.bench.corpus_slice import parse_size
     from tokkit.bench.run import parse_algos, run_bench
     from tokkit.errors import TokkitError
+    from tokkit.text.corpus import parse_size
 
     if repeat is not None and repeat < 1:
         raise TokkitError("--repeat must be at least 1")

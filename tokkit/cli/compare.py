@@ -36,9 +36,10 @@ def command(paths, corpus, train, vocab_size, min_frequency, heldout, size, top,
     tokkit compare tok-a tok-b --corpus wiki/
     tokkit compare --train wordpiece,wordpiece-frequency --vocab-size 8000 wiki/
     """
-    from tokkit._files import atomic_write
-    from tokkit.bench.corpus_slice import parse_size
-    from tokkit.bench.quality import (
+    from tokkit._files import atomic_write, prepare_folder
+    from tokkit.cli.stats import load_tokenizer
+    from tokkit.errors import TokkitError
+    from tokkit.quality.compare import (
         compare_chart,
         compare_table,
         parse_candidates,
@@ -46,13 +47,11 @@ def command(paths, corpus, train, vocab_size, min_frequency, heldout, size, top,
         token_lists,
         train_candidates,
     )
-    from tokkit.bench.report import prepare_output
-    from tokkit.cli.stats import load_tokenizer, read_lines
-    from tokkit.errors import TokkitError
-    from tokkit.quality import corpus_stats
+    from tokkit.quality.stats import corpus_stats
+    from tokkit.text.corpus import parse_size, read_lines
 
     if output:
-        prepare_output(output)
+        prepare_folder(output)
     max_bytes = parse_size(size)
     log = lambda m: click.echo(m, err=True)  # noqa: E731
     if train:

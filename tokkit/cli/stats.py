@@ -2,46 +2,18 @@
 from __future__ import annotations
 
 import json
+import os
 
 import click
 
 import tokkit
 from tokkit.errors import TokkitError
-from tokkit.quality import corpus_stats, format_stats
-from tokkit.text.corpus import iter_source_chunks, resolve
-from tokkit.text.default_corpus import default_texts
-
-
-def read_lines(corpus: tuple[str, ...] | list[str] | None, *, max_bytes: int | None = None) -> list[str]:
-    """The non-empty lines of CORPUS (files, directories, globs; default: the embedded corpus), up to max_bytes."""
-
-    if corpus:
-        def chunks():
-            for source, offset, chunk in iter_source_chunks(resolve(list(corpus))):
-                try:
-                    yield chunk.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise TokkitError(f"{source.path}: invalid UTF-8 at byte {offset + exc.start}") from None
-    else:
-        def chunks():
-            yield from default_texts()
-    lines, size = [], 0
-    for text in chunks():
-        for line in text.splitlines():
-            if not line.strip():
-                continue
-            size += len(line.encode("utf-8", "surrogatepass")) + 1
-            if max_bytes is not None and size > max_bytes:
-                return lines
-            lines.append(line)
-    if not lines:
-        raise TokkitError("the corpus is empty" + (f": {', '.join(corpus)}" if corpus else ""))
-    return lines
+from tokkit.quality.stats import corpus_stats, format_stats
+from tokkit.text.corpus import read_lines
 
 
 def load_tokenizer(path: str):
     """tokkit.load with the CLI's error: a missing folder is bad input."""
-    import os
 
     if not os.path.exists(path):
         raise TokkitError(f"{path}: no such tokenizer file or folder")
@@ -63,7 +35,7 @@ def command(tokenizer_dir, corpus, size, top, threads, output):
     Without CORPUS, measures on the embedded default corpus.
     """
     from tokkit._files import atomic_write
-    from tokkit.bench.corpus_slice import parse_size
+    from tokkit.text.corpus import parse_size
     if top < 0:
         raise TokkitError("--top must not be negative")
     tok = load_tokenizer(tokenizer_dir)

@@ -13,8 +13,7 @@ of work shared out between DataLoader workers and ranks.
 """
 from __future__ import annotations
 
-import bz2
-import gzip
+import io
 import lzma
 import os
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Iterable, Iterator, List, Sequence, Tuple, Union
 import regex
 
 from tokkit.errors import TokkitError
+from tokkit.text.corpus import Source
 
 PathLike = Union[str, os.PathLike]
 Document = List[str]
@@ -33,7 +33,6 @@ MAX_DOCUMENT_CHARS = 1 << 22
 GROUP_DOCUMENTS = 64
 GROUP_CHARS = 1 << 20
 
-_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 # A sentence ends at . ! ? (maybe followed by a closing quote or bracket) before whitespace and
 # a capital letter or digit: a heuristic, good enough to give NSP several segments per paragraph.
 _SENTENCE_END = regex.compile(r"(?<=[.!?][\"'\u201d\u2019)\]]?)\s+(?=[\"'\u201c\u2018(\[]?[\p{Lu}\p{N}])")
@@ -58,9 +57,8 @@ def expand_paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
 
 
 def _lines(path: Path) -> Iterator[str]:
-    opener = _OPENERS.get(path.suffix.lower(), open)
     try:
-        with opener(path, "rt", encoding="utf-8", newline=None) as f:
+        with io.TextIOWrapper(Source(str(path)).open(), encoding="utf-8", newline=None) as f:
             for line in f:
                 yield line.rstrip()
     except UnicodeDecodeError as exc:

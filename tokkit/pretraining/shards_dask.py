@@ -23,8 +23,8 @@ import numpy as np
 
 from tokkit._progress import Progress
 from tokkit.errors import TokkitError
-from tokkit.pretraining.dataset import check_kind, iter_examples
 from tokkit.pretraining.collate import special_token_ids
+from tokkit.pretraining.dataset import check_kind, iter_examples
 from tokkit.pretraining.documents import expand_paths
 from tokkit.pretraining.shards import FORMAT, INDEX, SHARD_EXAMPLES, VERSION, _save_shard
 

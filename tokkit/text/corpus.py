@@ -19,12 +19,14 @@ import glob as globmod
 import gzip
 import lzma
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator
 
 from tokkit.errors import TokkitError
+from tokkit.text.default_corpus import default_texts
 
 CHUNK_SIZE = 1 << 22  # 4 MiB: big enough to amortise per-chunk costs, small enough to balance 2 workers
 
@@ -40,12 +42,12 @@ class Source:
 
     @property
     def compressed(self) -> bool:
-        return Path(self.path).suffix in _OPENERS
+        return Path(self.path).suffix.lower() in _OPENERS
 
     def open(self) -> BinaryIO:
         if self.path == "-":
             return sys.stdin.buffer
-        opener = _OPENERS.get(Path(self.path).suffix)
+        opener = _OPENERS.get(Path(self.path).suffix.lower())
         try:
             return opener(self.path, "rb") if opener else open(self.path, "rb")
         except FileNotFoundError:
@@ -180,3 +182,54 @@ def texts_as_chunks(texts: Iterable[str], *, chunk_size: int = CHUNK_SIZE) -> It
 
 
 __all__ = ["CHUNK_SIZE", "Source", "resolve", "iter_chunks", "iter_source_chunks", "texts_as_chunks"]
+
+
+_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30}
+
+
+def parse_size(text: str | int | None) -> int | None:
+    """'10MB' -> 10_000_000 (decimal units, as in MB/s; KiB/MiB/GiB are binary). None stays None.
+
+    >>> parse_size("10MB"), parse_size("1.5k"), parse_size("2MiB")
+    (10000000, 1500, 2097152)
+    """
+    if text is None or isinstance(text, int):
+        return text
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", text)
+    if not m or m.group(2).lower() not in _UNITS:
+        raise TokkitError(f"--size {text!r}: expected a number with an optional unit, e.g. 10MB")
+    value = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if value <= 0:
+        raise TokkitError(f"--size {text!r}: must be positive")
+    return value
+
+
+def read_lines(corpus: tuple[str, ...] | list[str] | None, *, max_bytes: int | None = None) -> list[str]:
+    """The non-empty lines of CORPUS (files, directories, globs; default: the embedded corpus), up to max_bytes.
+
+    >>> read_lines(None, max_bytes=200)[0][:20]  # the embedded corpus
+    'The "assert" stateme'
+    """
+    if corpus:
+        def chunks():
+            for source, offset, chunk in iter_source_chunks(resolve(list(corpus))):
+                try:
+                    yield chunk.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise TokkitError(f"{source.path}: invalid UTF-8 at byte {offset + exc.start}") from None
+    else:
+        def chunks():
+            yield from default_texts()
+    lines, size = [], 0
+    for text in chunks():
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            size += len(line.encode("utf-8", "surrogatepass")) + 1
+            if max_bytes is not None and size > max_bytes:
+                return lines
+            lines.append(line)
+    if not lines:
+        raise TokkitError("the corpus is empty" + (f": {', '.join(corpus)}" if corpus else ""))
+    return lines

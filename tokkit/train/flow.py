@@ -21,10 +21,11 @@ from tokkit._progress import Progress
 from tokkit.errors import TokkitError
 from tokkit.text.corpus import Source
 from tokkit.text.count import WordTable, count_words
+from tokkit.tokenizer.spec import BERT_SPECIALS
 from tokkit.train.dask_count import count_words_dask
 from tokkit.train.engine import get_engine
 
-DEFAULT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+DEFAULT_SPECIALS = BERT_SPECIALS  # one list: what a trained vocabulary starts with is what loading looks for
 UNK = "[UNK]"
 
 

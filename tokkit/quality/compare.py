@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import os
 
+from tokkit._charts import OTHER_COLOR, _pyplot, _save, have_matplotlib
 from tokkit.errors import TokkitError
-from tokkit.quality import LABELS, METRICS, format_value
+from tokkit.quality.stats import LABELS, METRICS, format_value
+from tokkit.train import train
 
 CANDIDATES = {"wordpiece": ("wordpiece-pmi", "wordpiece", {"scoring": "pmi"}),
               "wordpiece-pmi": ("wordpiece-pmi", "wordpiece", {"scoring": "pmi"}),
@@ -54,13 +56,11 @@ def split_heldout(lines: list[str], heldout: float) -> tuple[list[str], list[str
 def train_candidates(lines: list[str], candidates, *, vocab_size: int, min_frequency: int = 2,
                      workers: int | None = None, save_dir: str | None = None, log=None) -> dict:
     """Train each candidate on `lines`; name -> Tokenizer (saved under save_dir/NAME when given)."""
-    import tokkit
-
     out = {}
     for name, algo, options in candidates:
         if log:
             log(f"compare: training {name} (vocab {vocab_size}) on {len(lines):,} lines")
-        tok = tokkit.train(texts=lines, algo=algo, vocab_size=vocab_size, min_frequency=min_frequency,
+        tok = train(texts=lines, algo=algo, vocab_size=vocab_size, min_frequency=min_frequency,
                            workers=workers, **options)
         if save_dir:
             tok.save(os.path.join(save_dir, name))
@@ -100,7 +100,6 @@ def token_lists(results: dict[str, dict], *, markdown: bool = False) -> str:
 
 def compare_chart(results: dict[str, dict], path: str, *, title: str) -> str | None:
     """One panel per metric, one bar per candidate (None when matplotlib is absent)."""
-    from tokkit.bench.charts import OTHER_COLOR, _pyplot, _save, have_matplotlib
 
     if not have_matplotlib():
         return None

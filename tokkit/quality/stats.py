@@ -32,6 +32,7 @@ import numpy as np
 
 from tokkit._native.byte_symbols import decode_symbols
 from tokkit.errors import TokkitError
+from tokkit.tokenizer.spec import detect_kind as detect_vocab_kind
 
 SCRIPTS = ("Latin", "Greek", "Cyrillic", "Armenian", "Hebrew", "Arabic", "Syriac", "Thaana", "Devanagari",
            "Bengali", "Gurmukhi", "Gujarati", "Oriya", "Tamil", "Telugu", "Kannada", "Malayalam", "Sinhala",
@@ -99,11 +100,10 @@ def detect_kind(tokenizer) -> str:
     if kind:
         return kind
     tokens = [tokenizer.id_to_token(i) or "" for i in range(tokenizer.vocab_size)]
-    if any(t.endswith("</w>") for t in tokens):
-        return "bpe"
-    if any(t.startswith("##") for t in tokens):
+    try:
+        return detect_vocab_kind(tokens, "vocabulary")
+    except TokkitError:  # neither BPE marker: WordPiece is the only other kind
         return "wordpiece"
-    return "bytelevel" if "Ġ" in tokens else "wordpiece"
 
 
 def main_script(lines: list[str]) -> str | None:
