@@ -18,6 +18,8 @@ import os
 from dataclasses import dataclass
 
 from tokkit.errors import TokkitError
+from tokkit.text.corpus import iter_source_chunks, resolve
+from tokkit.text.default_corpus import default_texts
 
 
 @dataclass
@@ -39,14 +41,12 @@ class CorpusSlice:
 
 
 def _default_chunks():
-    from tokkit.text.default_corpus import default_texts
 
     for line in default_texts():
         yield "<embedded default corpus>", line.encode("utf-8")
 
 
 def _file_chunks(paths):
-    from tokkit.text.corpus import iter_source_chunks, resolve
 
     for source, _, chunk in iter_source_chunks(resolve(paths)):
         yield source.path, chunk

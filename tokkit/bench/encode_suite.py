@@ -50,6 +50,7 @@ else:
 tok.train([path], tr)
 tok.post_processor = processors.BertProcessing(("[SEP]", tok.token_to_id("[SEP]")), ("[CLS]", tok.token_to_id("[CLS]")))
 import os; os.makedirs(out, exist_ok=True)
+from tokkit.bench.encode_tasks import input_mb
 tok.save(out + "/tokenizer.json")
 """
 
@@ -87,7 +88,6 @@ def _tasks(candidates: dict, notes: dict) -> dict:
 def run_encode_suite(text_path: str, workdir: str, *, vocab_size: int = 32000, threads: int = 2, repeat: int = 5,
                      log=print) -> tuple[list[dict], list[str]]:
     """Run the five encode measurements; return (rows, notes)."""
-    from tokkit.bench.encode_tasks import input_mb
 
     notes_out = []
     vocab = {}

@@ -16,6 +16,9 @@ from __future__ import annotations
 import json
 import os
 
+import tokkit
+from tokkit._native.byte_symbols import unicode_to_bytes
+
 
 def read_text(path: str) -> str:
     with open(path, encoding="utf-8") as f:
@@ -47,7 +50,6 @@ def _texts(text_path: str, mode: str):
 # ---------------------------------------------------------------------------------------- tokkit
 def tokkit_encode(vocab_dir: str, text_path: str, mode: str = "whole", threads: int = 1):
     """tokkit: `encode(whole)` or `encode_batch(lines, num_threads=threads)`."""
-    import tokkit
 
     tok = tokkit.load(vocab_dir)
     data = _texts(text_path, mode)
@@ -58,7 +60,6 @@ def tokkit_encode(vocab_dir: str, text_path: str, mode: str = "whole", threads: 
 
 def tokkit_pairs(vocab_dir: str, text_path: str, threads: int = 2, max_length: int = 128):
     """tokkit: BERT pair inputs, truncated longest_first and padded to max_length, as numpy arrays."""
-    import tokkit
 
     tok = tokkit.load(vocab_dir)
     a, b = _texts(text_path, "pairs")
@@ -129,8 +130,6 @@ def tiktoken_from_bytelevel(vocab_dir: str):
     """
     import tiktoken
     from tiktoken_ext.openai_public import r50k_pat_str
-
-    from tokkit._native.byte_symbols import unicode_to_bytes
 
     table = unicode_to_bytes()
     ranks: dict[bytes, int] = {bytes([b]): b for b in range(256)}

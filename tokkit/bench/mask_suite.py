@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 
+import tokkit
 from tokkit.bench.harness import measure_tasks
 from tokkit.bench.report import group_rows
 
@@ -42,8 +43,6 @@ def make_batches(sequences: int = 16384, batch: int = 256, length: int = 128, se
 def tokkit_task(sequences: int = 16384, threads: int = 2):
     """tokkit.mask_tokens over every batch, one Generator for the whole pass."""
     import numpy as np
-
-    import tokkit
 
     batches = make_batches(sequences)
     rng = np.random.default_rng(0)

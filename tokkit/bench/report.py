@@ -19,6 +19,7 @@ import math
 import os
 
 from tokkit._files import atomic_write
+from tokkit.bench.machine import describe
 
 
 def group_rows(suite: str, group: str, results: dict, *, baseline: str, work: float | None = None,
@@ -123,7 +124,6 @@ def write_json(path: str, payload: dict) -> None:
 
 def suite_markdown(payload: dict, *, chart_prefix: str = "") -> str:
     """results.md: the command, machine, input, notes, then one table (and its charts) per suite."""
-    from tokkit.bench.machine import describe
 
     lines = [f"# tokkit bench: {', '.join(payload['suites'])}", "", f"Command: `{payload['command']}`", ""]
     lines += describe(payload["machine"])

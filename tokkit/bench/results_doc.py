@@ -10,6 +10,7 @@ import os
 
 from tokkit.bench.machine import describe
 from tokkit.bench.report import markdown_table
+from tokkit.quality.compare import compare_table, token_lists
 
 
 def headline(rows: list[dict]) -> list[str]:
@@ -64,8 +65,6 @@ def compose(runs: list[tuple[str, dict, str]], *, regenerate: str, quality: tupl
     for title, payload, chart_dir in runs:
         lines += [f"## {title}", ""] + _section(payload, chart_dir, level="###")
     if quality:
-        from tokkit.quality.compare import compare_table, token_lists
-
         command, data, chart_dir = quality
         lines += ["## Vocabulary quality: `tokkit compare --train`", "", f"Command: `{command}`", "",
                   f"Candidates {data['setting']}. Figures as defined in `tokkit/quality.py`.", "",

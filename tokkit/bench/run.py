@@ -12,7 +12,15 @@ import tempfile
 import time
 
 from tokkit._files import atomic_write, prepare_folder
+from tokkit.bench import charts
+from tokkit.bench.corpus_slice import make_slice, slice_file
+from tokkit.bench.encode_suite import run_encode_suite
+from tokkit.bench.machine import machine_info
+from tokkit.bench.mask_suite import run_mask_suite
 from tokkit.bench.report import format_table, suite_markdown, write_json
+from tokkit.bench.scaling import LENGTHS, SIZES_MB, VOCABS, encode_scaling, scaling_charts, train_scaling
+from tokkit.bench.train_suite import run_train_suite
+from tokkit.errors import TokkitError
 
 SUITES = {"train": ("train",), "encode": ("encode",), "mask": ("mask",), "bert": ("bert",),
           "all": ("train", "encode", "mask", "bert"), "scaling": ("scaling",)}
@@ -38,7 +46,6 @@ DESCRIPTIONS = {
 
 def parse_algos(text: str | None) -> tuple[str, ...] | None:
     """'bytelevel,wordpiece' -> a tuple; None (each suite's default) when not given."""
-    from tokkit.errors import TokkitError
 
     if not text:
         return None
@@ -54,9 +61,6 @@ def run_bench(*, suite: str = "all", corpus: list[str] | None = None, size: int 
               algos: tuple[str, ...] | None = None, command: str = "tokkit bench",
               log=None, echo=print) -> dict:
     """Run the suites of `suite` and write results.json, results.md and charts into `output`."""
-    from tokkit.bench import charts
-    from tokkit.bench.corpus_slice import make_slice
-    from tokkit.bench.machine import machine_info
 
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
     started = time.perf_counter()
@@ -79,19 +83,13 @@ def run_bench(*, suite: str = "all", corpus: list[str] | None = None, size: int 
         for name in suites:
             n = repeat or DEFAULT_REPEAT[name]
             if name == "train":
-                from tokkit.bench.train_suite import run_train_suite
-
                 rows = run_train_suite([sl.path], algos=algos or ("bytelevel", "bpe", "wordpiece"),
                                        vocab_size=vocab_size, workers=threads, repeat=n, log=log, mb=sl.mb)
             elif name == "encode":
-                from tokkit.bench.encode_suite import run_encode_suite
-
                 rows, notes = run_encode_suite(sl.path, work, vocab_size=vocab_size, threads=threads, repeat=n,
                                                log=log)
                 payload["notes"] += notes
             elif name == "mask":
-                from tokkit.bench.mask_suite import run_mask_suite
-
                 rows = run_mask_suite(threads=threads, repeat=n, log=log)
             elif name == "bert":
                 from tokkit.bench.bert_suite import run_bert_suite
@@ -116,7 +114,6 @@ def run_bench(*, suite: str = "all", corpus: list[str] | None = None, size: int 
 
 
 def _scaling(sl, work, *, algos, vocab_size, threads, repeat, size, payload, log):
-    from tokkit.bench.scaling import SIZES_MB, VOCABS, encode_scaling, train_scaling
 
     sizes = [mb for mb in SIZES_MB if mb * 1e6 <= size] or [size / 1e6]
     if size / 1e6 not in sizes and size / 1e6 > sizes[-1]:
@@ -125,11 +122,7 @@ def _scaling(sl, work, *, algos, vocab_size, threads, repeat, size, payload, log
                                 vocab_size=vocab_size, vocab_sizes=VOCABS, vocab_at_mb=min(25, sl.mb),
                                 workers=threads, repeat=repeat, log=log)
     payload["notes"] += notes
-    from tokkit.bench.corpus_slice import slice_file
-
     enc_text = slice_file(sl, 10_000_000, work, "encode") if sl.nbytes > 10_000_000 else sl
-    from tokkit.bench.scaling import LENGTHS
-
     erows, enotes = encode_scaling(enc_text.path, work, vocab_size=vocab_size,
                                    lengths=[n for n in LENGTHS if n <= max(size, LENGTHS[0])], threads=threads,
                                    repeat=repeat, timeout=60.0, log=log)
@@ -144,8 +137,6 @@ def _charts(payload: dict, output: str, charts) -> None:
     for suite in payload["suites"]:
         rows = [r for r in payload["rows"] if r["suite"] == suite]
         if suite == "scaling":
-            from tokkit.bench.scaling import scaling_charts
-
             paths = scaling_charts(rows, output)
         else:
             p = charts.bar_chart(rows, os.path.join(output, f"{suite}.png"), title=f"tokkit bench: {suite}")

@@ -17,8 +17,11 @@ from __future__ import annotations
 import importlib.util
 import os
 
+import tokkit
+from tokkit.bench.charts import line_chart
 from tokkit.bench.corpus_slice import slice_file
 from tokkit.bench.encode_suite import train_vocab
+from tokkit.bench.encode_tasks import tiktoken_from_bytelevel
 from tokkit.bench.harness import measure_alternating, measure_tasks, python_cmd
 from tokkit.bench.report import group_rows
 from tokkit.bench.train_suite import TOKKIT, contenders
@@ -53,13 +56,9 @@ def encode_task(impl: str, vocab_dir: str, kind: str, nbytes: int, text_path: st
     """One whole-string encode of a `make_input` string by `impl` (tokkit / tiktoken / tokenizers)."""
     text = make_input(kind, nbytes, text_path)
     if impl == "tokkit":
-        import tokkit
-
         tok = tokkit.load(vocab_dir)
         return lambda: tok.encode(text)
     if impl == "tiktoken":
-        from tokkit.bench.encode_tasks import tiktoken_from_bytelevel
-
         enc = tiktoken_from_bytelevel(vocab_dir)
         return lambda: enc.encode_ordinary(text)
     from tokenizers import Tokenizer
@@ -193,7 +192,6 @@ class _tmpdir:
 
 def scaling_charts(rows: list[dict], outdir: str) -> list[str]:
     """Three PNG line charts: train vs size, train vs vocab, encode vs length (one panel per input)."""
-    from tokkit.bench.charts import line_chart
 
     def series(rs, key):
         out: dict[str, list] = {}

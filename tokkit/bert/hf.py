@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from tokkit._files import atomic_dir
 from tokkit.bert.model import BertConfig, BertForPreTraining, BertModel
 from tokkit.errors import TokkitError
 
@@ -191,8 +192,6 @@ def save_hf(model, tokenizer, directory, *, force: bool = False) -> Path:
     The tied decoder weight is omitted, as transformers itself does; it re-ties it on load.
     """
     from safetensors.torch import save_file
-
-    from tokkit._files import atomic_dir
 
     state, arch = hf_state(model)
     markers = {"config.json", "model.safetensors"} | TOKENIZER_FILES

@@ -19,6 +19,8 @@ from typing import Optional, Sequence
 
 import torch
 
+import tokkit
+from tokkit._progress import Progress
 from tokkit.bert import checkpoint as ckpt
 from tokkit.bert import data
 from tokkit.bert.ddp import finish_distributed, init_distributed, make_optimizer, train_step, wrap
@@ -76,8 +78,6 @@ class PretrainConfig:
 
 def _load_tokenizer(tokenizer):
     if isinstance(tokenizer, (str, os.PathLike)):
-        import tokkit
-
         if not os.path.exists(tokenizer):
             raise TokkitError(f"{tokenizer}: tokenizer folder does not exist")
         return tokkit.load(tokenizer)
@@ -199,8 +199,6 @@ def pretrain(tokenizer, corpus: Sequence, output, *, config: Optional[PretrainCo
 
     if state:  # RNG last: building the model and optimizer above must not disturb it
         ckpt.set_rng_state(state["rng"])
-    from tokkit._progress import Progress
-
     bar = Progress(total=cfg.steps, desc="pretrain", unit=" steps", enabled=progress if main_proc else False)
     bar.set(start)
     ddp_model.train()

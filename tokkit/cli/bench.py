@@ -5,6 +5,10 @@ import shlex
 
 import click
 
+from tokkit.bench.run import parse_algos, run_bench
+from tokkit.errors import TokkitError
+from tokkit.text.corpus import parse_size
+
 
 @click.command("bench")
 @click.option("--suite", type=click.Choice(["train", "encode", "mask", "bert", "all", "scaling"]), default="all",
@@ -33,9 +37,6 @@ def command(suite, corpus, size, vocab_size, repeat, threads, algos, output, qui
     a warm-up first; the table gives min/median/max, throughput, peak RSS and tokkit/contender
     ratios. Missing contenders are skipped with a note.
     """
-    from tokkit.bench.run import parse_algos, run_bench
-    from tokkit.errors import TokkitError
-    from tokkit.text.corpus import parse_size
 
     if repeat is not None and repeat < 1:
         raise TokkitError("--repeat must be at least 1")

@@ -6,6 +6,20 @@ import os
 
 import click
 
+from tokkit._files import atomic_write, prepare_folder
+from tokkit.cli.stats import load_tokenizer
+from tokkit.errors import TokkitError
+from tokkit.quality.compare import (
+    compare_chart,
+    compare_table,
+    parse_candidates,
+    split_heldout,
+    token_lists,
+    train_candidates,
+)
+from tokkit.quality.stats import corpus_stats
+from tokkit.text.corpus import parse_size, read_lines
+
 
 def _names(paths: list[str]) -> list[str]:
     """Column names: folder basenames, or the full paths when two basenames collide."""
@@ -36,19 +50,6 @@ def command(paths, corpus, train, vocab_size, min_frequency, heldout, size, top,
     tokkit compare tok-a tok-b --corpus wiki/
     tokkit compare --train wordpiece,wordpiece-frequency --vocab-size 8000 wiki/
     """
-    from tokkit._files import atomic_write, prepare_folder
-    from tokkit.cli.stats import load_tokenizer
-    from tokkit.errors import TokkitError
-    from tokkit.quality.compare import (
-        compare_chart,
-        compare_table,
-        parse_candidates,
-        split_heldout,
-        token_lists,
-        train_candidates,
-    )
-    from tokkit.quality.stats import corpus_stats
-    from tokkit.text.corpus import parse_size, read_lines
 
     if output:
         prepare_folder(output)

@@ -7,9 +7,10 @@ import os
 import click
 
 import tokkit
+from tokkit._files import atomic_write
 from tokkit.errors import TokkitError
 from tokkit.quality.stats import corpus_stats, format_stats
-from tokkit.text.corpus import read_lines
+from tokkit.text.corpus import parse_size, read_lines
 
 
 def load_tokenizer(path: str):
@@ -34,8 +35,6 @@ def command(tokenizer_dir, corpus, size, top, threads, output):
 
     Without CORPUS, measures on the embedded default corpus.
     """
-    from tokkit._files import atomic_write
-    from tokkit.text.corpus import parse_size
     if top < 0:
         raise TokkitError("--top must not be negative")
     tok = load_tokenizer(tokenizer_dir)
