@@ -1,11 +1,7 @@
-"""Shared fixtures: both merge engines, the shared corpus when it is present."""
-from pathlib import Path
-
+"""Shared fixtures: both merge engines, the shared corpus when it is present, the oracle tokenizers."""
 import pytest
-
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
-HAVE_CORPUS = SHARED.is_dir()
-needs_corpus = pytest.mark.skipif(not HAVE_CORPUS, reason="../shared/corpus is absent")
+from helpers.oracles import train_oracles
+from helpers.paths import HAVE_CORPUS, SHARED
 
 
 @pytest.fixture(params=["compiled", "python"])
@@ -25,12 +21,7 @@ def corpus_dir():
     return SHARED
 
 
-def run_cli(args) -> int:
-    """tokkit's CLI in-process; its exit code (main returns normally on success)."""
-    from tokkit.cli import main
-
-    try:
-        main(args)
-    except SystemExit as exc:
-        return exc.code or 0
-    return 0
+@pytest.fixture(scope="session")
+def oracle_paths(tmp_path_factory):
+    """Tokenizers trained by `tokenizers` itself (one of each kind), trained once per test run."""
+    return train_oracles(tmp_path_factory.mktemp("oracles"))

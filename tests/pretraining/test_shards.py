@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from test_pretraining import train_tokenizer, write_corpus
+from helpers.pretraining import train_tokenizer, write_corpus
 
 from tokkit.errors import TokkitError
 from tokkit.pretraining import MaskingCollator, iter_examples

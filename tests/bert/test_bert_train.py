@@ -6,7 +6,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
-from test_bert_support import tiny_corpus, wordpiece_tokenizer  # noqa: E402
+from helpers.bert import tiny_corpus, wordpiece_tokenizer  # noqa: E402
 
 from tokkit.bert import PretrainConfig, pretrain  # noqa: E402
 from tokkit.bert import train as train_mod  # noqa: E402

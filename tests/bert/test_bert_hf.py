@@ -111,7 +111,7 @@ def test_save_hf_loads_in_transformers(tmp_path):
 
 
 def test_save_hf_with_tokenizer_loads_in_auto_tokenizer(tmp_path):
-    from test_bert_support import wordpiece_tokenizer
+    from helpers.bert import wordpiece_tokenizer
 
     tok = wordpiece_tokenizer(tmp_path / "tok")
     from tokkit.bert.model import BertConfig

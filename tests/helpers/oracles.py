@@ -1,12 +1,11 @@
-"""Oracle tokenizers trained by `tokenizers` itself, shared by the encoder tests (imported, not run).
+"""Oracle tokenizers trained by `tokenizers` itself, shared by the encoder tests.
 
 When ../shared/corpus is absent they are trained on text built here, so every test still runs.
 """
 import random
 from pathlib import Path
 
-import pytest
-from conftest import HAVE_CORPUS, SHARED
+from helpers.paths import HAVE_CORPUS, SHARED
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
@@ -42,7 +41,7 @@ def training_lines() -> list[str]:
             for _ in range(20000)]
 
 
-def test_lines(limit_per_file: int | None = 30) -> list[str]:
+def sample_lines(limit_per_file: int | None = 30) -> list[str]:
     """Lines to compare on: the multilingual corpus (first `limit_per_file` lines of each file, all
     with None) plus the edge cases; generated text when the corpus is absent."""
     lines = list(EDGE_CASES)
@@ -59,7 +58,6 @@ def test_lines(limit_per_file: int | None = 30) -> list[str]:
     return lines
 
 
-test_lines.__test__ = False  # a helper, not a test
 
 
 def _template(tok):
@@ -99,14 +97,3 @@ def train_oracles(out: Path, vocab_size: int = 4000) -> dict[str, Path]:
         tok.save(str(paths[kind] / "tokenizer.json"))
         tok.model.save(str(paths[kind]))  # vocab.txt, or vocab.json + merges.txt
     return paths
-
-
-_TRAINED: dict = {}
-
-
-@pytest.fixture(scope="session")
-def oracle_paths(tmp_path_factory):
-    # Imported by several test modules: train once per process, whichever module asks first.
-    if "paths" not in _TRAINED:
-        _TRAINED["paths"] = train_oracles(tmp_path_factory.mktemp("oracles"))
-    return _TRAINED["paths"]

@@ -1,8 +1,8 @@
 """Exactness: tokkit encodes like `tokenizers` (and byte-level like `tiktoken`) on the same vocabulary."""
 import pytest
+from helpers.oracles import EDGE_CASES, sample_lines
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_tokenizer_fixtures import EDGE_CASES, oracle_paths, test_lines  # noqa: F401
 
 import tokkit
 
@@ -34,7 +34,7 @@ def assert_same(tok, ref, texts):
 @pytest.mark.parametrize("kind", KINDS)
 def test_corpus_lines_equal_tokenizers(oracle_paths, kind):
     tok, ref = _pair(oracle_paths, kind)
-    assert_same(tok, ref, test_lines(30))
+    assert_same(tok, ref, sample_lines(30))
 
 
 @pytest.mark.slow
@@ -45,7 +45,7 @@ def test_every_multilingual_line_equals_tokenizers(oracle_paths, kind):
 
     tok, ref = _pair(oracle_paths, kind)
     ref.enable_padding(pad_id=0, pad_token="[PAD]")
-    lines = sorted(test_lines(None), key=len)  # similar lengths per chunk keep the padded arrays small
+    lines = sorted(sample_lines(None), key=len)  # similar lengths per chunk keep the padded arrays small
     for start in range(0, len(lines), 2000):
         chunk = lines[start:start + 2000]
         encs = ref.encode_batch(chunk)
@@ -76,14 +76,14 @@ def test_loading_the_model_files_encodes_the_same(oracle_paths, kind):
     name = "vocab.txt" if kind == "wordpiece" else "vocab.json"
     other = tokkit.load(oracle_paths[kind] / name)
     assert other.kind == kind
-    lines = test_lines(5)
+    lines = sample_lines(5)
     assert other.encode_batch(lines) == tok.encode_batch(lines)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_decode_matches_tokenizers(oracle_paths, kind):
     tok, ref = _pair(oracle_paths, kind)
-    for text in test_lines(3):
+    for text in sample_lines(3):
         ids = tok.encode(text)
         with_specials = [tok.token_to_id("[CLS]")] + ids + [tok.token_to_id("[SEP]")]
         assert tok.decode(with_specials) == ref.decode(with_specials, skip_special_tokens=False)
@@ -92,7 +92,7 @@ def test_decode_matches_tokenizers(oracle_paths, kind):
 
 def test_bytelevel_roundtrip_every_valid_string(oracle_paths):
     tok = tokkit.load(oracle_paths["bytelevel"])
-    for text in test_lines(30):
+    for text in sample_lines(30):
         assert tok.decode(tok.encode(text)) == text
 
     @settings(max_examples=300, deadline=None)
@@ -116,7 +116,7 @@ def test_bytelevel_equals_tiktoken(oracle_paths):
         ranks.setdefault(decode_symbols(a) + decode_symbols(b), len(ranks))
     enc = tiktoken.Encoding("oracle", pat_str=r50k_pat_str, mergeable_ranks=ranks, special_tokens={})
     table = {i: decode_symbols(t) for i, t in enumerate(tok.spec.vocab)}
-    lines = test_lines(30) + EDGE_CASES
+    lines = sample_lines(30) + EDGE_CASES
     for text in lines:
         theirs = [enc.decode_single_token_bytes(t) for t in enc.encode_ordinary(text)]
         ours = [table[i] for i in tok._encoder.encode(text)]
@@ -130,7 +130,7 @@ def test_tokkit_written_files_encode_identically_in_tokenizers(oracle_paths, tmp
         tok = tokkit.load(oracle_paths[kind])
         tok.save(tmp_path / kind)
         ref = tokenizers.Tokenizer.from_file(str(tmp_path / kind / "tokenizer.json"))
-        assert_same(tok, ref, test_lines(5))
+        assert_same(tok, ref, sample_lines(5))
         pair = ref.encode("hello world", "second part")
         out = tokkit.encode(tok, ["hello world"], ["second part"], return_offsets=True)
         assert out["input_ids"][0].tolist() == pair.ids
@@ -141,7 +141,7 @@ def test_tokkit_written_files_encode_identically_in_tokenizers(oracle_paths, tmp
 def test_long_texts_equal_tokenizers(oracle_paths, kind):
     """Texts far longer than the byte-level chunk size (8192 chars), cut points included."""
     tok, ref = _pair(oracle_paths, kind)
-    body = "\n".join(test_lines(20))
+    body = "\n".join(sample_lines(20))
     texts = [body[:300_000], "a" + " " * 20000 + "b", "x  " * 10000, ("word. \u00a0 " * 3000),
              ("ab" * 5000 + " ") * 3, "\n\n".join(["para graph"] * 5000), " " * 9000 + "!" + " " * 9000]
     assert_same(tok, ref, texts)
@@ -162,5 +162,5 @@ def test_bytelevel_custom_pattern_equals_tokenizers(oracle_paths, tmp_path):
                                  special_tokens=base.special_tokens, pattern=pattern)
     tok.save(tmp_path)
     ref = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
-    assert_same(tok, ref, test_lines(5) + ["x[SEP]y [CLS]", "  \n\t a1b22"])
+    assert_same(tok, ref, sample_lines(5) + ["x[SEP]y [CLS]", "  \n\t a1b22"])
     assert tokkit.load(tmp_path) == tok

@@ -2,7 +2,7 @@
 import json
 
 import pytest
-from conftest import run_cli
+from helpers.cli import run_cli
 
 from tokkit.errors import TokkitError
 from tokkit.quality.compare import compare_table, parse_candidates, split_heldout

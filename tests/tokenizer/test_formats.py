@@ -2,7 +2,7 @@
 import json
 
 import pytest
-from test_tokenizer_fixtures import oracle_paths, test_lines  # noqa: F401
+from helpers.oracles import sample_lines
 
 import tokkit
 from tokkit._native.byte_symbols import bytes_to_unicode
@@ -102,7 +102,7 @@ def test_merges_both_forms_in_tokenizer_json(tmp_path, oracle_paths):
     data = json.loads((oracle_paths["bytelevel"] / "tokenizer.json").read_text())
     data["model"]["merges"] = [" ".join(pair) for pair in data["model"]["merges"]]
     (tmp_path / "tokenizer.json").write_text(json.dumps(data))
-    texts = test_lines(3)
+    texts = sample_lines(3)
     assert tokkit.load(tmp_path).encode_batch(texts) == tokkit.load(oracle_paths["bytelevel"]).encode_batch(texts)
 
 

@@ -3,7 +3,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import HAVE_CORPUS, SHARED
+from helpers.paths import HAVE_CORPUS, SHARED
 
 import tokkit
 from tokkit.errors import TokkitError

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from helpers.cli import run_cli
 
 pytest.importorskip("psutil")
 

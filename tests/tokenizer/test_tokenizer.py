@@ -6,7 +6,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from test_tokenizer_fixtures import EDGE_CASES, oracle_paths, test_lines  # noqa: F401
+from helpers.oracles import sample_lines
 
 import tokkit
 from tokkit.errors import TokkitError
@@ -52,7 +52,7 @@ def test_split_special_tokens_matches_tokenizers(oracle_paths):
 
 
 def test_encode_batch_threads_equal_sequential(tok):
-    lines = test_lines(10)
+    lines = sample_lines(10)
     expected = [tok.encode(t) for t in lines]
     assert tok.encode_batch(lines, num_threads=1) == expected
     assert tok.encode_batch(lines, num_threads=3) == expected
@@ -87,7 +87,7 @@ def test_pickle_is_plain_data(tok):
     assert b"tokenizer.json" not in data
     again = pickle.loads(data)
     assert again == tok
-    assert again.encode_batch(test_lines(3)) == tok.encode_batch(test_lines(3))
+    assert again.encode_batch(sample_lines(3)) == tok.encode_batch(sample_lines(3))
 
 
 def _encode_in_child(args):
@@ -97,7 +97,7 @@ def _encode_in_child(args):
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_after_fork_and_in_processes(tok):
-    lines = test_lines(5)
+    lines = sample_lines(5)
     expected = tok.encode_batch(lines)  # builds the kernel (and its tables) before forking
     with multiprocessing.get_context("fork").Pool(2) as pool:
         assert pool.map(_encode_in_child, [(tok, lines)] * 2) == [expected, expected]

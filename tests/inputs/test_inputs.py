@@ -3,7 +3,7 @@ import random
 
 import numpy as np
 import pytest
-from test_tokenizer_fixtures import oracle_paths, test_lines  # noqa: F401
+from helpers.oracles import sample_lines
 
 import tokkit
 from tokkit.errors import TokkitError
@@ -20,7 +20,7 @@ def pair(request, oracle_paths):
 
 @pytest.fixture(scope="module")
 def lines():
-    return [line for line in test_lines(20) if line.strip()]
+    return [line for line in sample_lines(20) if line.strip()]
 
 
 def expected_rows(encs, width, left):

@@ -2,7 +2,7 @@
 import json
 
 import pytest
-from conftest import run_cli
+from helpers.cli import run_cli
 
 from tokkit.quality.stats import corpus_stats, detect_kind, main_script, script_of, token_surface
 

@@ -101,7 +101,7 @@ def test_pretrain_command_under_torchrun(tmp_path):
     import subprocess
     import sys
 
-    from test_bert_support import tiny_corpus, wordpiece_tokenizer
+    from helpers.bert import tiny_corpus, wordpiece_tokenizer
 
     (tmp_path / "c.txt").write_text(tiny_corpus(120), encoding="utf-8")
     wordpiece_tokenizer(tmp_path / "tok", texts=tiny_corpus(120).splitlines(), vocab_size=120)

@@ -4,7 +4,6 @@ import sys
 
 import numpy as np
 import pytest
-from test_tokenizer_fixtures import oracle_paths  # noqa: F401
 
 import tokkit
 
