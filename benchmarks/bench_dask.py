@@ -18,7 +18,7 @@ from distributed import Client, LocalCluster
 
 from tokkit.text.corpus import resolve
 from tokkit.text.count import count_words
-from tokkit.train import train_with_summary
+from tokkit.train import train
 from tokkit.train.dask_count import count_words_dask, plan
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -69,7 +69,7 @@ def main():
 
     # The client-side merge on the largest table we can build here.
     merge_sources = [s.path for s in resolve(args.merge_corpus)]
-    tok, summary = train_with_summary(merge_sources, algo="wordpiece", vocab_size=64000, workers=2)
+    tok, summary = train(merge_sources, algo="wordpiece", vocab_size=64000, workers=2, return_summary=True)
     merge_s = summary.seconds["merge"]
     print(f"merge loop, wordpiece PMI, vocab 64,000, on {summary.distinct_words:,} distinct words "
           f"({sum(s.size() for s in resolve(args.merge_corpus)) / 1e6:.0f} MB): {merge_s:.1f} s")

@@ -88,10 +88,10 @@ def test_cluster_training_equals_local(client, corpus, tmp_path, monkeypatch, al
 
 
 def test_pruning_is_reported(client, corpus, monkeypatch):
-    from tokkit.train import train_with_summary
+    from tokkit.train import train
 
     monkeypatch.setattr(dist, "RANGE_SIZE", 20_000)
-    _, summary = train_with_summary(corpus, algo="wordpiece", vocab_size=300, client=client, min_word_count=10_000)
+    _, summary = train(corpus, algo="wordpiece", vocab_size=300, client=client, min_word_count=10_000, return_summary=True)
     assert summary.pruned_words > 0 and "pruned" in summary.line()
 
 

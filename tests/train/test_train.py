@@ -127,10 +127,10 @@ def test_bpe_end_of_word_suffix_and_alphabet(tmp_path):
 
 
 def test_limit_alphabet_skips_words_with_rare_characters():
-    from tokkit.train import train_with_summary
+    from tokkit.train import train
 
     texts = ["aaa bbb abab zq"] * 5 + ["xyz"]
-    tok, summary = train_with_summary(texts=texts, algo="wordpiece", vocab_size=100, limit_alphabet=2)
+    tok, summary = train(texts=texts, algo="wordpiece", vocab_size=100, limit_alphabet=2, return_summary=True)
     assert summary.alphabet == 2 + 2  # a, b, ##a, ##b
     assert summary.skipped_words == 2 and summary.skipped_occurrences == 6
     assert tok.token_to_id("z") is None

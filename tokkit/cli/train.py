@@ -8,7 +8,7 @@ import click
 from tokkit._files import atomic_dir, check_destination
 from tokkit.errors import TokkitError
 from tokkit.text.default_corpus import default_texts
-from tokkit.train import train_with_summary
+from tokkit.train import train
 from tokkit.train.dask_count import connect
 
 OUTPUT_FILES = {"wordpiece": {"tokenizer.json", "vocab.txt"},
@@ -82,11 +82,11 @@ def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_
             raise TokkitError("--scheduler reads files: give corpus files (not stdin)")
         client = connect(scheduler, workers=workers, echo=lambda m: click.echo(m, err=True))
     try:
-        tokenizer, summary = train_with_summary(
+        tokenizer, summary = train(
             files, texts=texts, algo=algo, vocab_size=vocab_size, min_frequency=min_frequency,
             special_tokens=list(special_tokens), default_specials=not no_default_specials,
             limit_alphabet=limit_alphabet, workers=workers, errors=errors, glob=glob_pattern,
-            progress=progress, client=client, min_word_count=min_word_count, **options)
+            progress=progress, client=client, min_word_count=min_word_count, return_summary=True, **options)
     finally:
         if client is not None:
             client.close()

@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
+import regex
 
 from tokkit._progress import Progress
 from tokkit.errors import TokkitError
 from tokkit.text.corpus import CHUNK_SIZE, Source, iter_source_chunks, texts_as_chunks
+from tokkit.text.pretokenize import compiled
 
 try:
     from tokkit._native.counting import WordCounter
@@ -168,10 +170,8 @@ class RegexCounter:
     """
 
     def __init__(self, *, pattern: str):
-        import regex
-
         try:
-            self.regex = regex.compile(pattern)
+            self.regex = compiled(pattern)
         except regex.error as exc:
             raise TokkitError(f"invalid --pattern {pattern!r}: {exc}") from None
         self.words: dict[bytes, int] = {}

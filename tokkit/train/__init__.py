@@ -18,14 +18,14 @@ from tokkit.train.wordpiece import WordPiece
 
 ALGORITHMS = {"wordpiece": WordPiece, "bpe": CharBPE, "bytelevel": ByteLevel}
 
-__all__ = ["ALGORITHMS", "DEFAULT_SPECIALS", "Summary", "train", "train_with_summary"]
+__all__ = ["ALGORITHMS", "DEFAULT_SPECIALS", "Summary", "train"]
 
 
 def train(files=None, *, texts: Iterable[str] | None = None, algo: str = "wordpiece", vocab_size: int = 30000,
           min_frequency: int = 2, special_tokens: list[str] | None = None, default_specials: bool = True,
           limit_alphabet: int | None = None, workers: int | None = None, errors: str = "strict",
           glob: str | None = None, progress: bool = False, engine: str | None = None, client=None,
-          min_word_count: int = 0, **algo_options):
+          min_word_count: int = 0, return_summary: bool = False, **algo_options):
     """Train a tokenizer on files (a path or a list of paths) or on `texts`, and return it.
 
     client: a `distributed.Client`; counting then runs on its Dask cluster (files only), and
@@ -33,19 +33,10 @@ def train(files=None, *, texts: Iterable[str] | None = None, algo: str = "wordpi
 
     algo_options: wordpiece `cased=False`, `scoring="pmi"|"frequency"`; bpe `lowercase=False`;
     bytelevel `pattern=None` (the GPT-2 pattern).
+
+    return_summary=True returns (Tokenizer, Summary): what was counted, merged and how long it took
+    (the CLI prints its `line()`).
     """
-    return train_with_summary(files, texts=texts, algo=algo, vocab_size=vocab_size, min_frequency=min_frequency,
-                              special_tokens=special_tokens, default_specials=default_specials,
-                              limit_alphabet=limit_alphabet, workers=workers, errors=errors, glob=glob,
-                              progress=progress, engine=engine, client=client, min_word_count=min_word_count,
-                              **algo_options)[0]
-
-
-def train_with_summary(files=None, *, texts=None, algo="wordpiece", vocab_size=30000, min_frequency=2,
-                       special_tokens=None, default_specials=True, limit_alphabet=None, workers=None,
-                       errors="strict", glob=None, progress=False, engine=None, client=None, min_word_count=0,
-                       **algo_options):
-    """Like `train`, returning (Tokenizer, Summary); the CLI prints the summary."""
     if algo not in ALGORITHMS:
         raise TokkitError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGORITHMS)}")
     if (files is None) == (texts is None):
@@ -60,6 +51,8 @@ def train_with_summary(files=None, *, texts=None, algo="wordpiece", vocab_size=3
     if texts is not None and isinstance(texts, str):
         raise TokkitError("texts must be an iterable of str, not a single str")
     specials = resolve_specials(special_tokens, default_specials=default_specials, algo=algorithm)
-    return run_training(algorithm, sources=sources, texts=texts, vocab_size=vocab_size, min_frequency=min_frequency,
-                        special_tokens=specials, limit_alphabet=limit_alphabet, workers=workers, errors=errors,
-                        progress=progress, engine=engine, client=client, min_word_count=min_word_count)
+    tokenizer, summary = run_training(
+        algorithm, sources=sources, texts=texts, vocab_size=vocab_size, min_frequency=min_frequency,
+        special_tokens=specials, limit_alphabet=limit_alphabet, workers=workers, errors=errors, progress=progress,
+        engine=engine, client=client, min_word_count=min_word_count)
+    return (tokenizer, summary) if return_summary else tokenizer
