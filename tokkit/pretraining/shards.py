@@ -20,7 +20,7 @@ from typing import Dict, Iterator, List
 
 import numpy as np
 
-from tokkit._files import atomic_dir
+from tokkit._files import atomic_dir, atomic_open
 from tokkit._progress import Progress
 from tokkit.errors import TokkitError
 from tokkit.pretraining.collate import special_token_ids
@@ -60,10 +60,8 @@ def _save_shard(folder: str, number: int, examples: List[Dict], max_length: int,
     if kind == "nsp":
         arrays["next_sentence_label"] = np.asarray([e["next_sentence_label"] for e in examples], dtype=np.int8)
     name = f"shard-{number:05d}.npz"
-    tmp = os.path.join(folder, f".{name}.tmp")
-    with open(tmp, "wb") as f:
+    with atomic_open(os.path.join(folder, name), "wb") as f:
         np.savez(f, **arrays)
-    os.replace(tmp, os.path.join(folder, name))
     return {"file": name, "num_examples": n}
 
 

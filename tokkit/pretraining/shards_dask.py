@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tokkit._files import atomic_write
 from tokkit._progress import Progress
 from tokkit.errors import TokkitError
 from tokkit.pretraining.collate import special_token_ids
@@ -30,12 +31,6 @@ from tokkit.pretraining.shards import FORMAT, INDEX, SHARD_EXAMPLES, VERSION, _s
 
 PART = "part-{i:05d}-{k:05d}.npz"
 DONE = "part-{i:05d}.done.json"
-
-
-def _atomic_json(path: Path, obj) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(obj, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def file_seed(seed: int, i: int) -> int:
@@ -68,7 +63,7 @@ def encode_file_task(tokenizer, path: str, i: int, *, kind: str, max_length: int
         if batch:
             flush(batch)
     marker = {"input": os.path.basename(path), "shards": shards}
-    _atomic_json(out / DONE.format(i=i), marker)
+    atomic_write(out / DONE.format(i=i), json.dumps(marker, indent=1) + "\n")
     return marker
 
 
@@ -122,7 +117,7 @@ def write_shards_dask(client, tokenizer, paths, *, kind: str, max_length: int, o
         raise TokkitError("the corpus yields no examples (is it empty?)")
     index = {"format": FORMAT, "version": VERSION, "kind": kind, "max_length": int(max_length), "seed": int(seed),
              "vocab_size": int(tokenizer.vocab_size), "num_examples": total, "special_ids": ids, "shards": shards}
-    _atomic_json(out / INDEX, index)
+    atomic_write(out / INDEX, json.dumps(index, indent=1) + "\n")
     return out
 
 
