@@ -15,9 +15,11 @@ else needs `force`; a destination that is a file is refused.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
+import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -57,25 +59,102 @@ def _refuse_precious(dest: Path) -> None:
 
 @contextlib.contextmanager
 def atomic_dir(dest: str | os.PathLike, *, marker_files: Iterable[str], force: bool = False) -> Iterator[str]:
-    """Yield a temporary folder beside `dest`; on success it replaces `dest`, on any error it vanishes."""
+    """Yield a temporary folder beside `dest`; on success it replaces `dest`, on any error it vanishes.
+
+    Replacing is safe at every instant: where the OS can (Linux's renameat2 with RENAME_EXCHANGE)
+    the new folder and the old one swap names in one step, so `dest` always exists, holding either
+    the old or the new output. Elsewhere the old folder is first renamed to `.DEST.old-PID-...`;
+    if the process dies between the two renames, the next run on the same destination puts it back
+    (and says so). Temporary folders of dead runs (`.DEST.tmp-PID-...`) are removed the same way.
+    """
     dest = check_destination(dest, marker_files=marker_files, force=force)
     parent = dest.resolve().parent
-    tmp = tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; the result should look like any new folder
+    recover_interrupted(dest)
+    tmp = tempfile.mkdtemp(prefix=f".{dest.name}.tmp-{os.getpid()}-", dir=parent)
+    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private; the result should look like any new folder
     try:
         yield tmp
-        old = None
-        if dest.exists():
-            old = parent / f".{dest.name}.old-{uuid.uuid4().hex[:8]}"
+        if dest.exists() and _exchange(tmp, dest):
+            pass  # tmp now holds the old output, removed below
+        elif dest.exists():
+            old = parent / f".{dest.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
             os.rename(dest, old)
-        os.rename(tmp, dest)
-        if old is not None:
+            os.rename(tmp, dest)
             shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, dest)
     finally:
         if os.path.exists(tmp):
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); False where that is not available."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):  # file system or kernel without it
+        return False
+    raise OSError(err, os.strerror(err), os.fspath(b))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def recover_interrupted(dest: str | os.PathLike, *, say=None) -> list[str]:
+    """Undo what an interrupted replacement of `dest` left beside it; return what was done.
+
+    A `.DEST.old-PID-*` folder of a dead process comes back as `dest` when `dest` is missing (the
+    process died between its two renames) and is removed otherwise; `.DEST.tmp-PID-*` folders of
+    dead processes are removed. Each action is printed to stderr (or passed to `say`).
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp(); os.mkdir(os.path.join(d, ".out.old-999999999-ab"))
+    >>> recover_interrupted(os.path.join(d, "out"), say=lambda m: None)[0].startswith("restored")
+    True
+    """
+    dest = Path(dest)
+    parent = dest.resolve().parent
+    say = say or (lambda m: sys.stderr.write(f"tokkit: {m}\n"))
+    done = []
+    if not parent.is_dir():
+        return done
+    for entry in sorted(parent.iterdir()):
+        for kind in ("old", "tmp"):
+            prefix = f".{dest.name}.{kind}-"
+            if not entry.name.startswith(prefix) or not entry.is_dir():
+                continue
+            pid = entry.name[len(prefix):].split("-", 1)[0]
+            if pid.isdigit() and _pid_alive(int(pid)):
+                continue  # another run is writing right now
+            if kind == "old" and not dest.exists():
+                os.rename(entry, dest)
+                done.append(f"restored {dest} from {entry.name}, left by an interrupted replacement")
+            else:
+                shutil.rmtree(entry, ignore_errors=True)
+                done.append(f"removed {entry.name}, left behind by an interrupted run")
+    for message in done:
+        say(message)
+    return done
 
 
 @contextlib.contextmanager

@@ -1,6 +1,8 @@
 """The `tokkit` command: one click group; each subcommand is a module of this package, loaded on use."""
 import importlib
+import signal
 import sys
+import threading
 
 import click
 
@@ -41,8 +43,14 @@ def cli():
     """tokkit: tokenizers for BERT-style pretraining."""
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt  # SIGTERM stops a run the way Ctrl-C does: temporary outputs are removed
+
+
 def main(argv=None):
     """Run the CLI: exit 0 on success, 2 on bad input (one line on stderr), 1 on a bug."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt)
     try:
         cli.main(args=argv, prog_name="tokkit", standalone_mode=False)
     except TokkitError as exc:
