@@ -241,6 +241,8 @@ def read_json(path: str | os.PathLike):
         return json.loads(text, object_pairs_hook=no_duplicates)
     except json.JSONDecodeError as exc:
         raise TokkitError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise TokkitError(f"{path}: JSON nested too deeply") from None
 
 
 def prepare_folder(folder: str) -> str:

@@ -149,7 +149,7 @@ def test_vocab_json_and_merges_errors(tmp_path):
     (lambda d: d["added_tokens"][0].__setitem__("lstrip", True), r"added_tokens\[0\].lstrip"),
     (lambda d: d.__setitem__("post_processor", {"type": "RobertaProcessing"}), "RobertaProcessing"),
     (lambda d: d["model"]["merges"].append(["zzz", "q"]), "unknown token 'zzz'"),
-    (lambda d: d.__setitem__("truncation", {"max_length": 5}), "'truncation'"),
+    (lambda d: d.__setitem__("truncation", {"max_length": "5"}), "'truncation.max_length' must be an integer"),
 ])
 def test_unsupported_tokenizer_json_fields_are_named(tmp_path, oracle_paths, edit, message):
     data = json.loads((oracle_paths["bpe"] / "tokenizer.json").read_text())

@@ -26,9 +26,16 @@ TRUNCATIONS = ("longest_first", "only_first", "only_second")
 PADDINGS = ("longest", "max_length")
 
 
+FROM_TOKENIZER = object()  # default of the options a tokenizer.json's truncation/padding may set
+
+_BUILTIN_DEFAULTS = {"max_length": 512, "truncation": "longest_first", "padding": "longest",
+                     "pad_to_multiple_of": None, "padding_side": "right", "stride": 0}
+
+
 def encode(tokenizer: Tokenizer, texts: Sequence[str], text_pairs: Sequence[str] | None = None, *,
-           max_length: int = 512, truncation: str | None = "longest_first", padding: str | None = "longest",
-           pad_to_multiple_of: int | None = None, padding_side: str = "right", stride: int = 0,
+           max_length: int = FROM_TOKENIZER, truncation: str | None = FROM_TOKENIZER,
+           padding: str | None = FROM_TOKENIZER, pad_to_multiple_of: int | None = FROM_TOKENIZER,
+           padding_side: str = FROM_TOKENIZER, stride: int = FROM_TOKENIZER,
            return_overflowing: bool = False, return_offsets: bool = False,
            num_threads: int | None = None) -> Mapping[str, np.ndarray]:
     """Encode a batch (or a batch of pairs) into BERT model inputs.
@@ -37,7 +44,20 @@ def encode(tokenizer: Tokenizer, texts: Sequence[str], text_pairs: Sequence[str]
     template's specials and padding; B's words continue after A's) as int32 arrays of shape
     (rows, width); `offsets` (rows, width, 2) on request; `overflow_to_sample_mapping` with
     `return_overflowing`. With `padding=None` each value is a list of 1-D arrays instead.
+
+    Options left out come from the tokenizer's file when it sets them (a Hub tokenizer.json's
+    `truncation` and `padding`), else max_length=512, truncation="longest_first",
+    padding="longest", pad_to_multiple_of=None, padding_side="right", stride=0.
     """
+    given = {"max_length": max_length, "truncation": truncation, "padding": padding,
+             "pad_to_multiple_of": pad_to_multiple_of, "padding_side": padding_side, "stride": stride}
+    if isinstance(tokenizer, Tokenizer) and any(v is FROM_TOKENIZER for v in given.values()):
+        defaults = {**_BUILTIN_DEFAULTS, **tokenizer.encode_defaults}
+        given = {k: defaults[k] if v is FROM_TOKENIZER else v for k, v in given.items()}
+    else:
+        given = {k: _BUILTIN_DEFAULTS[k] if v is FROM_TOKENIZER else v for k, v in given.items()}
+    max_length, truncation, padding = given["max_length"], given["truncation"], given["padding"]
+    pad_to_multiple_of, padding_side, stride = given["pad_to_multiple_of"], given["padding_side"], given["stride"]
     truncation, padding = _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding,
                                          pad_to_multiple_of, padding_side, stride, return_overflowing)
     texts, sizes = check_texts(texts)

@@ -69,7 +69,7 @@ def spec_from_vocab_txt(path: Path, *, lowercase=None, strip_accents=None, speci
     config = {}
     config_path = path.parent / "tokenizer_config.json"
     if config_path.is_file():
-        config = read_json(config_path)
+        config = _config(config_path)
     if lowercase is None:
         lowercase = bool(config.get("do_lower_case", True))
     if strip_accents is None:
@@ -92,7 +92,7 @@ def spec_from_vocab_json(vocab_path: Path, merges_path: Path, *, kind=None, lowe
     merges = read_merges_txt(merges_path, set(vocab))
     added = specials_in(vocab, special_tokens)
     config_path = vocab_path.parent / "tokenizer_config.json"
-    config = read_json(config_path) if config_path.is_file() else {}
+    config = _config(config_path) if config_path.is_file() else {}
     spec = Spec(kind=kind, vocab=vocab, merges=merges, added=added,
                 post=bert_post(vocab, [a.content for a in added]), model_max_length=_max_length(config))
     if kind == "bpe":
@@ -104,6 +104,14 @@ def spec_from_vocab_json(vocab_path: Path, merges_path: Path, *, kind=None, lowe
     elif lowercase or strip_accents:
         raise TokkitError("bytelevel tokenizers have no normalizer: lowercase/strip_accents do not apply")
     return spec
+
+
+def _config(path: Path) -> dict:
+    """tokenizer_config.json, which must hold a JSON object."""
+    config = read_json(path)
+    if not isinstance(config, dict):
+        raise TokkitError(f"{path}: must hold a JSON object, not {type(config).__name__}")
+    return config
 
 
 def _max_length(config: dict) -> int:

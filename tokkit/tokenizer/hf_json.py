@@ -11,6 +11,8 @@ Only the parts tokkit implements are accepted; anything else is an error naming 
 """
 from __future__ import annotations
 
+import regex
+
 from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm
 from tokkit.text.pretokenize import GPT2_PATTERN
@@ -20,9 +22,23 @@ SPECIAL_NAMES = {"[UNK]": "unk_token", "[SEP]": "sep_token", "[PAD]": "pad_token
                  "[CLS]": "cls_token", "[MASK]": "mask_token"}
 
 
-def _gpt2_pattern() -> str:
+MAX_WORD_CHARS = 1 << 20  # max_input_chars_per_word beyond this would only make huge words slow
 
-    return GPT2_PATTERN
+_TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer", bool: "true or false",
+               type(None): "null", float: "a number"}
+
+
+def _typed(value, types: tuple, where: str, field: str):
+    """`value` when it is one of `types` (bool is not an int here), else a TokkitError naming the field."""
+    ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+    if not ok:
+        want = " or ".join(_TYPE_NAMES[t] for t in types)
+        raise TokkitError(f"{where}: field '{field}' must be {want}, got {_TYPE_NAMES.get(type(value), type(value).__name__)}")
+    return value
+
+
+def _field(obj: dict, key: str, types: tuple, default, where: str, prefix: str = ""):
+    return _typed(obj.get(key, default), types, where, prefix + key)
 
 
 # ---------------------------------------------------------------------------------------- reading
@@ -30,34 +46,38 @@ def spec_from_json(data: dict, where: str) -> Spec:
     """Build a Spec from a parsed tokenizer.json."""
     if not isinstance(data, dict) or "model" not in data:
         raise TokkitError(f"{where}: not a tokenizer.json (no 'model')")
-    for key in ("truncation", "padding"):
-        if data.get(key) is not None:
-            raise TokkitError(f"{where}: field '{key}' must be null (tokkit.encode takes these as arguments)")
-    model = data["model"]
-    mtype = model.get("type")
-    norm = _normalizer(data.get("normalizer"), where)
-    pre = data.get("pre_tokenizer")
-    vocab = vocab_from_mapping(model.get("vocab"), f"{where}: model.vocab")
-    added = _added_tokens(data.get("added_tokens") or [], vocab, where)
+    model = _field(data, "model", (dict,), None, where)
+    mtype = _field(model, "type", (str,), None, where, "model.")
+    norm = _normalizer(_field(data, "normalizer", (dict, type(None)), None, where), where)
+    pre = _field(data, "pre_tokenizer", (dict, type(None)), None, where)
+    vocab = vocab_from_mapping(_field(model, "vocab", (dict,), None, where, "model."), f"{where}: model.vocab")
+    added = _added_tokens(_field(data, "added_tokens", (list, type(None)), None, where) or [], vocab, where)
     spec = Spec(kind="", vocab=vocab, merges=None, added=added, normalizer=norm)
+    for key in ("truncation", "padding"):  # kept as the defaults of tokkit.encode, written back on save
+        value = _field(data, key, (dict, type(None)), None, where)
+        if value is not None:
+            encode_defaults({key: value}, where)  # checked now, so a bad file fails at load
+            spec.extra[key] = value
     if mtype == "WordPiece":
         spec.kind = "wordpiece"
         _need(pre, {"type": "BertPreTokenizer"}, where, "pre_tokenizer")
-        spec.unk_token = model.get("unk_token")
+        spec.unk_token = _field(model, "unk_token", (str,), None, where, "model.")
         if spec.unk_token not in vocab:
             raise TokkitError(f"{where}: model.unk_token {spec.unk_token!r} is not in the vocabulary")
-        spec.prefix = model.get("continuing_subword_prefix", "##")
-        spec.max_input_chars_per_word = int(model.get("max_input_chars_per_word", 100))
+        spec.prefix = _field(model, "continuing_subword_prefix", (str,), "##", where, "model.")
+        spec.max_input_chars_per_word = _field(model, "max_input_chars_per_word", (int,), 100, where, "model.")
+        if not 1 <= spec.max_input_chars_per_word <= MAX_WORD_CHARS:
+            raise TokkitError(f"{where}: model.max_input_chars_per_word must be between 1 and {MAX_WORD_CHARS}")
     elif mtype == "BPE":
         for key, default in (("dropout", None), ("byte_fallback", False), ("fuse_unk", False),
                              ("ignore_merges", False), ("continuing_subword_prefix", None)):
             if model.get(key, default) not in (default,):
                 raise TokkitError(f"{where}: model.{key}={model[key]!r} is not supported (only {default!r})")
-        spec.merges = _merges(model.get("merges", []), set(vocab), where)
-        spec.unk_token = model.get("unk_token")
+        spec.merges = _merges(_field(model, "merges", (list,), [], where, "model."), set(vocab), where)
+        spec.unk_token = _field(model, "unk_token", (str, type(None)), None, where, "model.")
         if spec.unk_token is not None and spec.unk_token not in vocab:
             raise TokkitError(f"{where}: model.unk_token {spec.unk_token!r} is not in the vocabulary")
-        spec.suffix = model.get("end_of_word_suffix") or None
+        spec.suffix = _field(model, "end_of_word_suffix", (str, type(None)), None, where, "model.") or None
         if pre == {"type": "BertPreTokenizer"}:
             spec.kind = "bpe"
         else:
@@ -69,9 +89,53 @@ def spec_from_json(data: dict, where: str) -> Spec:
                 raise TokkitError(f"{where}: model.end_of_word_suffix must be null for a byte-level BPE")
     else:
         raise TokkitError(f"{where}: model.type {mtype!r} is not supported (WordPiece or BPE)")
-    spec.post = _post_processor(data.get("post_processor"), spec, where)
-    spec.decoder_cleanup = _decoder(data.get("decoder"), spec, where)
+    spec.post = _post_processor(_field(data, "post_processor", (dict, type(None)), None, where), spec, where)
+    spec.decoder_cleanup = _decoder(_field(data, "decoder", (dict, type(None)), None, where), spec, where)
     return spec
+
+
+_STRATEGIES = {"LongestFirst": "longest_first", "OnlyFirst": "only_first", "OnlySecond": "only_second"}
+
+
+def encode_defaults(extra: dict, where: str = "tokenizer.json") -> dict:
+    """tokkit.encode's defaults from a tokenizer.json's `truncation` and `padding` (as Hub folders set them).
+
+    >>> encode_defaults({"truncation": {"max_length": 128, "strategy": "LongestFirst", "stride": 0,
+    ...                                 "direction": "Right"},
+    ...                  "padding": {"strategy": {"Fixed": 128}, "direction": "Right", "pad_to_multiple_of": None,
+    ...                              "pad_id": 0, "pad_type_id": 0, "pad_token": "[PAD]"}})
+    {'max_length': 128, 'truncation': 'longest_first', 'stride': 0, 'padding': 'max_length', 'padding_side': 'right', 'pad_to_multiple_of': None}
+    """
+    out: dict = {}
+    trunc = extra.get("truncation")
+    if trunc is not None:
+        max_length = _field(trunc, "max_length", (int,), None, where, "truncation.")
+        if max_length < 1:
+            raise TokkitError(f"{where}: truncation.max_length must be at least 1")
+        strategy = _field(trunc, "strategy", (str,), "LongestFirst", where, "truncation.")
+        if strategy not in _STRATEGIES:
+            raise TokkitError(f"{where}: truncation.strategy {strategy!r} is not one of {', '.join(_STRATEGIES)}")
+        if _field(trunc, "direction", (str,), "Right", where, "truncation.") != "Right":
+            raise TokkitError(f"{where}: truncation.direction must be 'Right' (tokkit truncates at the end)")
+        out.update(max_length=max_length, truncation=_STRATEGIES[strategy],
+                   stride=_field(trunc, "stride", (int,), 0, where, "truncation."))
+    pad = extra.get("padding")
+    if pad is not None:
+        strategy = pad.get("strategy", "BatchLongest")
+        if strategy == "BatchLongest":
+            out["padding"] = "longest"
+        elif isinstance(strategy, dict) and set(strategy) == {"Fixed"} and isinstance(strategy["Fixed"], int) \
+                and strategy["Fixed"] >= 1:
+            out["padding"] = "max_length"
+            out.setdefault("max_length", strategy["Fixed"])
+        else:
+            raise TokkitError(f"{where}: padding.strategy must be \"BatchLongest\" or {{\"Fixed\": N}}, got {strategy!r}")
+        direction = _field(pad, "direction", (str,), "Right", where, "padding.")
+        if direction not in ("Right", "Left"):
+            raise TokkitError(f"{where}: padding.direction must be 'Right' or 'Left'")
+        out["padding_side"] = direction.lower()
+        out["pad_to_multiple_of"] = _field(pad, "pad_to_multiple_of", (int, type(None)), None, where, "padding.")
+    return out
 
 
 def _need(value, expected: dict, where: str, name: str) -> None:
@@ -84,15 +148,17 @@ def _normalizer(norm, where: str) -> BertNorm | None:
         return None
     if norm.get("type") != "BertNormalizer":
         raise TokkitError(f"{where}: normalizer type {norm.get('type')!r} is not supported (BertNormalizer or null)")
-    return BertNorm(clean_text=bool(norm.get("clean_text", True)),
-                    handle_chinese_chars=bool(norm.get("handle_chinese_chars", True)),
-                    strip_accents=norm.get("strip_accents"), lowercase=bool(norm.get("lowercase", True)))
+    flags = {key: _field(norm, key, (bool,), True, where, "normalizer.")
+             for key in ("clean_text", "handle_chinese_chars", "lowercase")}
+    return BertNorm(strip_accents=_field(norm, "strip_accents", (bool, type(None)), None, where, "normalizer."),
+                    **flags)
 
 
 def _added_tokens(entries: list, vocab: list[str], where: str) -> list[AddedToken]:
     added = []
     for i, entry in enumerate(entries):
         name = f"{where}: added_tokens[{i}]"
+        _typed(entry, (dict,), where, f"added_tokens[{i}]")
         for key in ("single_word", "lstrip", "rstrip"):
             if entry.get(key, False):
                 raise TokkitError(f"{name}.{key}=true is not supported")
@@ -138,10 +204,14 @@ def _bytelevel_pattern(pre, where: str) -> str | None:
     if (isinstance(pre, dict) and pre.get("type") == "Sequence" and len(pre.get("pretokenizers", [])) == 2
             and is_bytelevel(pre["pretokenizers"][1], False)):
         split = pre["pretokenizers"][0]
-        if (split.get("type") == "Split" and isinstance(split.get("pattern"), dict) and "Regex" in split["pattern"]
-                and split.get("behavior") == "Isolated" and not split.get("invert", False)):
-            pattern = split["pattern"]["Regex"]
-            return None if pattern == _gpt2_pattern() else pattern
+        if (isinstance(split, dict) and split.get("type") == "Split" and isinstance(split.get("pattern"), dict)
+                and "Regex" in split["pattern"] and split.get("behavior") == "Isolated" and not split.get("invert", False)):
+            pattern = _typed(split["pattern"]["Regex"], (str,), where, "pre_tokenizer.pretokenizers[0].pattern.Regex")
+            try:
+                regex.compile(pattern)
+            except (regex.error, RecursionError, OverflowError) as exc:
+                raise TokkitError(f"{where}: pre_tokenizer Split pattern is not a valid regex ({exc})") from None
+            return None if pattern == GPT2_PATTERN else pattern
     raise TokkitError(f"{where}: field 'pre_tokenizer' must be ByteLevel(add_prefix_space=false) or "
                       f"Sequence[Split(Regex, Isolated), ByteLevel(use_regex=false)], got {pre}")
 
@@ -153,7 +223,12 @@ def _post_processor(post, spec: Spec, where: str) -> tuple[str, str] | None:
     if ptype == "ByteLevel" and not post.get("trim_offsets", True):
         return None  # with trim_offsets off it changes nothing
     if ptype == "BertProcessing":
-        cls, sep = post["cls"][0], post["sep"][0]
+        try:
+            cls, sep = post["cls"][0], post["sep"][0]
+        except (KeyError, IndexError, TypeError):
+            raise TokkitError(f"{where}: post_processor BertProcessing needs 'cls' and 'sep' as [token, id]") from None
+        _typed(cls, (str,), where, "post_processor.cls[0]")
+        _typed(sep, (str,), where, "post_processor.sep[0]")
     elif ptype == "TemplateProcessing":
         try:
             cls = post["single"][0]["SpecialToken"]["id"]
@@ -177,11 +252,12 @@ def _decoder(dec, spec: Spec, where: str) -> bool:
     expected = {"wordpiece": "WordPiece", "bpe": "BPEDecoder", "bytelevel": "ByteLevel"}[spec.kind]
     if dec is None or dec.get("type") != expected:
         raise TokkitError(f"{where}: decoder must be {expected} for this model, got {dec}")
+    cleanup = _field(dec, "cleanup", (bool,), True, where, "decoder.")
     if expected == "WordPiece" and dec.get("prefix", "##") != spec.prefix:
         raise TokkitError(f"{where}: decoder.prefix differs from the model's continuing_subword_prefix")
     if expected == "BPEDecoder" and dec.get("suffix", "</w>") != (spec.suffix or "</w>"):
         raise TokkitError(f"{where}: decoder.suffix differs from the model's end_of_word_suffix")
-    return bool(dec.get("cleanup", True))
+    return cleanup
 
 
 # ---------------------------------------------------------------------------------------- writing
@@ -199,7 +275,8 @@ def _template(cls: str, sep: str) -> dict:
 def to_json(spec: Spec) -> dict:
     """The tokenizer.json object for `spec`, keys in the order tokenizers writes them."""
     ids = spec.token_ids()
-    out: dict = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [
+    out: dict = {"version": "1.0", "truncation": spec.extra.get("truncation"), "padding": spec.extra.get("padding"),
+                 "added_tokens": [
         {"id": a.id, "content": a.content, "single_word": False, "lstrip": False, "rstrip": False,
          "normalized": False, "special": a.special} for a in spec.added]}
     n = spec.normalizer

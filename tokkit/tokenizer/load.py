@@ -38,7 +38,7 @@ def load_spec(path: Path, *, kind=None, lowercase=None, strip_accents=None, spec
     if path.name == "merges.txt":
         path = path.with_name("vocab.json")
     data = read_json(path)
-    if isinstance(data, dict) and isinstance(data.get("model"), dict):
+    if isinstance(data, dict) and "model" in data:
         spec = spec_from_json(data, str(path))
         if kind is not None and kind != spec.kind:
             raise TokkitError(f"{path}: holds a {spec.kind} tokenizer, not kind={kind!r}")

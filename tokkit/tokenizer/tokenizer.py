@@ -24,7 +24,7 @@ from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm
 from tokkit.text.pretokenize import GPT2_PATTERN
 from tokkit.tokenizer.decode import decode
-from tokkit.tokenizer.hf_json import special_tokens_map, to_json, tokenizer_config
+from tokkit.tokenizer.hf_json import encode_defaults, special_tokens_map, to_json, tokenizer_config
 from tokkit.tokenizer.load import load_spec
 from tokkit.tokenizer.spec import KINDS, AddedToken, Spec, bert_post
 
@@ -127,6 +127,11 @@ class Tokenizer:
     def template(self) -> tuple[str, str] | None:
         """The (cls, sep) tokens of the BERT template, or None when the tokenizer has none."""
         return self._spec.post
+
+    @property
+    def encode_defaults(self) -> dict:
+        """The defaults `tokkit.encode` takes from this tokenizer's file (truncation and padding), if any."""
+        return encode_defaults(self._spec.extra)
 
     @property
     def spec(self) -> Spec:
