@@ -25,7 +25,9 @@ extensions = [
         path[:-4].replace(os.sep, "."),
         [path],
         language="c++",
-        extra_compile_args=["-O3", "-std=c++17"] + (["-O0", "-g"] if DEBUG else []),
+        extra_compile_args=["-O3", "-std=c++17"] + (["-O0", "-g"] if DEBUG else [])
+        # the merge engine's float scores must match tokkit/_merge_py.py bit for bit: no fused multiply-add
+        + (["-ffp-contract=off"] if path.endswith("_merge.pyx") else []),
     )
     for path in sorted(glob.glob(os.path.join("tokkit", "*.pyx")))
     # TOKKIT_BUILD_ONLY=_merge,_text builds just those (handy while another kernel is mid-edit).

@@ -8,6 +8,7 @@ from libcpp.vector cimport vector
 cdef extern from *:
     """
     #include <algorithm>
+    #include <cmath>
     #include <cstdint>
     #include <vector>
     static inline uint64_t tk_key(int32_t a, int32_t b) { return ((uint64_t)(uint32_t)a << 32) | (uint32_t)b; }
@@ -85,11 +86,22 @@ cdef extern from *:
         void rebuild() { std::make_heap(v.begin(), v.end()); }
     };
     static inline double tk_score(int64_t ab, int64_t a, int64_t b) { return (double)ab / ((double)a * (double)b); }
+    // f(x) = x ln x with f(0) = 0, and the likelihood gain in the order tokkit._merge_py.likelihood_score
+    // adds it up (fx, fa, fb, fn_ are f of x, c_a, c_b, N; the build turns off FMA contraction).
+    static inline double tk_xlogx(int64_t x) { if (x <= 0) return 0.0; double y = (double)x; return y * log(y); }
+    static inline double tk_gain(int64_t n, int64_t a, double fa, int64_t b, double fb, int64_t total, double ft, bool same) {
+        double big = ft - tk_xlogx(total - n);
+        if (same) return big + (tk_xlogx(n) + (tk_xlogx(a - 2 * n) - fa));
+        return big + (tk_xlogx(n) + ((tk_xlogx(a - n) - fa) + (tk_xlogx(b - n) - fb)));
+    }
     """
     uint64_t key "tk_key"(int32_t a, int32_t b) nogil
     int32_t left "tk_left"(uint64_t k) nogil
     int32_t right "tk_right"(uint64_t k) nogil
     double pmi_score "tk_score"(int64_t ab, int64_t a, int64_t b) nogil
+    double xlogx "tk_xlogx"(int64_t x) nogil
+    double gain "tk_gain"(int64_t n, int64_t a, double fa, int64_t b, double fb, int64_t total, double ft,
+                          cbool same) nogil
     cppclass PairMap "TkPairMap":
         vector[uint64_t] keys
         vector[int64_t] vals
@@ -109,6 +121,7 @@ cdef extern from *:
         double score
         int64_t count
         uint64_t key
+        cbool operator<(const PmiEntry&) nogil
     cppclass Heap "TkHeap"[E]:
         vector[E] v
         void push(const E& e) nogil
@@ -132,9 +145,17 @@ cdef class _Engine:
     cdef vector[int32_t] ll, lr, mark_l, mark_r, visited
     cdef vector[int32_t] touched_l, touched_r
     cdef int32_t stamp
-    # pmi only: symbol counts and the (superset) list of live pairs touching each symbol
+    # pmi and likelihood: symbol counts and the (superset) list of live pairs touching each symbol
     cdef vector[int64_t] symcount
     cdef vector[vector[uint64_t]] sym_pairs
+    # likelihood only: f(symbol count), (x, x) merges per symbol (floor(run / 2), weighted),
+    # the total symbol count N, f(N), the heap bounds' margin, and scratch for `pick`
+    cdef bint lik
+    cdef vector[double] symf
+    cdef vector[int64_t] halfruns
+    cdef int64_t total
+    cdef double ftotal, margin
+    cdef vector[PmiEntry] near
 
     cdef void setup(self, const int32_t[::1] symbols, const int64_t[::1] offsets,
                     const int64_t[::1] counts, int32_t vocab_len) noexcept nogil
@@ -153,3 +174,9 @@ cdef class _Engine:
     cdef void merge(self, int32_t a, int32_t b, int32_t r, int32_t lst) noexcept nogil
     cdef void settle(self, uint64_t k, int32_t lst) noexcept nogil
     cdef void rescore(self, int32_t x) noexcept nogil
+    cdef double lik_score(self, uint64_t k, int64_t count) noexcept nogil
+    cdef bint pick_lik(self, uint64_t* best, int32_t* lst) noexcept nogil
+    cdef void rebuild_lik(self) noexcept nogil
+    cdef void set_total(self, int64_t total) noexcept nogil
+    cdef void refresh_symbol(self, int32_t x) noexcept nogil
+    cdef void count_runs(self, int32_t* buf, int32_t L, int32_t a, int32_t b, int32_t r, int64_t c) noexcept nogil

@@ -2,10 +2,23 @@
 """The compiled merge/count engine: integer words in, merges out (no text).
 
 Same API and output as `tokkit._merge_py` (read that first: it is the readable
-version and documents the two scorings). Here the words live in one int32 buffer
+version and documents the three scorings). Here the words live in one int32 buffer
 compacted in place, pair counts in an open-addressing table keyed by
 ``left << 32 | right``, and the hot loops run without the GIL; only the
 ``merge_id`` and ``progress`` callbacks take it, once per merge.
+
+The pmi and likelihood scorings keep a lazy max-heap. A pmi score changes only when
+the pair's count or one of its symbols' counts changes, and every such pair touches
+a, b or the new symbol, so those are re-queued after each merge and an entry whose
+score is out of date is dropped. A likelihood gain also depends on N, which falls
+with every merge; for an untouched pair that makes the gain fall (d/dN of
+f(N) - f(N - n) is ln(N / (N - n)) > 0), while pairs touching a, b or the new symbol
+may rise and are re-queued. The heap therefore holds upper bounds: each entry is the
+gain computed then plus a margin of 2**-40 f(N) that covers the rounding of the
+float64 expression now and later (each is within 63 * 2**-53 f(N) of the exact
+value). `pick_lik` pops entries, recomputing their gains, until the next bound is
+below the best gain found, so the pair it returns is the best under the exact
+float64 comparison, the same one a recount would pick.
 
 >>> import numpy as np
 >>> word = np.array([0, 0, 0, 1, 3, 0, 0, 0, 1, 0, 2], dtype=np.int32)   # "aaabdaaabac"
@@ -24,8 +37,9 @@ cdef class _Engine:
     """Training state; `pick` chooses the next pair, `merge` applies it (both without the GIL)."""
 
     def __init__(self, const int32_t[::1] symbols, const int64_t[::1] offsets, const int64_t[::1] counts,
-                 int32_t vocab_len, bint pmi, int64_t min_frequency):
-        self.pmi = pmi
+                 int32_t vocab_len, bint pmi, int64_t min_frequency, bint lik=False):
+        self.pmi = pmi or lik
+        self.lik = lik
         self.threshold = min_frequency if min_frequency > 1 else 1
         with nogil:
             self.setup(symbols, offsets, counts, vocab_len)
@@ -38,6 +52,7 @@ cdef class _Engine:
         cdef cbool created
         cdef int32_t lst
         cdef uint64_t k
+        cdef int64_t total = 0
         self.grow_symbols(vocab_len + 1)
         self.visited.assign(n, -1)
         self.sym.reserve(offsets[n] - offsets[0] if n else 0)  # exact sizes: no doubling slack
@@ -49,6 +64,7 @@ cdef class _Engine:
             if self.pmi:  # but every occurrence counts towards its symbol's count
                 for i in range(offsets[w], offsets[w + 1]):
                     self.symcount[symbols[i]] += counts[w]
+                total += L * counts[w]
             if L < 2 or counts[w] == 0:
                 L = 0
             self.start.push_back(pos)
@@ -58,6 +74,13 @@ cdef class _Engine:
                 self.sym.push_back(symbols[i])
             pos += L
         self.pairs.init(1 << 16)
+        if self.lik:
+            self.set_total(total)
+            for i in range(vocab_len):
+                self.refresh_symbol(<int32_t>i)
+            for w in range(n):
+                self.count_runs(&self.sym[self.start[w]] if self.length[w] else NULL, self.length[w],
+                                -1, -1, -1, self.weight[w])
         for w in range(n):
             for i in range(self.start[w], self.start[w] + self.length[w] - 1):
                 k = key(self.sym[i], self.sym[i + 1])
@@ -94,6 +117,9 @@ cdef class _Engine:
         if self.pmi:
             self.symcount.resize(n, 0)
             self.sym_pairs.resize(n)
+        if self.lik:
+            self.symf.resize(n, 0.0)
+            self.halfruns.resize(n, 0)
 
     cdef int32_t new_list(self) noexcept nogil:
         cdef int32_t i
@@ -123,7 +149,10 @@ cdef class _Engine:
     cdef void push_pmi(self, uint64_t k, int64_t count) noexcept nogil:
         cdef PmiEntry e
         if count >= self.threshold:
-            e.score = pmi_score(count, self.symcount[left(k)], self.symcount[right(k)])
+            if self.lik:  # an upper bound on the gain from now until the pair is re-queued
+                e.score = self.lik_score(k, count) + self.margin
+            else:
+                e.score = pmi_score(count, self.symcount[left(k)], self.symcount[right(k)])
             e.count, e.key = count, k
             self.pheap.push(e)
 
@@ -150,6 +179,8 @@ cdef class _Engine:
         cdef FreqEntry f
         cdef PmiEntry e
         cdef int64_t cur, slot
+        if self.lik:
+            return self.pick_lik(best, lst)
         if self.pmi:
             if self.pheap.v.size() > 2 * self.pairs.used + (1 << 16):  # mostly stale entries
                 self.compact_pmi()
@@ -187,6 +218,82 @@ cdef class _Engine:
                 keep.push_back(self.pheap.v[i])
         self.pheap.v.swap(keep)
         self.pheap.rebuild()
+
+    cdef double lik_score(self, uint64_t k, int64_t count) noexcept nogil:
+        """The pair's likelihood gain from today's counts (see tokkit._merge_py.likelihood_score)."""
+        cdef int32_t a = left(k), b = right(k)
+        if a == b:
+            return gain(self.halfruns[a], self.symcount[a], self.symf[a], self.symcount[a], self.symf[a],
+                        self.total, self.ftotal, True)
+        return gain(count, self.symcount[a], self.symf[a], self.symcount[b], self.symf[b],
+                    self.total, self.ftotal, False)
+
+    cdef bint pick_lik(self, uint64_t* best, int32_t* lst) noexcept nogil:
+        """Pop bounds until the next one is below the best exact gain seen; re-queue the others."""
+        cdef PmiEntry e, top
+        cdef bint have = False
+        cdef int64_t slot
+        cdef size_t t
+        if self.pheap.v.size() > 2 * self.pairs.used + (1 << 16):  # mostly stale entries
+            self.rebuild_lik()
+        self.near.clear()
+        while self.pheap.v.size():
+            if have and self.pheap.v[0].score < top.score:  # no pair left can reach the best gain
+                break
+            e = self.pheap.pop()
+            slot = self.pairs.find(e.key)
+            if slot < 0 or self.pairs.vals[slot] < self.threshold:
+                continue
+            e.count = self.pairs.vals[slot]
+            e.score = self.lik_score(e.key, e.count)
+            if not have:
+                top, have = e, True
+            elif top < e:
+                self.near.push_back(top)
+                top = e
+            else:
+                self.near.push_back(e)
+        for t in range(self.near.size()):  # bounds again: gain now plus the margin
+            e = self.near[t]
+            e.score += self.margin
+            self.pheap.push(e)
+        if not have:
+            return False
+        best[0] = top.key
+        lst[0] = self.pairs.aux[self.pairs.find(top.key)]
+        return True
+
+    cdef void rebuild_lik(self) noexcept nogil:
+        """One fresh bound per candidate pair."""
+        cdef size_t i
+        cdef PmiEntry e
+        self.pheap.v.clear()
+        for i in range(self.pairs.keys.size()):
+            if self.pairs.keys[i] != EMPTY and self.pairs.vals[i] >= self.threshold:
+                e.count, e.key = self.pairs.vals[i], self.pairs.keys[i]
+                e.score = self.lik_score(e.key, e.count) + self.margin
+                self.pheap.v.push_back(e)
+        self.pheap.rebuild()
+
+    cdef void set_total(self, int64_t total) noexcept nogil:
+        self.total = total
+        self.ftotal = xlogx(total)
+        self.margin = self.ftotal * (1.0 / 1099511627776.0)  # 2**-40 f(N)
+
+    cdef void refresh_symbol(self, int32_t x) noexcept nogil:
+        self.symf[x] = xlogx(self.symcount[x])
+
+    cdef void count_runs(self, int32_t* buf, int32_t L, int32_t a, int32_t b, int32_t r, int64_t c) noexcept nogil:
+        """halfruns[x] += c * floor(k / 2) per run of k x's in buf: for every x (a < 0), else for a, b, r."""
+        cdef int32_t i = 0, j, x
+        while i < L:
+            x = buf[i]
+            j = i + 1
+            while j < L and buf[j] == x:
+                j += 1
+            if j - i >= 2 and (a < 0 or x == a or x == b or x == r):
+                self.halfruns[x] += c * ((j - i) // 2)
+            i = j
 
     # ------------------------------------------------------------ applying a merge
 
@@ -233,6 +340,8 @@ cdef class _Engine:
             self.visited[w] = self.stamp
             L, c = self.length[w], self.weight[w]
             buf = &self.sym[self.start[w]] if L else NULL
+            if self.lik:  # the word's (x, x) merges for x in a, b, r: out now, back in below
+                self.count_runs(buf, L, a, b, r, -c)
             i = j = 0
             while i < L:
                 if buf[i] == a and i + 1 < L and buf[i + 1] == b:
@@ -256,6 +365,8 @@ cdef class _Engine:
                     i += 1
                 j += 1
             self.length[w] = j
+            if self.lik:
+                self.count_runs(buf, j, a, b, r, c)
         # increments first, so a count only ever reaches 0 (and is erased) for good
         for t in range(self.touched_l.size()):
             s = self.touched_l[t]
@@ -274,6 +385,11 @@ cdef class _Engine:
             self.symcount[a] -= merged
             self.symcount[b] -= merged
             self.symcount[r] += merged
+        if self.lik:
+            self.set_total(self.total - merged)
+            self.refresh_symbol(a)
+            self.refresh_symbol(b)
+            self.refresh_symbol(r)
         for t in range(self.touched_l.size()):
             s = self.touched_l[t]
             self.settle(key(s, r), self.ll[s])
@@ -325,7 +441,8 @@ def train_merges(symbols, offsets, counts, *, vocab_len: int, vocab_size: int, m
     Returns [(left id, right id, new id), ...]; see `tokkit._merge_py.train_merges`.
     """
     symbols, offsets, counts = check_inputs(symbols, offsets, counts, vocab_len, vocab_size, scoring)
-    cdef _Engine engine = _Engine(symbols, offsets, counts, vocab_len, scoring == "pmi", min_frequency)
+    cdef _Engine engine = _Engine(symbols, offsets, counts, vocab_len, scoring == "pmi", min_frequency,
+                                  scoring == "likelihood")
     cdef uint64_t best
     cdef int32_t lst, a, b, new
     cdef bint found
@@ -347,3 +464,13 @@ def train_merges(symbols, offsets, counts, *, vocab_len: int, vocab_size: int, m
     if progress is not None:
         progress(len(merges))
     return merges
+
+
+def likelihood_score(n, count_a, count_b, total, same=False) -> float:
+    """The compiled engine's likelihood gain, for checking it against tokkit._merge_py.likelihood_score.
+
+    >>> from tokkit import _merge_py
+    >>> likelihood_score(3, 10, 7, 40) == _merge_py.likelihood_score(3, 10, 7, 40)
+    True
+    """
+    return gain(n, count_a, xlogx(count_a), count_b, xlogx(count_b), total, xlogx(total), same)
