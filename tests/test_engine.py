@@ -456,3 +456,22 @@ def test_engines_agree_with_arbitrary_reuse(corpus, min_frequency, salt, scoring
                                           scoring=scoring, merge_id=scrambled_ids(4, salt))
             for name in ("compiled", "python")]
     assert runs[0] == runs[1]
+
+
+@pytest.mark.corpus
+def test_likelihood_engines_agree_on_wiki_text(corpus_dir):
+    """Real word counts (large symbol counts, long waits in the heap): the compiled engine's bounds
+    pick exactly the pairs the Python twin's full scan picks."""
+    from tokkit.engine import COMPILED, get_engine
+
+    if not COMPILED:
+        pytest.skip("the compiled engine is not built")
+    text = (corpus_dir / "en" / "wiki" / "000.txt").read_text(encoding="utf-8")[:150_000].lower()
+    word_counts = Counter(text.split())
+    chars = sorted({ch for w in word_counts for ch in w})
+    index = {ch: i for i, ch in enumerate(chars)}
+    words = list(word_counts)
+    args = pack([[index[ch] for ch in w] for w in words], [word_counts[w] for w in words])
+    runs = [get_engine(name).train_merges(*args, vocab_len=len(chars), vocab_size=len(chars) + 300,
+                                          scoring="likelihood") for name in ("compiled", "python")]
+    assert runs[0] == runs[1] and len(runs[0]) == 300

@@ -26,11 +26,13 @@ float64 comparison, the same one a recount would pick.
 [(0, 0, 4), (0, 1, 5), (4, 5, 6)]
 """
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.math cimport log
 from libcpp.vector cimport vector
 
 from tokkit._merge_py import PROGRESS_EVERY, check_inputs, check_new_id
 
 cdef uint64_t EMPTY = <uint64_t>-1
+cdef int LOW_SHIFT = 8  # likelihood: a symbol's floor sits 1/256 below its count (tuned on en/wiki)
 
 
 cdef class _Engine:
@@ -76,8 +78,12 @@ cdef class _Engine:
         self.pairs.init(1 << 16)
         if self.lik:
             self.set_total(total)
+            self.xlogx_table.resize(1 << 16)
+            for i in range(1 << 16):
+                self.xlogx_table[i] = xlogx(i)
             for i in range(vocab_len):
                 self.refresh_symbol(<int32_t>i)
+                self.set_low(<int32_t>i)
             for w in range(n):
                 self.count_runs(&self.sym[self.start[w]] if self.length[w] else NULL, self.length[w],
                                 -1, -1, -1, self.weight[w])
@@ -97,7 +103,7 @@ cdef class _Engine:
                 continue
             self.lists[self.pairs.aux[i]].shrink_to_fit()
             if self.pmi:
-                if self.pairs.vals[i] >= self.threshold:
+                if self.pairs.vals[i] >= self.threshold and not self.lik:
                     self.track(k)
                 self.push_pmi(k, self.pairs.vals[i])
             else:  # frequency: the heap entry owns the word list, as in tokenizers
@@ -120,6 +126,9 @@ cdef class _Engine:
         if self.lik:
             self.symf.resize(n, 0.0)
             self.halfruns.resize(n, 0)
+            self.exact.resize(n)
+            self.low.resize(n, 0)
+            self.lnlow.resize(n, 0.0)
 
     cdef int32_t new_list(self) noexcept nogil:
         cdef int32_t i
@@ -149,8 +158,8 @@ cdef class _Engine:
     cdef void push_pmi(self, uint64_t k, int64_t count) noexcept nogil:
         cdef PmiEntry e
         if count >= self.threshold:
-            if self.lik:  # an upper bound on the gain from now until the pair is re-queued
-                e.score = self.lik_score(k, count) + self.margin
+            if self.lik:  # the count-only bound: holds until the pair's count grows
+                e.score = <double>count * self.crude + 2.0 * self.margin
             else:
                 e.score = pmi_score(count, self.symcount[left(k)], self.symcount[right(k)])
             e.count, e.key = count, k
@@ -165,7 +174,7 @@ cdef class _Engine:
         slot = self.pairs.slot(k, &created)
         # pmi: the symbols' pair lists hold candidates only (count >= threshold), so rescoring
         # skips the long tail of rare pairs; a pair joins them again when it climbs back
-        if self.pmi and self.pairs.vals[slot] < self.threshold <= self.pairs.vals[slot] + delta:
+        if self.pmi and not self.lik and self.pairs.vals[slot] < self.threshold <= self.pairs.vals[slot] + delta:
             self.track(k)
         self.pairs.vals[slot] += delta
         if self.pairs.vals[slot] == 0:
@@ -253,10 +262,9 @@ cdef class _Engine:
                 top = e
             else:
                 self.near.push_back(e)
-        for t in range(self.near.size()):  # bounds again: gain now plus the margin
-            e = self.near[t]
-            e.score += self.margin
-            self.pheap.push(e)
+        for t in range(self.near.size()):  # symbol bounds from now on (see lik_bound)
+            self.note_exact(self.near[t].key)
+            self.push_exact(self.near[t].key, self.near[t].count)  # bounds: 2 margins (see push_exact)
         if not have:
             return False
         best[0] = top.key
@@ -264,21 +272,89 @@ cdef class _Engine:
         return True
 
     cdef void rebuild_lik(self) noexcept nogil:
-        """One fresh bound per candidate pair."""
+        """One count-only bound per candidate pair."""
         cdef size_t i
         cdef PmiEntry e
         self.pheap.v.clear()
+        for i in range(self.exact.size()):
+            self.exact[i].clear()
+        for i in range(self.pairs.flag.size()):
+            self.pairs.flag[i] = 0
         for i in range(self.pairs.keys.size()):
             if self.pairs.keys[i] != EMPTY and self.pairs.vals[i] >= self.threshold:
                 e.count, e.key = self.pairs.vals[i], self.pairs.keys[i]
-                e.score = self.lik_score(e.key, e.count) + self.margin
+                e.score = <double>e.count * self.crude + 2.0 * self.margin
                 self.pheap.v.push_back(e)
         self.pheap.rebuild()
+
+    cdef void note_exact(self, uint64_t k) noexcept nogil:
+        """From now on, re-queue k with an exact bound whenever one of its symbols' counts moves."""
+        cdef int64_t slot = self.pairs.find(k)
+        if slot >= 0 and not self.pairs.flag[slot]:
+            self.pairs.flag[slot] = 1
+            self.exact[left(k)].push_back(k)
+            if right(k) != left(k):
+                self.exact[right(k)].push_back(k)
+
+    cdef void requeue(self, uint64_t k) noexcept nogil:
+        cdef int64_t slot = self.pairs.find(k)
+        if slot >= 0:
+            self.push_pmi(k, self.pairs.vals[slot])
+
+    cdef void push_exact(self, uint64_t k, int64_t count) noexcept nogil:
+        cdef PmiEntry e
+        e.count, e.key = count, k
+        e.score = self.lik_bound(k, count) + 2.0 * self.margin  # one for the gain's rounding, one for the bound's
+        self.pheap.push(e)
+
+    cdef void requeue_flagged(self, uint64_t k) noexcept nogil:
+        """Pair k's count fell: a symbol bound no longer holds for it (a count-only bound still does)."""
+        cdef int64_t slot = self.pairs.find(k)
+        if slot >= 0 and self.pairs.flag[slot] and self.pairs.vals[slot] >= self.threshold:
+            self.push_exact(k, self.pairs.vals[slot])
+
+    cdef double lik_bound(self, uint64_t k, int64_t count) noexcept nogil:
+        """An upper bound on the gain that holds while N falls and symbol counts stay at or above `low`.
+
+        f(N) - f(N - n), the integral of ln x + 1 over [N - n, N], is at most n (ln N + 1) - n**2 / 2N
+        (ln N - ln x >= (N - x) / N). f(c - m) - f(c) (m = n, or 2n for a == b) only grows as c
+        falls, so it is at most its value at the floor c = low; when m <= c / 16 that is in turn at
+        most -m (ln c + 1) + m**2 / 2(c - m) (ln c - ln x <= (c - x) / (c - m) on [c - m, c]).
+        """
+        cdef int32_t a = left(k), b = right(k)
+        cdef int64_t n = self.halfruns[a] if a == b else count
+        cdef double dn = <double>n
+        cdef double g = dn * self.crude - dn * dn * self.half_inv_total + self.small_xlogx(n)
+        g += self.floor_term(a, n if a != b else 2 * n)
+        if a != b:
+            g += self.floor_term(b, n)
+        return g
+
+    cdef double floor_term(self, int32_t x, int64_t m) noexcept nogil:
+        """At least f(c - m) - f(c) for every count c >= max(low[x], m) (see lik_bound)."""
+        cdef int64_t c = self.low[x]
+        cdef double dm = <double>m
+        if c < 16 * m:
+            if c < m:
+                c = m
+            return xlogx(c - m) - xlogx(c)
+        return 0.5 * dm * dm / <double>(c - m) - dm * (self.lnlow[x] + 1.0)
+
+    cdef double small_xlogx(self, int64_t n) noexcept nogil:
+        if n < <int64_t>self.xlogx_table.size():
+            return self.xlogx_table[n]
+        return xlogx(n)
+
+    cdef void set_low(self, int32_t x) noexcept nogil:
+        self.low[x] = self.symcount[x] - (self.symcount[x] >> LOW_SHIFT)
+        self.lnlow[x] = log(<double>self.low[x]) if self.low[x] > 0 else 0.0
 
     cdef void set_total(self, int64_t total) noexcept nogil:
         self.total = total
         self.ftotal = xlogx(total)
         self.margin = self.ftotal * (1.0 / 1099511627776.0)  # 2**-40 f(N)
+        self.crude = (log(<double>total) if total > 0 else 0.0) + 1.0  # gain <= count * (ln N + 1)
+        self.half_inv_total = 0.5 / <double>total if total > 0 else 0.0
 
     cdef void refresh_symbol(self, int32_t x) noexcept nogil:
         self.symf[x] = xlogx(self.symcount[x])
@@ -286,13 +362,15 @@ cdef class _Engine:
     cdef void count_runs(self, int32_t* buf, int32_t L, int32_t a, int32_t b, int32_t r, int64_t c) noexcept nogil:
         """halfruns[x] += c * floor(k / 2) per run of k x's in buf: for every x (a < 0), else for a, b, r."""
         cdef int32_t i = 0, j, x
-        while i < L:
+        while i + 1 < L:
             x = buf[i]
-            j = i + 1
+            if x != buf[i + 1] or (a >= 0 and x != a and x != b and x != r):
+                i += 1
+                continue
+            j = i + 2
             while j < L and buf[j] == x:
                 j += 1
-            if j - i >= 2 and (a < 0 or x == a or x == b or x == r):
-                self.halfruns[x] += c * ((j - i) // 2)
+            self.halfruns[x] += c * ((j - i) // 2)
             i = j
 
     # ------------------------------------------------------------ applying a merge
@@ -397,11 +475,23 @@ cdef class _Engine:
             s = self.touched_r[t]
             if s != r:
                 self.settle(key(r, s), self.lr[s])
-        if self.pmi:
+        if self.pmi and not self.lik:
             self.rescore(a)
             if b != a:
                 self.rescore(b)
             self.rescore(r)
+        if self.lik:
+            for t in range(self.touched_l.size()):
+                self.requeue_flagged(key(self.touched_l[t], a))
+            for t in range(self.touched_r.size()):
+                self.requeue_flagged(key(b, self.touched_r[t]))
+            self.requeue(key(a, b))  # normally gone; if not, it needs a bound again (its entry was used up)
+            if self.symcount[a] < self.low[a]:
+                self.rescore(a)
+            if b != a and self.symcount[b] < self.low[b]:
+                self.rescore(b)
+            if self.symcount[r] == merged:  # a new symbol (not a reused one): its first floor
+                self.set_low(r)
 
     cdef void settle(self, uint64_t k, int32_t lst) noexcept nogil:
         """Hand the words where pair k was just created to the queue (frequency) or the pair (pmi)."""
@@ -412,19 +502,34 @@ cdef class _Engine:
             self.release(lst)
         elif not self.pmi:
             self.push_freq(self.pairs.vals[slot], k, lst)
-        elif self.pairs.aux[slot] < 0:
-            self.pairs.aux[slot] = lst
         else:
-            own = self.pairs.aux[slot]
-            for t in range(self.lists[lst].size()):
-                self.lists[own].push_back(self.lists[lst][t])
-            self.release(lst)
+            if self.pairs.aux[slot] < 0:
+                self.pairs.aux[slot] = lst
+            else:
+                own = self.pairs.aux[slot]
+                for t in range(self.lists[lst].size()):
+                    self.lists[own].push_back(self.lists[lst][t])
+                self.release(lst)
+            if self.lik:  # its count grew: a new count-only bound
+                self.push_pmi(k, self.pairs.vals[slot])
 
     cdef void rescore(self, int32_t x) noexcept nogil:
         """Queue a fresh score for every candidate pair touching x (its count changed: scores moved)."""
         cdef vector[uint64_t]* v = &self.sym_pairs[x]
         cdef size_t t, keep = 0
         cdef int64_t slot
+        if self.lik:  # x fell below its floor: new floor, new bounds for the pairs that use it
+            self.set_low(x)
+            for t in range(self.exact[x].size()):
+                slot = self.pairs.find(self.exact[x][t])
+                if slot >= 0 and self.pairs.vals[slot] >= self.threshold:
+                    self.exact[x][keep] = self.exact[x][t]
+                    keep += 1
+                    self.push_exact(self.exact[x][t], self.pairs.vals[slot])
+                elif slot >= 0:
+                    self.pairs.flag[slot] = 0  # dropped here; note_exact may list it again
+            self.exact[x].resize(keep)
+            return
         for t in range(v[0].size()):
             slot = self.pairs.find(v[0][t])
             if slot >= 0 and self.pairs.vals[slot] >= self.threshold:

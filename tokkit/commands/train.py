@@ -27,7 +27,7 @@ ALL_OUTPUT_FILES = set().union(*OUTPUT_FILES.values())
 @click.option("--limit-alphabet", type=int, default=None, metavar="N",
               help="Keep the N most frequent characters (default 1000; bytelevel ignores it).")
 @click.option("--cased", is_flag=True, help="wordpiece: keep case and accents.")
-@click.option("--scoring", type=click.Choice(["pmi", "frequency"]), default=None,
+@click.option("--scoring", type=click.Choice(["likelihood", "pmi", "frequency"]), default=None,
               help="wordpiece merge scoring (default pmi).")
 @click.option("--lowercase", is_flag=True, help="bpe: lowercase while normalizing.")
 @click.option("--pattern", default=None, metavar="REGEX", help="bytelevel: pre-tokenization pattern (default GPT-2).")
