@@ -90,10 +90,15 @@ cdef extern from *:
     // f(x) = x ln x with f(0) = 0, and the likelihood gain in the order tokkit._merge_py.likelihood_score
     // adds it up (fx, fa, fb, fn_ are f of x, c_a, c_b, N; the build turns off FMA contraction).
     static inline double tk_xlogx(int64_t x) { if (x <= 0) return 0.0; double y = (double)x; return y * log(y); }
-    static inline double tk_gain(int64_t n, int64_t a, double fa, int64_t b, double fb, int64_t total, double ft, bool same) {
+    // fn = f(n), which the engine takes from a table for small n
+    static inline double tk_gain_fn(int64_t n, double fn, int64_t a, double fa, int64_t b, double fb, int64_t total,
+                                    double ft, bool same) {
         double big = ft - tk_xlogx(total - n);
-        if (same) return big + (tk_xlogx(n) + (tk_xlogx(a - 2 * n) - fa));
-        return big + (tk_xlogx(n) + ((tk_xlogx(a - n) - fa) + (tk_xlogx(b - n) - fb)));
+        if (same) return big + (fn + (tk_xlogx(a - 2 * n) - fa));
+        return big + (fn + ((tk_xlogx(a - n) - fa) + (tk_xlogx(b - n) - fb)));
+    }
+    static inline double tk_gain(int64_t n, int64_t a, double fa, int64_t b, double fb, int64_t total, double ft, bool same) {
+        return tk_gain_fn(n, tk_xlogx(n), a, fa, b, fb, total, ft, same);
     }
     """
     uint64_t key "tk_key"(int32_t a, int32_t b) nogil
@@ -103,6 +108,8 @@ cdef extern from *:
     double xlogx "tk_xlogx"(int64_t x) nogil
     double gain "tk_gain"(int64_t n, int64_t a, double fa, int64_t b, double fb, int64_t total, double ft,
                           cbool same) nogil
+    double gain_fn "tk_gain_fn"(int64_t n, double fn, int64_t a, double fa, int64_t b, double fb, int64_t total,
+                                double ft, cbool same) nogil
     cppclass PairMap "TkPairMap":
         vector[uint64_t] keys
         vector[int64_t] vals

@@ -10,15 +10,28 @@ compacted in place, pair counts in an open-addressing table keyed by
 The pmi and likelihood scorings keep a lazy max-heap. A pmi score changes only when
 the pair's count or one of its symbols' counts changes, and every such pair touches
 a, b or the new symbol, so those are re-queued after each merge and an entry whose
-score is out of date is dropped. A likelihood gain also depends on N, which falls
-with every merge; for an untouched pair that makes the gain fall (d/dN of
-f(N) - f(N - n) is ln(N / (N - n)) > 0), while pairs touching a, b or the new symbol
-may rise and are re-queued. The heap therefore holds upper bounds: each entry is the
-gain computed then plus a margin of 2**-40 f(N) that covers the rounding of the
-float64 expression now and later (each is within 63 * 2**-53 f(N) of the exact
-value). `pick_lik` pops entries, recomputing their gains, until the next bound is
-below the best gain found, so the pair it returns is the best under the exact
-float64 comparison, the same one a recount would pick.
+score is out of date is dropped.
+
+A likelihood gain also depends on N, which falls with every merge. For a pair whose
+count and symbol counts stay put the gain can only fall (d/dN of f(N) - f(N - n) is
+ln(N / (N - n)) > 0); it rises when one of its symbols' counts falls, or when its own
+count changes. So the heap holds upper bounds, each valid until a stated event, and
+`pick_lik` pops entries, recomputing their exact gains, until the next bound is below
+the best gain found: the pair it returns is the best under the exact float64
+comparison, the one a recount would pick. Bounds, cheapest first:
+
+* count-only, ``count * (ln N + 1)``: f(n) + f(c - n) - f(c) <= 0 for either symbol,
+  so the gain is at most f(N) - f(N - n) <= n (ln N + 1). Holds until the pair's count
+  grows; pushed for every new or grown pair.
+* symbol floors: each symbol x has a floor ``low[x]`` 1/256 below its count, and the
+  gain with c_a, c_b lowered to their floors (cheap linear forms, `lik_bound`) holds
+  until the count changes or a symbol falls below its floor. Pairs that were ever
+  near the top carry these; they are re-queued when their count falls and, all the
+  pairs of symbol x together, when x falls below its floor.
+
+Every bound adds a margin of 2 * 2**-40 f(N): the float64 gain is within 63 * 2**-53 f(N)
+of the exact value (seven terms of at most f(N), each within a few ulps, six sums), so
+the margin covers the rounding of the gain now and later and of the bound itself.
 
 >>> import numpy as np
 >>> word = np.array([0, 0, 0, 1, 3, 0, 0, 0, 1, 0, 2], dtype=np.int32)   # "aaabdaaabac"
@@ -231,11 +244,9 @@ cdef class _Engine:
     cdef double lik_score(self, uint64_t k, int64_t count) noexcept nogil:
         """The pair's likelihood gain from today's counts (see tokkit._merge_py.likelihood_score)."""
         cdef int32_t a = left(k), b = right(k)
-        if a == b:
-            return gain(self.halfruns[a], self.symcount[a], self.symf[a], self.symcount[a], self.symf[a],
-                        self.total, self.ftotal, True)
-        return gain(count, self.symcount[a], self.symf[a], self.symcount[b], self.symf[b],
-                    self.total, self.ftotal, False)
+        cdef int64_t n = self.halfruns[a] if a == b else count
+        return gain_fn(n, self.small_xlogx(n), self.symcount[a], self.symf[a], self.symcount[b], self.symf[b],
+                       self.total, self.ftotal, a == b)
 
     cdef bint pick_lik(self, uint64_t* best, int32_t* lst) noexcept nogil:
         """Pop bounds until the next one is below the best exact gain seen; re-queue the others."""
