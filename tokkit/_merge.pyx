@@ -414,11 +414,14 @@ cdef class _Engine:
         cdef int32_t w, i, j, L, s
         cdef int32_t* buf
         cdef int64_t c, merged = 0
+        cdef bint runs = False, rr
         if lst >= 0:
             words.swap(self.lists[lst])
         if not self.pmi:  # the popped entry owned it; in pmi it stays the pair's (now empty) list
             self.release(lst)
         self.grow_symbols(<size_t>r + 1)
+        if self.lik:  # runs of a, b or r anywhere at all? (if not, no word needs counting before)
+            runs = self.halfruns[a] > 0 or self.halfruns[b] > 0 or self.halfruns[r] > 0
         self.stamp += 1
         self.touched_l.clear()
         self.touched_r.clear()
@@ -429,20 +432,23 @@ cdef class _Engine:
             self.visited[w] = self.stamp
             L, c = self.length[w], self.weight[w]
             buf = &self.sym[self.start[w]] if L else NULL
-            if self.lik:  # the word's (x, x) merges for x in a, b, r: out now, back in below
+            if runs:  # the word's (x, x) merges for x in a, b, r: out now, back in below
                 self.count_runs(buf, L, a, b, r, -c)
+            rr = False
             i = j = 0
             while i < L:
                 if buf[i] == a and i + 1 < L and buf[i + 1] == b:
                     merged += c
                     if j > 0:  # (p, a) -> (p, r); p may be an r made a moment ago
                         s = buf[j - 1]
+                        rr = rr or s == r
                         self.note(s, c, True)
                         self.note_word(self.ll[s], w)
                     if i + 2 < L:  # (b, n) -> (r, n); n is still the original symbol
                         s = buf[i + 2]
                         self.note(s, c, False)
                         if s == r:  # (r, r) has one word list whatever side found it
+                            rr = True
                             self.note(r, 0, True)
                             self.note_word(self.ll[r], w)
                         else:
@@ -454,7 +460,7 @@ cdef class _Engine:
                     i += 1
                 j += 1
             self.length[w] = j
-            if self.lik:
+            if runs or (rr and self.lik):  # merging makes no new runs of a or b, only of r
                 self.count_runs(buf, j, a, b, r, c)
         # increments first, so a count only ever reaches 0 (and is erased) for good
         for t in range(self.touched_l.size()):
