@@ -25,7 +25,9 @@ extensions = [
         path[:-4].replace(os.sep, "."),
         [path],
         language="c++",
-        extra_compile_args=["-O3", "-std=c++17"] + (["-O0", "-g"] if DEBUG else []),
+        extra_compile_args=["-O3", "-std=c++17"] + (["-O0", "-g"] if DEBUG else [])
+        # the merge engine's float scores must match tokkit/train/merge_py.py bit for bit: no fused multiply-add
+        + (["-ffp-contract=off"] if os.path.basename(path) == "merge.pyx" else []),
     )
     for path in sorted(glob.glob(os.path.join("tokkit", "_native", "*.pyx")))
     # TOKKIT_BUILD_ONLY=merge,text builds just those (handy while another kernel is mid-edit).

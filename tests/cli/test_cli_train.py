@@ -40,6 +40,21 @@ def test_default_corpus_and_folder(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left
 
 
+def test_wordpiece_scoring_option(tmp_path, small):
+    """No --scoring trains with likelihood; pmi and frequency give their own vocabularies."""
+    vocabs = {}
+    for scoring in (None, "likelihood", "pmi", "frequency"):
+        out = f"out-{scoring}"
+        extra = [] if scoring is None else ["--scoring", scoring]
+        proc = run(["train", "--algo", "wordpiece", "--vocab-size", "60", *extra, "-o", out, str(small), "-q"], tmp_path)
+        assert proc.returncode == 0, proc.stderr.decode()
+        vocabs[scoring] = (tmp_path / out / "vocab.txt").read_text(encoding="utf-8")
+    assert vocabs[None] == vocabs["likelihood"]
+    assert len({vocabs["likelihood"], vocabs["pmi"], vocabs["frequency"]}) == 3
+    proc = run(["train", "--algo", "bpe", "--scoring", "likelihood", str(small)], tmp_path)
+    assert proc.returncode != 0 and "--scoring" in error_line(proc)
+
+
 @pytest.mark.parametrize("algo,files", [("bpe", {"tokenizer.json", "vocab.json", "merges.txt"}),
                                         ("bytelevel", {"tokenizer.json", "vocab.json", "merges.txt"})])
 def test_other_algorithms_write_their_files(tmp_path, small, algo, files):

@@ -1,5 +1,4 @@
 """tokkit.pretraining.shards: write_shards and ShardDataset (round trip, sharing out, atomic output, bad input)."""
-import importlib.util
 import json
 
 import numpy as np
@@ -119,11 +118,6 @@ def test_bad_tokenizer_and_kind(tmp_path, corpus):
         write_shards(no_cls, [corpus], kind="mlm", max_length=24, output=tmp_path / "s", progress=False)
 
 
-needs_encode_cli = pytest.mark.skipif(importlib.util.find_spec("tokkit.cli.encode") is None,
-                                      reason="the `tokkit encode` command (tokkit/commands/encode.py) is not written yet")
-
-
-@needs_encode_cli
 def test_encode_pretraining_cli_writes_shards(tmp_path, corpus):
     import tokkit
     from tokkit.cli import main

@@ -87,8 +87,10 @@ def test_same_basename_uses_paths(setup, tmp_path):
 
 
 def test_parse_and_split():
-    assert [c[0] for c in parse_candidates("all")] == ["wordpiece-pmi", "wordpiece-frequency", "bpe", "bytelevel"]
-    assert [c[0] for c in parse_candidates("wordpiece,wordpiece-pmi,bpe")] == ["wordpiece-pmi", "bpe"]
+    assert [c[0] for c in parse_candidates("all")] == ["wordpiece-pmi", "wordpiece-likelihood", "wordpiece-frequency",
+                                                       "bpe", "bytelevel"]
+    assert [c[0] for c in parse_candidates("wordpiece,wordpiece-likelihood,bpe")] == ["wordpiece-likelihood", "bpe"]
+    assert [c[0] for c in parse_candidates("wordpiece-pmi,wordpiece")] == ["wordpiece-pmi", "wordpiece-likelihood"]
     with pytest.raises(TokkitError, match="unknown candidate 'unigram'"):
         parse_candidates("bpe,unigram")
     train, held = split_heldout([str(i) for i in range(100)], 0.1)
@@ -106,19 +108,21 @@ def test_markdown_table_has_a_column_per_candidate():
     assert "| [UNK] rate | 20.00% | n/a |" in md
 
 
-def test_compare_train_pmi_vs_frequency(setup, tmp_path, capsys):
+def test_compare_train_pmi_likelihood_frequency(setup, tmp_path, capsys):
     root, corpus, dirs, lines = setup
     out = tmp_path / "out"
-    assert run(["compare", "--train", "wordpiece,wordpiece-frequency", "--vocab-size", "400",
+    assert run(["compare", "--train", "wordpiece-pmi,wordpiece,wordpiece-frequency", "--vocab-size", "400",
                 "--heldout", "0.2", str(corpus), "-o", str(out)]) == 0
     data = json.loads((out / "compare.json").read_text(encoding="utf-8"))
-    assert list(data["results"]) == ["wordpiece-pmi", "wordpiece-frequency"]
+    assert list(data["results"]) == ["wordpiece-pmi", "wordpiece-likelihood", "wordpiece-frequency"]
+    header = capsys.readouterr().out.splitlines()[1].split()
+    assert header == ["wordpiece-pmi", "wordpiece-likelihood", "wordpiece-frequency"]  # side by side
     held = len(lines) - round(len(lines) * 0.8)
     assert f"held-out {held:,} lines" in data["setting"]
     for r in data["results"].values():
         assert r["lines"] == held
     vocabs = [(out / "tokenizers" / n / "vocab.txt").read_text(encoding="utf-8") for n in data["results"]]
-    assert vocabs[0] != vocabs[1]  # the scoring option reached the trainer
+    assert len(set(vocabs)) == 3  # the scoring option reached the trainer
 
 
 @pytest.mark.parametrize("case", ["no-dirs", "unknown-algo", "bad-heldout", "output-is-file", "missing-dir"])

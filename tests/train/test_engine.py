@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokkit.errors import TokkitError
-from tokkit.train.merge_py import pmi_score
+from tokkit.train.merge_py import likelihood_score, pmi_score, xlogx
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
@@ -72,6 +72,41 @@ def brute_pmi(words, counts, vocab_len, vocab_size, min_frequency):
     return merges
 
 
+def passes(word, a, b):
+    """How many merges the left-to-right pass over word makes for (a, b)."""
+    return (len(word) - len(merge_everywhere(word, a, b, -1)))
+
+
+def brute_likelihood(words, counts, vocab_len, vocab_size, min_frequency):
+    """Recount at every step; n is what the left-to-right pass would merge, found by merging."""
+    words, merges = [list(w) for w in words], []
+    while vocab_len < vocab_size:
+        syms, pairs = Counter(), Counter()
+        for w, c in zip(words, counts):
+            for s in w:
+                syms[s] += c
+            for p in zip(w, w[1:]):
+                pairs[p] += c
+        total = sum(syms.values())
+        cands = [p for p, n in pairs.items() if n >= max(min_frequency, 1)]
+        if not cands:
+            break
+
+        def key(p):
+            n = sum(passes(w, *p) * c for w, c in zip(words, counts))
+            assert p[0] == p[1] or n == pairs[p]  # a != b: occurrences never overlap
+            return likelihood_score(n, syms[p[0]], syms[p[1]], total, p[0] == p[1]), pairs[p], -p[0], -p[1]
+
+        a, b = max(cands, key=key)
+        merges.append((a, b, vocab_len))
+        words = [merge_everywhere(w, a, b, vocab_len) for w in words]
+        vocab_len += 1
+    return merges
+
+
+BRUTE = {"frequency": textbook_bpe, "pmi": brute_pmi, "likelihood": brute_likelihood}
+
+
 # words over a tiny alphabet so that repeats, overlaps ("aaaa") and ties are common
 corpora = st.lists(
     st.tuples(st.lists(st.integers(0, 3), min_size=1, max_size=8), st.integers(0, 5)),  # 0: an unseen word
@@ -111,11 +146,37 @@ def test_pmi_matches_brute_force(engine, corpus, min_frequency, extra):
 
 
 @FAST
-@given(big_counts, st.sampled_from(["frequency", "pmi"]))
+@given(corpora, st.integers(0, 3), st.integers(0, 40))
+def test_likelihood_matches_brute_force(engine, corpus, min_frequency, extra):
+    words, counts = [w for w, _ in corpus], [c for _, c in corpus]
+    expected = brute_likelihood(words, counts, 4, 4 + extra, min_frequency)
+    got = engine.train_merges(*pack(words, counts), vocab_len=4, vocab_size=4 + extra,
+                              min_frequency=min_frequency, scoring="likelihood")
+    assert got == expected
+
+
+# longer words over more symbols: many merges, so N falls a long way while pairs wait in the heap
+long_corpora = st.lists(
+    st.tuples(st.lists(st.integers(0, 5), min_size=1, max_size=24), st.integers(1, 300)),
+    min_size=1, max_size=30,
+)
+
+
+@FAST
+@given(long_corpora, st.integers(1, 3))
+def test_likelihood_matches_brute_force_long_runs(engine, corpus, min_frequency):
+    words, counts = [w for w, _ in corpus], [c for _, c in corpus]
+    expected = brute_likelihood(words, counts, 6, 80, min_frequency)
+    got = engine.train_merges(*pack(words, counts), vocab_len=6, vocab_size=80,
+                              min_frequency=min_frequency, scoring="likelihood")
+    assert got == expected
+
+
+@FAST
+@given(big_counts, st.sampled_from(["frequency", "pmi", "likelihood"]))
 def test_huge_counts(engine, corpus, scoring):
     words, counts = [w for w, _ in corpus], [c for _, c in corpus]
-    reference = brute_pmi if scoring == "pmi" else textbook_bpe
-    expected = reference(words, counts, 3, 30, 2)
+    expected = BRUTE[scoring](words, counts, 3, 30, 2)
     assert engine.train_merges(*pack(words, counts), vocab_len=3, vocab_size=30, scoring=scoring) == expected
 
 
@@ -131,7 +192,60 @@ def test_pmi_rescoring_trap(engine):
     assert got == brute_pmi(words, counts, 4, 10, 1)
 
 
-@pytest.mark.parametrize("scoring", ["frequency", "pmi"])
+def test_likelihood_hand_checked():
+    """The gain formula against the log-likelihood of the data before and after, by hand."""
+    import math
+
+    def loglik(counts):
+        total = sum(counts)
+        return sum(c * math.log(c / total) for c in counts if c)
+
+    # "ab" x 3 and "ac" x 1: a=4 b=3 c=1, N=8; merging (a, b) leaves ab=3 a=1 c=1, N=5
+    assert likelihood_score(3, 4, 3, 8) == pytest.approx(loglik([3, 1, 1]) - loglik([4, 3, 1]), abs=1e-12)
+    # runs of a: "aaaaa" x 2 gives 2 merges each (aa aa a), so n=4: a=10 -> a=2, aa=4, N=10 -> 6
+    assert likelihood_score(4, 10, 10, 10, same=True) == pytest.approx(loglik([2, 4]) - loglik([10]), abs=1e-12)
+    assert xlogx(0) == 0.0 and xlogx(1) == 0.0
+
+
+def test_likelihood_runs_and_rising_scores(engine):
+    """(a, a) is scored by its non-overlapping merges; merges raise the gains of pairs sharing a symbol."""
+    words, counts = [[0, 0, 0, 0, 0], [0, 1], [2, 3], [1, 2, 3, 1]], [7, 3, 5, 2]
+    got = engine.train_merges(*pack(words, counts), vocab_len=4, vocab_size=20, min_frequency=1,
+                              scoring="likelihood")
+    assert got == brute_likelihood(words, counts, 4, 20, 1) and len(got) >= 5
+
+
+def test_likelihood_scores_bit_identical():
+    """The compiled gain and the Python one are the same doubles, over a wide range of counts."""
+    from tokkit.train.engine import COMPILED, get_engine
+
+    if not COMPILED:
+        pytest.skip("the compiled engine is not built")
+    compiled = get_engine("compiled").likelihood_score
+    rng = np.random.default_rng(12)
+    checked = 0
+    for scale in (10, 1000, 10**6, 10**9, 10**13, 2**55):
+        for _ in range(2000):
+            total = int(rng.integers(2, scale, endpoint=True))
+            ca, cb = (int(x) for x in rng.integers(1, total, size=2, endpoint=True))
+            same = bool(rng.integers(2))
+            if same:
+                n = int(rng.integers(1, max(ca // 2, 1), endpoint=True))
+                cb = ca
+            else:
+                n = int(rng.integers(1, min(ca, cb, total - max(ca, cb) + min(ca, cb)), endpoint=True))
+            want = likelihood_score(n, ca, cb, total, same)
+            got = compiled(n, ca, cb, total, same)
+            assert got == want or (math_isnan(got) and math_isnan(want)), (n, ca, cb, total, same)
+            checked += 1
+    assert checked == 12000
+
+
+def math_isnan(x):
+    return x != x
+
+
+@pytest.mark.parametrize("scoring", ["frequency", "pmi", "likelihood"])
 def test_inputs_untouched_and_any_buffer(engine, scoring):
     symbols, offsets, counts = pack([[0, 1, 0, 1], [1, 1, 1]], [3, 2])
     before = symbols.copy(), offsets.copy(), counts.copy()
@@ -166,7 +280,7 @@ def test_progress_called(engine):
 
 
 @pytest.mark.parametrize("bad", [
-    dict(scoring="likelihood"),
+    dict(scoring="bogus"),
     dict(vocab_len=1),                       # symbol 1 is not below vocab_len
     dict(counts=np.array([-1, 1])),
     dict(offsets=np.array([0, 3, 2])),
@@ -282,7 +396,7 @@ def test_random_corpora_match_tokenizers(engine, word_counts, min_frequency, ext
 
 
 @FAST
-@given(words_text, st.integers(0, 3), st.sampled_from(["frequency", "pmi"]), specials_text)
+@given(words_text, st.integers(0, 3), st.sampled_from(["frequency", "pmi", "likelihood"]), specials_text)
 def test_engines_agree_with_reuse(word_counts, min_frequency, scoring, specials):
     from tokkit.train.engine import get_engine
 
@@ -304,7 +418,7 @@ def test_engines_agree_on_a_larger_corpus():
     words = [list(rng.zipf(1.3, size=n) % 40) for n in lengths]
     counts = rng.zipf(1.5, size=len(words)) % 1000 + 1
     args = pack(words, counts)
-    for scoring in ("frequency", "pmi"):
+    for scoring in ("frequency", "pmi", "likelihood"):
         runs = [get_engine(name).train_merges(*args, vocab_len=40, vocab_size=700, scoring=scoring)
                 for name in ("compiled", "python")]
         assert runs[0] == runs[1] and len(runs[0]) > 300
@@ -333,7 +447,7 @@ def scrambled_ids(vocab_len, salt):
 
 
 @FAST
-@given(corpora, st.integers(0, 3), st.integers(0, 50), st.sampled_from(["frequency", "pmi"]))
+@given(corpora, st.integers(0, 3), st.integers(0, 50), st.sampled_from(["frequency", "pmi", "likelihood"]))
 def test_engines_agree_with_arbitrary_reuse(corpus, min_frequency, salt, scoring):
     from tokkit.train.engine import get_engine
 
@@ -342,3 +456,22 @@ def test_engines_agree_with_arbitrary_reuse(corpus, min_frequency, salt, scoring
                                           scoring=scoring, merge_id=scrambled_ids(4, salt))
             for name in ("compiled", "python")]
     assert runs[0] == runs[1]
+
+
+@pytest.mark.corpus
+def test_likelihood_engines_agree_on_wiki_text(corpus_dir):
+    """Real word counts (large symbol counts, long waits in the heap): the compiled engine's bounds
+    pick exactly the pairs the Python twin's full scan picks."""
+    from tokkit.train.engine import COMPILED, get_engine
+
+    if not COMPILED:
+        pytest.skip("the compiled engine is not built")
+    text = (corpus_dir / "en" / "wiki" / "000.txt").read_text(encoding="utf-8")[:150_000].lower()
+    word_counts = Counter(text.split())
+    chars = sorted({ch for w in word_counts for ch in w})
+    index = {ch: i for i, ch in enumerate(chars)}
+    words = list(word_counts)
+    args = pack([[index[ch] for ch in w] for w in words], [word_counts[w] for w in words])
+    runs = [get_engine(name).train_merges(*args, vocab_len=len(chars), vocab_size=len(chars) + 300,
+                                          scoring="likelihood") for name in ("compiled", "python")]
+    assert runs[0] == runs[1] and len(runs[0]) == 300

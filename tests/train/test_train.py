@@ -103,11 +103,28 @@ def test_wordpiece_pmi_and_frequency_pick_different_first_merges():
     # -> (a, ##h). PMI: (q, ##z) scores 2 / (2 * 2) = 0.5, far above 10 / (10 * 20) = 0.05.
     texts = ["th te ah"] * 10 + ["qz"] * 2
     size = 5 + 6 + 3 + 1  # specials, a e h q t z, ##e ##h ##z, one merge
-    pmi = tokkit.train(texts=texts, algo="wordpiece", vocab_size=size, min_frequency=2)
+    pmi = tokkit.train(texts=texts, algo="wordpiece", vocab_size=size, min_frequency=2, scoring="pmi")
     freq = tokkit.train(texts=texts, algo="wordpiece", vocab_size=size, min_frequency=2, scoring="frequency")
     assert pmi.vocab_size == freq.vocab_size == size
     assert pmi.id_to_token(size - 1) == "qz"
     assert freq.id_to_token(size - 1) == "ah"
+
+
+def test_wordpiece_default_scoring_is_likelihood():
+    # Same counts, N = 64. Likelihood gains: (t, ##e) and (a, ##h) both f(10) - f(20) + f(64) - f(54) = 13.87
+    # (the same doubles and count: the smaller ids win -> (a, ##h)); (q, ##z) = -f(2) + f(64) - f(62) = 8.90;
+    # (t, ##h) = 3 f(10) - 2 f(20) + f(64) - f(54) = 0.01. Then (t, ##e), which ties (t, ##h) and wins on ids,
+    # and (t, ##h) rises past (q, ##z) once t has lost 10: the rare pair PMI puts first comes last.
+    from tokkit.train.merge_py import likelihood_score
+
+    texts = ["th te ah"] * 10 + ["qz"] * 2
+    size = 5 + 6 + 3 + 1
+    assert likelihood_score(10, 20, 10, 64) == likelihood_score(10, 10, 20, 64) > likelihood_score(2, 2, 2, 64)
+    assert likelihood_score(2, 2, 2, 64) > likelihood_score(10, 20, 20, 64)
+    default = tokkit.train(texts=texts, algo="wordpiece", vocab_size=size, min_frequency=2)
+    assert default.id_to_token(size - 1) == "ah"
+    more = tokkit.train(texts=texts, algo="wordpiece", vocab_size=size + 3, min_frequency=2)
+    assert [more.id_to_token(i) for i in range(size - 1, size + 3)] == ["ah", "te", "th", "qz"]
 
 
 def test_bpe_end_of_word_suffix_and_alphabet(tmp_path):

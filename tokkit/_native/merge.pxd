@@ -1,28 +1,30 @@
 # cython: language_level=3
 # Declarations for tokkit/_native/merge.pyx: the small C++ tables it uses (pair map, heap entries, heap)
 # and the engine's state. The algorithm itself is in the .pyx.
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp cimport bool as cbool
 from libcpp.vector cimport vector
 
 cdef extern from *:
     """
     #include <algorithm>
+    #include <cmath>
     #include <cstdint>
     #include <vector>
     static inline uint64_t tk_key(int32_t a, int32_t b) { return ((uint64_t)(uint32_t)a << 32) | (uint32_t)b; }
     static inline int32_t tk_left(uint64_t k) { return (int32_t)(k >> 32); }
     static inline int32_t tk_right(uint64_t k) { return (int32_t)(uint32_t)k; }
 
-    // Linear-probing hash table: pair key -> count, plus an int32 word-list slot (-1: none).
+    // Linear-probing hash table: pair key -> count, plus an int32 word-list slot (-1: none) and a
+    // flag byte (likelihood: the pair sits in its symbols' `exact` lists).
     // Zero counts are erased (backward-shift deletion), so the table holds live pairs only.
     struct TkPairMap {
-        std::vector<uint64_t> keys; std::vector<int64_t> vals; std::vector<int32_t> aux;
+        std::vector<uint64_t> keys; std::vector<int64_t> vals; std::vector<int32_t> aux; std::vector<uint8_t> flag;
         size_t mask = 0, used = 0;
         static constexpr uint64_t EMPTY = ~0ULL;
         void init(size_t n) {
             size_t cap = 1024; while (cap < 2 * n) cap <<= 1;
-            keys.assign(cap, EMPTY); vals.assign(cap, 0); aux.assign(cap, -1); mask = cap - 1; used = 0;
+            keys.assign(cap, EMPTY); vals.assign(cap, 0); aux.assign(cap, -1); flag.assign(cap, 0); mask = cap - 1; used = 0;
         }
         size_t home(uint64_t k) const { uint64_t h = k * 0x9E3779B97F4A7C15ULL; return (size_t)(h ^ (h >> 29)) & mask; }
         int64_t find(uint64_t k) const {
@@ -36,16 +38,16 @@ cdef extern from *:
             if (2 * (used + 1) > mask + 1) grow();
             size_t i = home(k);
             for (; keys[i] != EMPTY; i = (i + 1) & mask) if (keys[i] == k) { *created = false; return i; }
-            keys[i] = k; vals[i] = 0; aux[i] = -1; used++; *created = true; return i;
+            keys[i] = k; vals[i] = 0; aux[i] = -1; flag[i] = 0; used++; *created = true; return i;
         }
         void grow() {
-            std::vector<uint64_t> k2; std::vector<int64_t> v2; std::vector<int32_t> a2;
-            k2.swap(keys); v2.swap(vals); a2.swap(aux);
+            std::vector<uint64_t> k2; std::vector<int64_t> v2; std::vector<int32_t> a2; std::vector<uint8_t> f2;
+            k2.swap(keys); v2.swap(vals); a2.swap(aux); f2.swap(flag);
             size_t cap = 2 * k2.size();
-            keys.assign(cap, EMPTY); vals.assign(cap, 0); aux.assign(cap, -1); mask = cap - 1;
+            keys.assign(cap, EMPTY); vals.assign(cap, 0); aux.assign(cap, -1); flag.assign(cap, 0); mask = cap - 1;
             for (size_t j = 0; j < k2.size(); j++) if (k2[j] != EMPTY) {
                 size_t i = home(k2[j]); while (keys[i] != EMPTY) i = (i + 1) & mask;
-                keys[i] = k2[j]; vals[i] = v2[j]; aux[i] = a2[j];
+                keys[i] = k2[j]; vals[i] = v2[j]; aux[i] = a2[j]; flag[i] = f2[j];
             }
         }
         void erase(size_t i) {
@@ -54,9 +56,9 @@ cdef extern from *:
                 if (keys[j] == EMPTY) break;
                 size_t h = home(keys[j]);
                 bool stays = (i <= j) ? (i < h && h <= j) : (i < h || h <= j);
-                if (!stays) { keys[i] = keys[j]; vals[i] = vals[j]; aux[i] = aux[j]; i = j; }
+                if (!stays) { keys[i] = keys[j]; vals[i] = vals[j]; aux[i] = aux[j]; flag[i] = flag[j]; i = j; }
             }
-            keys[i] = EMPTY; vals[i] = 0; aux[i] = -1; used--;
+            keys[i] = EMPTY; vals[i] = 0; aux[i] = -1; flag[i] = 0; used--;
         }
     };
 
@@ -85,15 +87,34 @@ cdef extern from *:
         void rebuild() { std::make_heap(v.begin(), v.end()); }
     };
     static inline double tk_score(int64_t ab, int64_t a, int64_t b) { return (double)ab / ((double)a * (double)b); }
+    // f(x) = x ln x with f(0) = 0, and the likelihood gain in the order tokkit.train.merge_py.likelihood_score
+    // adds it up (fx, fa, fb, fn_ are f of x, c_a, c_b, N; the build turns off FMA contraction).
+    static inline double tk_xlogx(int64_t x) { if (x <= 0) return 0.0; double y = (double)x; return y * log(y); }
+    // fn = f(n), which the engine takes from a table for small n
+    static inline double tk_gain_fn(int64_t n, double fn, int64_t a, double fa, int64_t b, double fb, int64_t total,
+                                    double ft, bool same) {
+        double big = ft - tk_xlogx(total - n);
+        if (same) return big + (fn + (tk_xlogx(a - 2 * n) - fa));
+        return big + (fn + ((tk_xlogx(a - n) - fa) + (tk_xlogx(b - n) - fb)));
+    }
+    static inline double tk_gain(int64_t n, int64_t a, double fa, int64_t b, double fb, int64_t total, double ft, bool same) {
+        return tk_gain_fn(n, tk_xlogx(n), a, fa, b, fb, total, ft, same);
+    }
     """
     uint64_t key "tk_key"(int32_t a, int32_t b) nogil
     int32_t left "tk_left"(uint64_t k) nogil
     int32_t right "tk_right"(uint64_t k) nogil
     double pmi_score "tk_score"(int64_t ab, int64_t a, int64_t b) nogil
+    double xlogx "tk_xlogx"(int64_t x) nogil
+    double gain "tk_gain"(int64_t n, int64_t a, double fa, int64_t b, double fb, int64_t total, double ft,
+                          cbool same) nogil
+    double gain_fn "tk_gain_fn"(int64_t n, double fn, int64_t a, double fa, int64_t b, double fb, int64_t total,
+                                double ft, cbool same) nogil
     cppclass PairMap "TkPairMap":
         vector[uint64_t] keys
         vector[int64_t] vals
         vector[int32_t] aux
+        vector[uint8_t] flag
         size_t used
         void init(size_t n) nogil
         int64_t find(uint64_t k) nogil
@@ -109,6 +130,7 @@ cdef extern from *:
         double score
         int64_t count
         uint64_t key
+        cbool operator<(const PmiEntry&) nogil
     cppclass Heap "TkHeap"[E]:
         vector[E] v
         void push(const E& e) nogil
@@ -132,9 +154,21 @@ cdef class _Engine:
     cdef vector[int32_t] ll, lr, mark_l, mark_r, visited
     cdef vector[int32_t] touched_l, touched_r
     cdef int32_t stamp
-    # pmi only: symbol counts and the (superset) list of live pairs touching each symbol
+    # pmi and likelihood: symbol counts and the (superset) list of live pairs touching each symbol
     cdef vector[int64_t] symcount
     cdef vector[vector[uint64_t]] sym_pairs
+    # likelihood only: f(symbol count), (x, x) merges per symbol (floor(run / 2), weighted),
+    # the total symbol count N, f(N), the heap bounds' margin, and scratch for `pick`
+    cdef bint lik
+    cdef vector[double] symf
+    cdef vector[int64_t] halfruns
+    cdef int64_t total
+    cdef double ftotal, margin, crude, half_inv_total
+    cdef vector[PmiEntry] near
+    cdef vector[int64_t] low  # per symbol: the floor its count must stay at or above, and ln(floor)
+    cdef vector[double] lnlow
+    cdef vector[double] xlogx_table  # f(n) for small n
+    cdef vector[vector[uint64_t]] exact  # per symbol: pairs that were ever queued with exact bounds
 
     cdef void setup(self, const int32_t[::1] symbols, const int64_t[::1] offsets,
                     const int64_t[::1] counts, int32_t vocab_len) noexcept nogil
@@ -153,3 +187,17 @@ cdef class _Engine:
     cdef void merge(self, int32_t a, int32_t b, int32_t r, int32_t lst) noexcept nogil
     cdef void settle(self, uint64_t k, int32_t lst) noexcept nogil
     cdef void rescore(self, int32_t x) noexcept nogil
+    cdef double lik_score(self, uint64_t k, int64_t count) noexcept nogil
+    cdef bint pick_lik(self, uint64_t* best, int32_t* lst) noexcept nogil
+    cdef void rebuild_lik(self) noexcept nogil
+    cdef void note_exact(self, uint64_t k) noexcept nogil
+    cdef void requeue(self, uint64_t k) noexcept nogil
+    cdef void push_exact(self, uint64_t k, int64_t count) noexcept nogil
+    cdef void requeue_flagged(self, uint64_t k) noexcept nogil
+    cdef double lik_bound(self, uint64_t k, int64_t count) noexcept nogil
+    cdef void set_low(self, int32_t x) noexcept nogil
+    cdef double floor_term(self, int32_t x, int64_t m) noexcept nogil
+    cdef double small_xlogx(self, int64_t n) noexcept nogil
+    cdef void set_total(self, int64_t total) noexcept nogil
+    cdef void refresh_symbol(self, int32_t x) noexcept nogil
+    cdef void count_runs(self, int32_t* buf, int32_t L, int32_t a, int32_t b, int32_t r, int64_t c) noexcept nogil

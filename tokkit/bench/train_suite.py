@@ -94,7 +94,7 @@ def contenders(algo: str) -> dict[str, tuple[str, str | None]]:
     return table[algo]
 
 
-ALGO_NOTES = {"bytelevel": "GPT-2 byte-level BPE", "bpe": "char BPE with </w>", "wordpiece": "WordPiece, PMI scoring"}
+ALGO_NOTES = {"bytelevel": "GPT-2 byte-level BPE", "bpe": "char BPE with </w>", "wordpiece": "WordPiece, likelihood scoring"}
 
 
 def run_train_suite(files: list[str], *, algos=("bytelevel", "bpe", "wordpiece"), vocab_size=32000, workers=2,
@@ -130,7 +130,7 @@ TARGETS = {"bytelevel": "tokkit/tokenizers time <= 0.5", "bpe": "tokkit/tokenize
            "wordpiece": "tokkit/tokenizers time <= 1.0"}
 
 
-REMARKS = {"wordpiece": {"tokenizers": "its WordPieceTrainer scores merges by frequency (BPE), not PMI"},
+REMARKS = {"wordpiece": {"tokenizers": "its WordPieceTrainer scores merges by frequency (BPE), not by likelihood gain"},
            "bytelevel": {"sentencepiece (bpe, not byte-level)": "not byte-level: unicode-character BPE, "
                          "character_coverage 0.9995", "bpeasy": "byte-level, GPT-2 pattern, no special tokens"}}
 

@@ -32,7 +32,7 @@ def _names(paths: list[str]) -> list[str]:
 @click.option("--corpus", multiple=True, metavar="PATH",
               help="Evaluation corpus (repeatable; default: the embedded corpus). With --train, also training data.")
 @click.option("--train", "train", default=None, metavar="ALGOS",
-              help="Train these candidates first (comma-separated: wordpiece (PMI), wordpiece-frequency, bpe, "
+              help="Train these candidates first (comma-separated: wordpiece (likelihood), wordpiece-pmi, wordpiece-frequency, bpe, "
                    "bytelevel, or all) on the corpus minus a held-out part, and evaluate on that part.")
 @click.option("--vocab-size", type=int, default=30000, show_default=True, metavar="N", help="With --train.")
 @click.option("--min-frequency", type=int, default=2, show_default=True, metavar="N", help="With --train.")

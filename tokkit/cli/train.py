@@ -31,8 +31,9 @@ ALL_OUTPUT_FILES = set().union(*OUTPUT_FILES.values())
 @click.option("--limit-alphabet", type=int, default=None, metavar="N",
               help="Keep the N most frequent characters (default 1000; bytelevel ignores it).")
 @click.option("--cased", is_flag=True, help="wordpiece: keep case and accents.")
-@click.option("--scoring", type=click.Choice(["pmi", "frequency"]), default=None,
-              help="wordpiece merge scoring (default pmi).")
+@click.option("--scoring", type=click.Choice(["likelihood", "pmi", "frequency"]), default=None,
+              help="wordpiece merge scoring: likelihood gain (default), pmi (count(ab) / count(a) count(b)) "
+                   "or frequency.")
 @click.option("--lowercase", is_flag=True, help="bpe: lowercase while normalizing.")
 @click.option("--pattern", default=None, metavar="REGEX", help="bytelevel: pre-tokenization pattern (default GPT-2).")
 @click.option("--workers", type=int, default=None, metavar="N", help="Counting threads (default: all cores).")
@@ -55,7 +56,7 @@ def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_
 
     options = {}
     if algo == "wordpiece":
-        options.update(cased=cased, scoring=scoring or "pmi")
+        options.update(cased=cased, scoring=scoring or "likelihood")
     elif cased or scoring:
         raise TokkitError("--cased and --scoring apply to --algo wordpiece only")
     if algo == "bpe":

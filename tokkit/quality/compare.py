@@ -1,12 +1,13 @@
 """`tokkit compare` as functions: quality figures of several vocabularies side by side.
 
-Candidates for `--train` are trainer settings: `wordpiece` (PMI scoring, as `wordpiece-pmi`),
-`wordpiece-frequency` (the same trainer scoring merges by frequency), `bpe`, `bytelevel`.
+Candidates for `--train` are trainer settings: `wordpiece` (its default likelihood scoring, as
+`wordpiece-likelihood`), `wordpiece-pmi` and `wordpiece-frequency` (the same trainer scoring merges
+by PMI or by frequency), `bpe`, `bytelevel`.
 The corpus's non-empty lines are split once: the last `heldout` share of them (a contiguous tail,
 so a document is never on both sides) is kept for evaluation and never seen in training.
 
 >>> parse_candidates("wordpiece, wordpiece-frequency,bytelevel")
-[('wordpiece-pmi', 'wordpiece', {'scoring': 'pmi'}), ('wordpiece-frequency', 'wordpiece', {'scoring': 'frequency'}), ('bytelevel', 'bytelevel', {})]
+[('wordpiece-likelihood', 'wordpiece', {'scoring': 'likelihood'}), ('wordpiece-frequency', 'wordpiece', {'scoring': 'frequency'}), ('bytelevel', 'bytelevel', {})]
 >>> split_heldout(["a", "b", "c", "d"], 0.25)
 (['a', 'b', 'c'], ['d'])
 """
@@ -19,12 +20,13 @@ from tokkit.errors import TokkitError
 from tokkit.quality.stats import LABELS, METRICS, format_value
 from tokkit.train import train
 
-CANDIDATES = {"wordpiece": ("wordpiece-pmi", "wordpiece", {"scoring": "pmi"}),
+CANDIDATES = {"wordpiece": ("wordpiece-likelihood", "wordpiece", {"scoring": "likelihood"}),
+              "wordpiece-likelihood": ("wordpiece-likelihood", "wordpiece", {"scoring": "likelihood"}),
               "wordpiece-pmi": ("wordpiece-pmi", "wordpiece", {"scoring": "pmi"}),
               "wordpiece-frequency": ("wordpiece-frequency", "wordpiece", {"scoring": "frequency"}),
               "bpe": ("bpe", "bpe", {}),
               "bytelevel": ("bytelevel", "bytelevel", {})}
-ALL = ("wordpiece-pmi", "wordpiece-frequency", "bpe", "bytelevel")
+ALL = ("wordpiece-pmi", "wordpiece-likelihood", "wordpiece-frequency", "bpe", "bytelevel")
 
 
 def parse_candidates(text: str) -> list[tuple[str, str, dict]]:

@@ -31,7 +31,7 @@ def train(files=None, *, texts: Iterable[str] | None = None, algo: str = "wordpi
     client: a `distributed.Client`; counting then runs on its Dask cluster (files only), and
     min_word_count > 1 prunes rarer words during the reduction (the summary says how many).
 
-    algo_options: wordpiece `cased=False`, `scoring="pmi"|"frequency"`; bpe `lowercase=False`;
+    algo_options: wordpiece `cased=False`, `scoring="likelihood"|"pmi"|"frequency"`; bpe `lowercase=False`;
     bytelevel `pattern=None` (the GPT-2 pattern).
 
     return_summary=True returns (Tokenizer, Summary): what was counted, merged and how long it took

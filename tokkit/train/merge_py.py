@@ -4,7 +4,7 @@ This is the readable twin of the compiled `tokkit._native.merge`: the fallback w
 extension is missing, and the oracle the tests hold the compiled engine to. Both
 expose `train_merges` with the same signature and give identical output.
 
-Two scorings:
+Three scorings:
 
 * ``"frequency"`` (BPE): the most frequent pair wins, ties to the smaller
   (left, right). The bookkeeping mirrors `tokenizers`' BpeTrainer step for step
@@ -14,6 +14,9 @@ Two scorings:
 * ``"pmi"`` (WordPiece): the pair with the largest
   ``count_ab / (float(count_a) * float(count_b))`` wins, ties to the higher
   ``count_ab``, then the smaller (left, right). Merges apply to every word.
+* ``"likelihood"`` (WordPiece): the pair whose merge most raises the log-likelihood
+  of the training data under a unigram model of the current segmentation (see
+  `likelihood_score`); ties and ``min_frequency`` as for ``"pmi"``.
 
 >>> import numpy as np
 >>> word = np.array([0, 0, 0, 1, 3, 0, 0, 0, 1, 0, 2], dtype=np.int32)   # "aaabdaaabac"
@@ -23,6 +26,7 @@ Two scorings:
 from __future__ import annotations
 
 import heapq
+import math
 from collections import defaultdict
 from typing import Callable, Optional
 
@@ -31,6 +35,7 @@ import numpy as np
 from tokkit.errors import TokkitError
 
 PROGRESS_EVERY = 256
+SCORINGS = ("frequency", "pmi", "likelihood")
 
 
 def check_inputs(symbols, offsets, counts, vocab_len: int, vocab_size: int, scoring: str):
@@ -40,8 +45,8 @@ def check_inputs(symbols, offsets, counts, vocab_len: int, vocab_size: int, scor
     >>> s.dtype, o.dtype, c.dtype
     (dtype('int32'), dtype('int64'), dtype('int64'))
     """
-    if scoring not in ("frequency", "pmi"):
-        raise TokkitError(f"unknown scoring {scoring!r}; expected 'frequency' or 'pmi'")
+    if scoring not in SCORINGS:
+        raise TokkitError(f"unknown scoring {scoring!r}; expected one of {', '.join(map(repr, SCORINGS))}")
     symbols, offsets, counts = (np.asarray(x).reshape(-1) for x in (symbols, offsets, counts))
     for name, x in (("symbols", symbols), ("offsets", offsets), ("counts", counts)):
         if x.size and x.dtype.kind not in "iu":
@@ -81,7 +86,7 @@ def train_merges(symbols, offsets, counts, *, vocab_len: int, vocab_size: int, m
     # a word seen 0 times takes no part (tokenizers never sees one): it must not even carry a pair
     words = [symbols[offsets[i]:offsets[i + 1]].tolist() if counts[i] else [] for i in range(len(counts))]
     vocab = _Vocab(vocab_len, vocab_size, merge_id, progress)
-    train = _train_frequency if scoring == "frequency" else _train_pmi
+    train = {"frequency": _train_frequency, "pmi": _train_pmi, "likelihood": _train_likelihood}[scoring]
     train(words, counts.tolist(), min_frequency, vocab)
     if progress is not None:
         progress(len(vocab.merges))
@@ -232,3 +237,112 @@ def _merge_word(word, a, b, new) -> int:
             i += 1
     word[:] = out
     return merged
+
+
+# ---------------------------------------------------------------- likelihood (WordPiece)
+
+def xlogx(x: int) -> float:
+    """f(x) = x ln x on a count, with f(0) = 0: float(x) * math.log(float(x)).
+
+    >>> xlogx(0), xlogx(1), round(xlogx(10), 6)
+    (0.0, 0.0, 23.025851)
+    """
+    if x <= 0:
+        return 0.0
+    y = float(x)
+    return y * math.log(y)
+
+
+def likelihood_score(n: int, count_a: int, count_b: int, total: int, same: bool = False) -> float:
+    """The float64 gain both engines compare: the change in log-likelihood when a and b merge.
+
+    The data's log-likelihood under a unigram model of its current segmentation is
+    ``sum_x f(c_x) - f(N)`` with f(x) = x ln x, c_x the symbol counts and N their sum.
+    Merging a and b n times turns n a's and n b's into n new symbols, so
+    ``gain = f(n) + f(c_a - n) + f(c_b - n) - f(c_a) - f(c_b) + f(N) - f(N - n)``,
+    with n = count_ab (occurrences of ab cannot overlap when a != b).
+
+    For a == b (``same=True``) the left-to-right pass merges floor(k / 2) pairs in each
+    run of k a's, so n is the sum of those (not count_aa, which counts k - 1 per run);
+    c_a loses 2n, the new symbol gets n and N falls by n:
+    ``gain = f(n) + f(c_a - 2n) - f(c_a) + f(N) - f(N - n)``.
+
+    The merged symbol is scored as new (count 0 before the merge). Both engines sum
+    the terms in this order, so the doubles agree bit for bit:
+    ``(f(N) - f(N - n)) + (f(n) + ((f(c_a - n) - f(c_a)) + (f(c_b - n) - f(c_b))))``,
+    and ``(f(N) - f(N - n)) + (f(n) + (f(c_a - 2n) - f(c_a)))`` for a == b.
+
+    >>> round(likelihood_score(4, 4, 4, 8), 3)   # "abababab": 8 ln 2, from p = 1/2 each to p = 1
+    5.545
+    >>> likelihood_score(1, 5, 5, 100) < likelihood_score(5, 5, 5, 100)
+    True
+    """
+    big = xlogx(total) - xlogx(total - n)
+    if same:
+        return big + (xlogx(n) + (xlogx(count_a - 2 * n) - xlogx(count_a)))
+    return big + (xlogx(n) + ((xlogx(count_a - n) - xlogx(count_a)) + (xlogx(count_b - n) - xlogx(count_b))))
+
+
+def half_runs(word, x) -> int:
+    """How many (x, x) merges a left-to-right pass makes in word: floor(k / 2) per run of k x's.
+
+    >>> half_runs([0, 0, 0, 1, 0, 0, 0, 0], 0)
+    3
+    """
+    total = run = 0
+    for s in word:
+        if s == x:
+            run += 1
+        else:
+            total += run // 2
+            run = 0
+    return total + run // 2
+
+
+def _train_likelihood(words, weights, min_frequency, vocab):
+    """Best gain first, looking at every candidate pair at every step (no stale scores possible)."""
+    symbol_count = defaultdict(int)
+    pair_count = defaultdict(int)
+    runs = defaultdict(int)  # x -> (x, x) merges a left-to-right pass would make, weighted
+    where = defaultdict(set)  # pair -> words that may hold it (a superset)
+    for i, word in enumerate(words):
+        for s in word:
+            symbol_count[s] += weights[i]
+        for pair in _pairs(word):
+            pair_count[pair] += weights[i]
+            where[pair].add(i)
+        for x in set(word):
+            runs[x] += half_runs(word, x) * weights[i]
+    total = sum(symbol_count.values())
+    threshold = max(min_frequency, 1)
+    while not vocab.full():
+        best, best_key = None, None
+        for (a, b), n in pair_count.items():
+            if n >= threshold:
+                score = likelihood_score(runs[a] if a == b else n, symbol_count[a], symbol_count[b], total, a == b)
+                key = (score, n, -a, -b)
+                if best_key is None or key > best_key:
+                    best, best_key = (a, b), key
+        if best is None:
+            break
+        a, b = best
+        new = vocab.add(a, b)
+        touched = {a, b, new}
+        for i in sorted(where.pop(best)):
+            word, weight = words[i], weights[i]
+            for pair in _pairs(word):
+                pair_count[pair] -= weight
+            for x in touched:
+                runs[x] -= half_runs(word, x) * weight
+            merged = _merge_word(word, a, b, new)
+            for pair in _pairs(word):
+                pair_count[pair] += weight
+                where[pair].add(i)
+            for x in touched:
+                runs[x] += half_runs(word, x) * weight
+            symbol_count[a] -= merged * weight
+            symbol_count[b] -= merged * weight
+            symbol_count[new] += merged * weight
+            total -= merged * weight
+        for pair in [p for p, n in pair_count.items() if n == 0]:
+            del pair_count[pair]

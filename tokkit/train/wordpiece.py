@@ -1,7 +1,10 @@
-"""WordPiece with PMI-scored merges, on BERT-normalized, BERT-split words.
+"""WordPiece on BERT-normalized, BERT-split words, merges scored by likelihood gain (or PMI, or count).
 
 A word's first character is a symbol as is, later ones are ``##c``; merging a and b gives a
-followed by b without its ``##``. Merges are chosen by count(ab) / (count(a) * count(b)).
+followed by b without its ``##``. By default the merge chosen is the one that most raises the
+log-likelihood of the training words under a unigram model of their current segmentation
+(``scoring="likelihood"``); ``"pmi"`` takes count(ab) / (count(a) * count(b)) as is, and
+``"frequency"`` the most frequent pair (see `tokkit.train.merge_py`).
 """
 from __future__ import annotations
 
@@ -16,10 +19,10 @@ PREFIX = "##"
 
 @dataclass
 class WordPiece(Algorithm):
-    """`cased=True` keeps case and accents; `scoring="frequency"` picks merges by count instead."""
+    """`cased=True` keeps case and accents; `scoring` is "likelihood" (default), "pmi" or "frequency"."""
 
     name: str = "wordpiece"
-    scoring: str = "pmi"
+    scoring: str = "likelihood"
     cased: bool = False
 
     def count_mode(self):
