@@ -22,6 +22,7 @@ import os
 import subprocess
 import sys
 
+from tokkit.bench.encode_tasks import input_mb
 from tokkit.bench.harness import measure_tasks
 from tokkit.bench.report import group_rows
 
@@ -50,7 +51,6 @@ else:
 tok.train([path], tr)
 tok.post_processor = processors.BertProcessing(("[SEP]", tok.token_to_id("[SEP]")), ("[CLS]", tok.token_to_id("[CLS]")))
 import os; os.makedirs(out, exist_ok=True)
-from tokkit.bench.encode_tasks import input_mb
 tok.save(out + "/tokenizer.json")
 """
 
