@@ -19,6 +19,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
+from tokkit.errors import TokkitError
+
 
 @dataclass
 class Result:
@@ -56,6 +58,14 @@ class Result:
         if self.summary is not None:
             out["summary"] = self.summary
         return out
+
+
+def require_psutil() -> None:
+    """The harness samples memory with psutil: without it, fail at once with one line."""
+    try:
+        import psutil  # noqa: F401
+    except ImportError:
+        raise TokkitError("tokkit bench needs psutil to measure memory: pip install 'tokkit[bench]'") from None
 
 
 def tree_rss(proc) -> int:
