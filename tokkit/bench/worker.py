@@ -51,15 +51,12 @@ def sleeper(seconds: float = 0.01, megabytes: int = 0):
     return run
 
 
-def busy(seconds: float = 0.05):
-    """A task that keeps the CPU busy for `seconds` per run and counts its runs (tests)."""
+def busy(n: int = 1_000_000):
+    """A task that keeps the CPU busy (a sum over `n` numbers per run) and counts its runs (tests)."""
     runs = []
 
     def run():
-        end = time.perf_counter() + seconds
-        while time.perf_counter() < end:
-            pass
-        runs.append(1)
+        runs.append(sum(range(n)))
     run.summary = lambda: {"runs": len(runs)}
     return run
 
