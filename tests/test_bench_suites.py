@@ -70,6 +70,7 @@ def test_engine_suite_loads_once_and_caches(corpus, tmp_path):
     assert again[0]["name"] == "python" and again[0]["summary"] == row["summary"]  # same table, same merges
 
 
+@pytest.mark.slow
 def test_mask_suite_shape_options_and_without_numpy():
     from tokkit.bench.mask_suite import HF, masked_sequences, run_mask_suite
 

@@ -114,8 +114,9 @@ def run_dask_suite(paths: list[str], *, mode: str = "gpt2", repeat: int = 3, mer
     out = {"rows": rows, "mb": mb, "tasks": len(plan(sources)), "startup_s": dask.setup_s,
            "summary": local.summary or dask.summary,
            "identical": bool(local.summary and dask.summary and local.summary == dask.summary)}
-    if dask.times:
-        out["per_worker_mb_s"] = mb / dask.median / CLUSTER_WORKERS
+    dask_row = next(r for r in rows if r["name"] == DASK)
+    if dask_row.get("throughput"):
+        out["per_worker_mb_s"] = dask_row["throughput"] / CLUSTER_WORKERS
         out["estimates"] = {n: estimate_hours(out["per_worker_mb_s"], n) for n in estimate_workers}
     if merge_paths:
         msources = resolve(merge_paths)
