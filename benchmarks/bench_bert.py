@@ -2,25 +2,24 @@
 
 One forward + backward + AdamW step at 4 layers x 256 hidden, batch 32 x 128 without padding,
 vocab 30,522, 15% of positions labelled, 2 torch threads. tokens/s = 4,096 / median step time.
-Both models live in this process and take turns in blocks (--rounds of them, each a warm-up step
-and then timed steps), so a change in the machine's load touches both alike. Blocks rather than
-single alternating steps because transformers' step runs 15-20% slower right after a tokkit step
-(caches and allocator state), which would be unfair to it. The models and the step are
-tokkit.bench.bert_suite's (the `tokkit bench --suite bert` measurement, which runs each model in
-its own process instead).
+Each model runs in its own worker process (tokkit.bench.bert_suite, the `tokkit bench --suite bert`
+measurement); the models take turns in blocks (--rounds of them, each a warm-up step and then
+timed steps, a different model leading each round), so a change in the machine's load touches both
+alike. Blocks rather than single alternating steps because a step runs slower right after the
+other model's (the CPU caches hold the other model's weights); the warm-up step of each block
+absorbs that.
 
     python benchmarks/bench_bert.py [--steps 8] [--rounds 2] [--warmup 1] [--threads 2] [--compile] [--bf16]
 """
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+import sys
 
-from tokkit.bench.bert_suite import step_task
+from tokkit.bench.bert_suite import BF16, TRANSFORMERS, run_bert_suite
 
 
-def main():
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--warmup", type=int, default=None,
@@ -32,33 +31,37 @@ def main():
     ap.add_argument("--vocab", type=int, default=30522)
     ap.add_argument("--compile", action="store_true", help="torch.compile the tokkit model")
     ap.add_argument("--bf16", action="store_true", help="also time tokkit under bfloat16 autocast")
-    args = ap.parse_args()
-    shape = dict(vocab=args.vocab, batch=args.batch, seq=args.seq, threads=args.threads)
-    steps = {"transformers": step_task("transformers", **shape),
-             "tokkit": step_task("tokkit", compile_=args.compile, **shape)}
-    if args.bf16:
-        steps["tokkit bf16"] = step_task("tokkit", bf16=True, compile_=args.compile, **shape)
+    ap.add_argument("-q", "--quiet", action="store_true", help="no per-step progress lines on stderr")
+    args = ap.parse_args(argv)
+    if args.steps < 1 or args.rounds < 1:
+        ap.error("--steps and --rounds must be at least 1")
     warmup = args.warmup if args.warmup is not None else (2 if args.compile else 1)
-    times = {name: [] for name in steps}
-    per_block = max(1, -(-args.steps // args.rounds))
-    names = list(steps)
-    for r in range(args.rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:  # a different model leads each round
-            step = steps[name]
-            for i in range(warmup + per_block):
-                t0 = time.perf_counter()
-                step()
-                if i >= warmup:
-                    times[name].append(time.perf_counter() - t0)
-    ntok = args.batch * args.seq
-    median = {name: statistics.median(t) for name, t in times.items()}
-    for name, t in median.items():
-        print(f"{name:>13}: {t * 1000:8.1f} ms/step  {ntok / t:8.0f} tokens/s", flush=True)
-    ratio = median["transformers"] / median["tokkit"]
-    print(f"speed ratio tokkit / transformers: {ratio:.2f}x (target >= 2x)")
+    rows = run_bert_suite(threads=args.threads, vocab=args.vocab, batch=args.batch, seq=args.seq,
+                          repeat=args.rounds, warmup=0, block=-(-args.steps // args.rounds), block_warmup=warmup,
+                          rotate=True, compile_=args.compile, bf16=args.bf16,
+                          log=(lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True)))
+    by_name = {(r["group"], r["name"]): r for r in rows}
+    main_group = rows[0]["group"]
+    for r in rows:
+        if r["group"] != main_group:
+            continue
+        if r.get("times"):
+            print(f"{r['name']:>34}: {r['median'] * 1000:8.1f} ms/step  {r['throughput']:8.0f} tokens/s "
+                  f"(median of {len(r['times'])}; peak RSS {r['peak_rss_mb']:.0f} MB)", flush=True)
+        else:
+            print(f"{r['name']:>34}: {r.get('note', 'no result')}")
+    hf = by_name.get((main_group, TRANSFORMERS), {})
+    if "speedup" in hf:
+        print(f"speed ratio tokkit / transformers: {hf['speedup']:.2f}x (target >= 2x)")
     if args.bf16:
-        print(f"tokkit bf16 / transformers fp32: {median['transformers'] / median['tokkit bf16']:.2f}x")
+        bf = next((r for r in rows if r["group"] != main_group and r["name"] == BF16), {})
+        hf_bf = next((r for r in rows if r["group"] != main_group and r["name"] == TRANSFORMERS), {})
+        if bf.get("times"):
+            print(f"{BF16:>34}: {bf['median'] * 1000:8.1f} ms/step  {bf['throughput']:8.0f} tokens/s")
+        if "speedup" in hf_bf:
+            print(f"tokkit bf16 / transformers fp32: {hf_bf['speedup']:.2f}x")
+    return 0 if all(r.get("times") for r in rows if r["group"] == main_group) else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -2,45 +2,17 @@
 
 Both mask the same 16,384 sequences (batches of 256 x 128 int64 with a special_tokens_mask:
 [CLS] first, [SEP] last, a padded tail on a quarter of the rows), with 2 threads allowed each.
-Input copies (torch_mask_tokens writes into its input) are made outside the timer. Repeats alternate
-between the contenders; prints the median over repeats, sequences per second and the ratio.
+Input copies (torch_mask_tokens writes into its input) are made outside the timer. Each contender
+runs in its own worker process (tokkit.bench.mask_suite, the `tokkit bench --suite mask`
+measurement, without its plain-numpy row); a warm-up round, then repeats alternating between the
+contenders; prints the median over repeats, sequences per second and the ratio.
 
     python benchmarks/bench_mask.py [--repeats 5] [--sequences 16384]
-
-The batches and the collator are tokkit.bench.mask_suite's (the `tokkit bench --suite mask`
-measurement, which runs each contender in its own process instead).
 """
 import argparse
-import statistics
 import sys
-import time
-import warnings
 
-import numpy as np
-
-from tokkit.bench.mask_suite import CLS, MASK_ID, PAD, SEP, UNK, VOCAB, hf_collator, make_batches
-
-
-def time_hf(collator, batches):
-    import torch
-
-    copies = [(torch.from_numpy(ids.copy()), torch.from_numpy(special)) for ids, special in batches]
-    start = time.perf_counter()
-    for ids, special in copies:
-        # Results are bound to a name, as a training loop would, for both contenders.
-        masked, labels = collator.torch_mask_tokens(ids, special_tokens_mask=special)
-    return time.perf_counter() - start
-
-
-def time_tokkit(batches, rng):
-    import tokkit
-
-    specials = [PAD, UNK, CLS, SEP, MASK_ID]
-    start = time.perf_counter()
-    for ids, special in batches:
-        masked, labels = tokkit.mask_tokens(ids, special, vocab_size=VOCAB, mask_token_id=MASK_ID,
-                                            special_ids=specials, rng=rng)
-    return time.perf_counter() - start
+from tokkit.bench.mask_suite import HF, run_mask_suite
 
 
 def main(argv=None):
@@ -49,26 +21,25 @@ def main(argv=None):
     parser.add_argument("--sequences", type=int, default=16384)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--length", type=int, default=128)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("-q", "--quiet", action="store_true", help="no per-run progress lines on stderr")
     args = parser.parse_args(argv)
-    warnings.simplefilter("ignore")
-    import torch
-
-    torch.set_num_threads(2)
-    batches = make_batches(args.sequences, args.batch, args.length)
-    n = len(batches) * args.batch
-    rng = np.random.default_rng(0)
-    collator = hf_collator()
-    time_hf(collator, batches[:2]), time_tokkit(batches[:2], rng)  # warm-up
-    hf, tk = [], []
-    for _ in range(args.repeats):  # interleaved, so both see the same machine load
-        hf.append(time_hf(collator, batches))
-        tk.append(time_tokkit(batches, rng))
-    t_hf, t_tk = statistics.median(hf), statistics.median(tk)
-    print(f"masking {n:,} sequences of {args.length} in batches of {args.batch}, median of {args.repeats}")
-    print(f"  transformers torch_mask_tokens: {n / t_hf:>12,.0f} sequences/s")
-    print(f"  tokkit.mask_tokens:             {n / t_tk:>12,.0f} sequences/s")
-    print(f"  ratio tokkit / transformers:    {t_hf / t_tk:>12.1f}x")
-    return 0
+    if min(args.repeats, args.sequences, args.batch, args.length, args.threads) < 1:
+        parser.error("--repeats, --sequences, --batch, --length and --threads must be at least 1")
+    rows = run_mask_suite(sequences=args.sequences, batch=args.batch, length=args.length, threads=args.threads,
+                          repeat=args.repeats, numpy=False,
+                          log=(lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True)))
+    by_name = {r["name"]: r for r in rows}
+    tk, hf = by_name["tokkit"], by_name[HF]
+    print(f"{tk['group']}, median of {args.repeats}")
+    for label, r in (("transformers torch_mask_tokens:", hf), ("tokkit.mask_tokens:", tk)):
+        if r.get("times"):
+            print(f"  {label:<32}{r['throughput']:>12,.0f} sequences/s  (peak RSS {r['peak_rss_mb']:.0f} MB)")
+        else:
+            print(f"  {label:<32}{r.get('note', 'no result')}")
+    if "speedup" in hf:
+        print(f"  {'ratio tokkit / transformers:':<32}{hf['speedup']:>12.1f}x")
+    return 0 if tk.get("times") and hf.get("times") else 1
 
 
 if __name__ == "__main__":

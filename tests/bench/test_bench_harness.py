@@ -53,10 +53,11 @@ def test_worker_times_inside_the_process_and_samples_its_memory():
 
 
 def test_worker_failures_and_timeouts_become_notes():
+    # The bound covers the worker's start-up (interpreter and imports), which a loaded machine slows down.
     res = measure_tasks({"setup": (W + "failing", {"message": "no vocab"}),
                          "import": ("no_such_module_xyz:f", {}),
                          "slow": (W + "sleeper", {"seconds": 30}),
-                         "ok": (W + "noop", {})}, repeat=1, timeout=1.0)
+                         "ok": (W + "noop", {})}, repeat=1, timeout=8.0)
     assert res["setup"].note == "failed: RuntimeError: no vocab"
     assert "ModuleNotFoundError" in res["import"].note
     assert "timed out" in res["slow"].note
@@ -181,3 +182,62 @@ def test_worker_module_runs_standalone():
     p = subprocess.run([sys.executable, "-m", "tokkit.bench.worker"], input='{"setup": "nope"}\n', text=True,
                        capture_output=True)
     assert p.returncode == 1 and "error" in json.loads(p.stdout)
+
+
+def test_blocks_rotate_the_lead_and_time_only_after_the_block_warmup():
+    log = []
+    res = measure_tasks({"a": (W + "noop", {}), "b": (W + "noop", {})}, repeat=2, warmup=0, block=2,
+                        block_warmup=1, rotate=True, log=log.append)
+    turns = [tuple(line.split(": ")[:2]) for line in log]
+    assert turns == [("  warm-up", "a"), ("  round 1", "a"), ("  round 1", "a"),
+                     ("  warm-up", "b"), ("  round 1", "b"), ("  round 1", "b"),
+                     ("  warm-up", "b"), ("  round 2", "b"), ("  round 2", "b"),
+                     ("  warm-up", "a"), ("  round 2", "a"), ("  round 2", "a")]
+    assert len(res["a"].times) == len(res["b"].times) == 4 == len(res["a"].rss_mb)
+
+
+def test_worker_reports_cpu_time_and_the_task_summary():
+    res = measure_tasks({"busy": (W + "busy", {"n": 3_000_000}), "sleep": (W + "sleeper", {"seconds": 0.05})},
+                        repeat=2, warmup=1)
+    busy, sleep = res["busy"], res["sleep"]
+    assert len(busy.cpu_times) == len(sleep.cpu_times) == 2
+    assert sleep.cpu_median < busy.cpu_median  # sleeping costs no CPU, counting does
+    assert busy.summary == {"runs": 3}  # the warm-up run counts too; the summary is the latest
+    assert sleep.summary is None
+    row = group_rows("s", "g", res, baseline="busy", work=10.0, unit="MB/s")[0]
+    assert row["cpu_median"] == busy.cpu_median and row["cpu_throughput"] == pytest.approx(10.0 / busy.cpu_median)
+    assert row["summary"] == {"runs": 3}
+
+
+def test_setup_time_and_close_hook(tmp_path):
+    closed = tmp_path / "closed"
+    (tmp_path / "hook_task.py").write_text(textwrap.dedent(f"""
+        import time
+        def task():
+            time.sleep(0.3)
+            def run():
+                pass
+            run.close = lambda: open({str(closed)!r}, "w").write("done")
+            return run
+    """))
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    res = measure_tasks({"h": ("hook_task:task", {})}, repeat=1, env=env)
+    assert res["h"].setup_s >= 0.3 and res["h"].as_dict()["setup_s"] == res["h"].setup_s
+    assert closed.read_text() == "done"  # called when the worker was told to quit
+
+
+def test_ratios_per_unit_of_work_when_contenders_do_different_amounts():
+    rows = group_rows("s", "g", {"tokkit": Result("tokkit", [2.0]), "ref": Result("ref", [1.0])},
+                      baseline="tokkit", work={"tokkit": 100.0, "ref": 5.0}, unit="MB/s")
+    base, ref = rows
+    assert base["throughput"] == 50.0 and ref["throughput"] == 5.0 and ref["work"] == 5.0
+    assert ref["speedup"] == pytest.approx(10.0) and ref["time_ratio"] == pytest.approx(0.1)
+
+
+def test_require_psutil_names_the_fix(monkeypatch):
+    from tokkit.bench.harness import require_psutil
+
+    require_psutil()  # installed here: no error
+    monkeypatch.setitem(sys.modules, "psutil", None)  # an import of psutil now fails
+    with pytest.raises(TokkitError, match=r"needs psutil.*tokkit\[bench\]"):
+        require_psutil()

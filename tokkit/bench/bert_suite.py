@@ -1,10 +1,11 @@
 """BERT training-step speed: tokkit.bert against transformers' BertForPreTraining.
 
-The measurement of issue 5 (benchmarks/bench_bert.py): one forward + backward + AdamW step
+The measurement of `tokkit bench --suite bert` and benchmarks/bench_bert.py: one forward + backward + AdamW step
 (with gradient clipping) at 4 layers x 256 hidden, batch 32 x 128 without padding, vocab 30,522,
 15% of positions labelled, NSP labels, 2 torch threads; tokens/s = 4,096 / median step time.
 tokkit's model steps with fused AdamW, transformers' with foreach AdamW (its Trainer's default).
-Each model lives in its own worker process; steps alternate between the two.
+Each model lives in its own worker process; steps alternate between the two (or blocks of steps:
+see `run_bert_suite`).
 """
 from __future__ import annotations
 
@@ -82,22 +83,42 @@ def step_task(impl: str = "tokkit", vocab: int = 30522, batch: int = 32, seq: in
     return run
 
 
+TRANSFORMERS = "transformers (BertForPreTraining)"
+BF16 = "tokkit bf16"
+
+
 def run_bert_suite(*, threads: int = 2, repeat: int = 8, warmup: int = 2, log=print, vocab: int = 30522,
-                   batch: int = 32, seq: int = 128) -> list[dict]:
-    """tokens/s of one training step, tokkit.bert vs transformers (vocab/batch/seq: smaller for tests)."""
+                   batch: int = 32, seq: int = 128, block: int = 1, block_warmup: int = 0, rotate: bool = False,
+                   compile_: bool = False, bf16: bool = False) -> list[dict]:
+    """tokens/s of one training step, tokkit.bert vs transformers (vocab/batch/seq: smaller for tests).
+
+    `warmup` untimed rounds, then `repeat` rounds; in each round every model takes a turn of
+    `block_warmup` untimed steps and `block` timed ones (see `measure_tasks`; `rotate` changes which
+    model leads). `compile_` torch.compiles tokkit's model; `bf16` adds tokkit under bfloat16
+    autocast, with a second group comparing it to transformers in fp32.
+    """
     notes, tasks = {}, {}
     B = "tokkit.bench.bert_suite:step_task"
     if importlib.util.find_spec("torch") is None:
         return group_rows("bert", "BERT training step", {}, baseline="tokkit",
                           notes={"tokkit": "skipped: torch is not installed (pip install 'tokkit[bert]')"})
     shape = {"vocab": vocab, "batch": batch, "seq": seq, "threads": threads}
-    tasks["tokkit"] = (B, {"impl": "tokkit", **shape})
+    tasks["tokkit"] = (B, {"impl": "tokkit", "compile_": compile_, **shape})
     if importlib.util.find_spec("transformers"):
-        tasks["transformers (BertForPreTraining)"] = (B, {"impl": "transformers", **shape})
+        tasks[TRANSFORMERS] = (B, {"impl": "transformers", **shape})
     else:
-        notes["transformers (BertForPreTraining)"] = "skipped: transformers is not installed"
+        notes[TRANSFORMERS] = "skipped: transformers is not installed"
+    if bf16:
+        tasks[BF16] = (B, {"impl": "tokkit", "bf16": True, "compile_": compile_, **shape})
     group = f"BERT pretraining step: 4 x 256, batch {batch} x {seq}, vocab {vocab:,}, {threads} threads"
     log(f"bert: {group}")
-    results = measure_tasks(tasks, repeat=repeat, warmup=warmup, log=log)
-    return group_rows("bert", group, results, baseline="tokkit", work=batch * seq, unit="tokens/s", notes=notes,
+    results = measure_tasks(tasks, repeat=repeat, warmup=warmup, log=log, block=block, block_warmup=block_warmup,
+                            rotate=rotate)
+    fp32 = {name: res for name, res in results.items() if name != BF16}
+    rows = group_rows("bert", group, fp32, baseline="tokkit", work=batch * seq, unit="tokens/s", notes=notes,
                       target="tokkit/transformers speed >= 2x")
+    if bf16:
+        pair = {name: results[name] for name in (BF16, TRANSFORMERS) if name in results}
+        rows += group_rows("bert", f"{group}, tokkit under bf16 autocast", pair, baseline=BF16,
+                           work=batch * seq, unit="tokens/s", notes=notes)
+    return rows

@@ -104,3 +104,12 @@ def _check_utf8(path: str) -> None:
 def slice_file(src: CorpusSlice, size: int, workdir: str, name: str) -> CorpusSlice:
     """A line-aligned prefix of an existing slice (for the scaling suite's smaller sizes)."""
     return make_slice([src.path], size=size, workdir=workdir, name=name)
+
+
+def corpus_mb(paths: list[str]) -> tuple[list[str], float | None]:
+    """The files of corpus arguments and their size in MB (None when one is compressed or stdin,
+    whose text size is not known in advance)."""
+    sources = resolve(paths)
+    if any(s.compressed or s.size() is None for s in sources):
+        return [s.path for s in sources], None
+    return [s.path for s in sources], sum(s.size() for s in sources) / 1e6

@@ -19,6 +19,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
+from tokkit.errors import TokkitError
+
 
 @dataclass
 class Result:
@@ -28,19 +30,42 @@ class Result:
     times: list = field(default_factory=list)
     rss_mb: list = field(default_factory=list)
     note: str = ""
+    cpu_times: list = field(default_factory=list)  # CPU seconds of the same runs (in-process tasks only)
+    setup_s: float | None = None  # how long the task's setup took (in-process tasks only)
+    summary: dict | None = None  # what the task said about its last run (see tokkit.bench.worker)
 
     @property
     def median(self) -> float:
         return statistics.median(self.times) if self.times else float("nan")
 
     @property
+    def cpu_median(self) -> float:
+        """Median CPU seconds of a run, all threads of the process summed (a load-independent figure)."""
+        return statistics.median(self.cpu_times) if self.cpu_times else float("nan")
+
+    @property
     def peak_rss_mb(self) -> float:
         return max(self.rss_mb) if self.rss_mb else float("nan")
 
     def as_dict(self) -> dict:
-        return {"name": self.name, "times": self.times, "min": min(self.times, default=None),
-                "median": self.median, "max": max(self.times, default=None), "peak_rss_mb": self.peak_rss_mb,
-                "note": self.note}
+        out = {"name": self.name, "times": self.times, "min": min(self.times, default=None),
+               "median": self.median, "max": max(self.times, default=None), "peak_rss_mb": self.peak_rss_mb,
+               "note": self.note}
+        if self.cpu_times:
+            out.update(cpu_times=self.cpu_times, cpu_median=self.cpu_median)
+        if self.setup_s is not None:
+            out["setup_s"] = self.setup_s
+        if self.summary is not None:
+            out["summary"] = self.summary
+        return out
+
+
+def require_psutil() -> None:
+    """The harness samples memory with psutil: without it, fail at once with one line."""
+    try:
+        import psutil  # noqa: F401
+    except ImportError:
+        raise TokkitError("tokkit bench needs psutil to measure memory: pip install 'tokkit[bench]'") from None
 
 
 def tree_rss(proc) -> int:
@@ -122,7 +147,9 @@ class Worker:
     """A long-lived `tokkit.bench.worker` process running one task; `run()` times it once.
 
     While a run is under way the parent samples the peak RSS of the worker's process tree
-    every `interval` seconds; a run longer than `timeout` kills the worker.
+    every `interval` seconds; a run longer than `timeout` kills the worker. `setup_s` is how long
+    the task's setup took; `last` holds the worker's answer to the latest run (seconds, CPU
+    seconds, and the task's summary when it gives one).
     """
 
     def __init__(self, setup: str, kwargs: dict, *, env: dict | None = None, timeout: float = 1800.0,
@@ -130,6 +157,7 @@ class Worker:
         import psutil
 
         self.timeout, self.interval, self.peak = timeout, interval, 0
+        self.setup_s, self.last = None, {}
         self._err = tempfile.TemporaryFile()
         self.proc = subprocess.Popen([sys.executable, "-m", "tokkit.bench.worker"], env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
@@ -138,7 +166,7 @@ class Worker:
         try:
             self.proc.stdin.write(json.dumps({"setup": setup, "kwargs": kwargs}) + "\n")
             self.proc.stdin.flush()
-            self._answer()
+            self.setup_s = self._answer().get("setup_seconds")
         except BaseException:
             self.close()
             raise
@@ -167,7 +195,8 @@ class Worker:
         """Time the task once (seconds, measured inside the worker)."""
         self.proc.stdin.write("run\n")
         self.proc.stdin.flush()
-        return self._answer()["seconds"]
+        self.last = self._answer()
+        return self.last["seconds"]
 
     def stderr_tail(self) -> str:
         self._err.seek(0)
@@ -196,12 +225,17 @@ class Worker:
 
 def measure_tasks(tasks: dict[str, tuple[str, dict]], *, repeat: int = 5, warmup: int = 1,
                   env: dict | None = None, envs: dict[str, dict] | None = None, timeout: float = 1800.0,
-                  log=None) -> dict[str, Result]:
+                  log=None, block: int = 1, block_warmup: int = 0, rotate: bool = False) -> dict[str, Result]:
     """Time in-process tasks side by side: one worker per contender, runs alternating.
 
     `tasks` maps a contender's name to (setup "module:function", kwargs). Every worker is set up
     first; then `warmup` rounds and `repeat` timed rounds run the contenders in turn. A contender
     whose setup or run fails keeps a note and drops out; the others go on.
+
+    In each round a contender's turn is a block: `block_warmup` untimed runs, then `block` runs
+    (all untimed in a warm-up round). Blocks suit work that is slower right after another
+    contender ran (cold caches): the untimed runs absorb that. With `rotate` a different
+    contender leads each round.
     """
     results = {name: Result(name) for name in tasks}
     workers: dict[str, Worker] = {}
@@ -209,23 +243,37 @@ def measure_tasks(tasks: dict[str, tuple[str, dict]], *, repeat: int = 5, warmup
         for name, (setup, kwargs) in tasks.items():
             try:
                 workers[name] = Worker(setup, kwargs, env=(envs or {}).get(name, env), timeout=timeout)
+                results[name].setup_s = workers[name].setup_s
             except (RuntimeError, TimeoutError) as exc:
                 results[name].note = f"failed: {str(exc).splitlines()[0]}"
+        names = list(workers)
         for rnd in range(warmup + repeat):
-            for name, worker in list(workers.items()):
-                try:
-                    seconds = worker.run()
-                except (RuntimeError, TimeoutError) as exc:
-                    results[name].note = f"failed: {str(exc).splitlines()[0]}"
-                    worker.close()
-                    del workers[name]
-                    continue
-                if rnd >= warmup:
-                    results[name].times.append(seconds)
-                    results[name].rss_mb.append(worker.peak / 1e6)
-                if log:
-                    label = "warm-up" if rnd < warmup else f"round {rnd - warmup + 1}"
-                    log(f"  {label}: {name}: {seconds:.3f} s, {worker.peak / 1e6:.0f} MB")
+            order = names[rnd % len(names):] + names[:rnd % len(names)] if rotate and names else names
+            for name in order:
+                worker = workers.get(name)
+                for k in range(block_warmup + block):
+                    if worker is None:
+                        break
+                    timed = rnd >= warmup and k >= block_warmup
+                    try:
+                        seconds = worker.run()
+                    except (RuntimeError, TimeoutError) as exc:
+                        results[name].note = f"failed: {str(exc).splitlines()[0]}"
+                        worker.close()
+                        del workers[name]
+                        worker = None
+                        continue
+                    res = results[name]
+                    if timed:
+                        res.times.append(seconds)
+                        res.rss_mb.append(worker.peak / 1e6)
+                        if "cpu_seconds" in worker.last:
+                            res.cpu_times.append(worker.last["cpu_seconds"])
+                    if "summary" in worker.last:
+                        res.summary = worker.last["summary"]
+                    if log:
+                        label = f"round {rnd - warmup + 1}" if timed else "warm-up"
+                        log(f"  {label}: {name}: {seconds:.3f} s, {worker.peak / 1e6:.0f} MB")
     finally:
         for worker in workers.values():
             worker.close()

@@ -1,6 +1,6 @@
 """Masking speed: `tokkit.mask_tokens` against transformers' collator and a plain numpy version.
 
-The measurement of issue 4 (benchmarks/bench_mask.py): 16,384 sequences of 128 int64 ids in
+The measurement of `tokkit bench --suite mask` and benchmarks/bench_mask.py: 16,384 sequences of 128 int64 ids in
 batches of 256, `special_tokens_mask` given ([CLS] first, [SEP] last, a padded tail on a quarter
 of the rows), vocab 30,522 with bert-base-uncased's special ids, 15% / 80-10-10, 2 threads each. Inputs a contender modifies in place are copied before each run,
 outside the timer. Throughput = sequences / median wall time of one pass over all batches.
@@ -40,11 +40,11 @@ def make_batches(sequences: int = 16384, batch: int = 256, length: int = 128, se
     return out
 
 
-def tokkit_task(sequences: int = 16384, threads: int = 2):
+def tokkit_task(sequences: int = 16384, threads: int = 2, batch: int = 256, length: int = 128):
     """tokkit.mask_tokens over every batch, one Generator for the whole pass."""
     import numpy as np
 
-    batches = make_batches(sequences)
+    batches = make_batches(sequences, batch, length)
     rng = np.random.default_rng(0)
 
     def run():
@@ -54,11 +54,11 @@ def tokkit_task(sequences: int = 16384, threads: int = 2):
     return run
 
 
-def numpy_task(sequences: int = 16384):
-    """The plain vectorised numpy version (issue 4's '4x transformers' reference point)."""
+def numpy_task(sequences: int = 16384, batch: int = 256, length: int = 128):
+    """The plain vectorised numpy version (a reference point: about 4x transformers)."""
     import numpy as np
 
-    batches = make_batches(sequences)
+    batches = make_batches(sequences, batch, length)
     rng = np.random.default_rng(0)
     allowed = np.setdiff1d(np.arange(VOCAB), SPECIALS)
 
@@ -93,13 +93,14 @@ def hf_collator():
     return DataCollatorForLanguageModeling(tok, mlm_probability=0.15, seed=0)
 
 
-def transformers_task(sequences: int = 16384, threads: int = 2):
+def transformers_task(sequences: int = 16384, threads: int = 2, batch: int = 256, length: int = 128):
     """transformers' DataCollatorForLanguageModeling.torch_mask_tokens on torch copies of the batches."""
     import torch
 
     torch.set_num_threads(threads)
     collator = hf_collator()
-    batches = [(torch.from_numpy(ids), torch.from_numpy(special)) for ids, special in make_batches(sequences)]
+    batches = [(torch.from_numpy(ids), torch.from_numpy(special))
+               for ids, special in make_batches(sequences, batch, length)]
     copies = []
 
     def prepare():  # torch_mask_tokens writes into its input: fresh copies, outside the timer
@@ -112,19 +113,37 @@ def transformers_task(sequences: int = 16384, threads: int = 2):
     return run
 
 
-def run_mask_suite(*, sequences: int = 16384, threads: int = 2, repeat: int = 5, log=print) -> list[dict]:
-    """One measurement: sequences/s of tokkit, transformers and plain numpy."""
+HF = "transformers (torch_mask_tokens)"
+
+
+def masked_sequences(sequences: int, batch: int) -> int:
+    """How many sequences `make_batches` lays out: whole batches, at least one.
+
+    >>> masked_sequences(16384, 256), masked_sequences(1000, 256), masked_sequences(10, 256)
+    (16384, 768, 256)
+    """
+    return max(1, sequences // batch) * batch
+
+
+def run_mask_suite(*, sequences: int = 16384, threads: int = 2, repeat: int = 5, log=print, batch: int = 256,
+                   length: int = 128, numpy: bool = True) -> list[dict]:
+    """One measurement: sequences/s of tokkit, transformers and (with `numpy`) plain numpy.
+
+    One warm-up round, then `repeat` rounds with the contenders alternating, each in its own worker.
+    """
     M = "tokkit.bench.mask_suite:"
-    tasks = {"tokkit": (M + "tokkit_task", {"sequences": sequences, "threads": threads})}
+    shape = {"sequences": sequences, "batch": batch, "length": length}
+    tasks = {"tokkit": (M + "tokkit_task", {**shape, "threads": threads})}
     notes = {}
     if importlib.util.find_spec("transformers") and importlib.util.find_spec("torch"):
-        tasks["transformers (torch_mask_tokens)"] = (M + "transformers_task",
-                                                     {"sequences": sequences, "threads": threads})
+        tasks[HF] = (M + "transformers_task", {**shape, "threads": threads})
     else:
-        notes["transformers (torch_mask_tokens)"] = "skipped: transformers or torch is not installed"
-    tasks["numpy (plain vectorised)"] = (M + "numpy_task", {"sequences": sequences})
-    group = f"mask_tokens: {sequences:,} x 128 int64 in batches of 256, {threads} threads"
+        notes[HF] = "skipped: transformers or torch is not installed"
+    if numpy:
+        tasks["numpy (plain vectorised)"] = (M + "numpy_task", shape)
+    n = masked_sequences(sequences, batch)
+    group = f"mask_tokens: {n:,} x {length} int64 in batches of {batch}, {threads} threads"
     log(f"mask: {group}")
     results = measure_tasks(tasks, repeat=repeat, warmup=1, log=log)
-    return group_rows("mask", group, results, baseline="tokkit", work=sequences, unit="seq/s", notes=notes,
+    return group_rows("mask", group, results, baseline="tokkit", work=n, unit="seq/s", notes=notes,
                       target="tokkit/transformers speed >= 10x")

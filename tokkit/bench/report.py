@@ -3,14 +3,21 @@
 A row is a plain dict: suite, group (one measurement, e.g. "wordpiece encode_batch, 2 threads"),
 name (contender), baseline (True for tokkit's row of the group), times (s), min/median/max,
 peak_rss_mb, and when the work is known: work (MB, sequences, tokens per run), unit ("MB/s"...),
-throughput. Every other row of a group carries `time_ratio` (tokkit median / its median: below 1
-means tokkit is faster) and `speedup` (its median / tokkit median: tokkit's speed over its).
+throughput (and cpu_throughput, work per median CPU second, for in-process tasks). Every other
+row of a group carries `time_ratio` (tokkit median / its median: below 1 means tokkit is faster)
+and `speedup` (its median / tokkit median: tokkit's speed over its). When contenders do different
+amounts of work (`work` given per contender, e.g. a slow reference timed on a prefix only), the
+ratios compare seconds per unit of work.
 
 >>> from tokkit.bench.harness import Result
 >>> rows = group_rows("demo", "g", {"tokkit": Result("tokkit", [1.0, 2.0, 3.0]),
 ...                                 "other": Result("other", [4.0])}, baseline="tokkit", work=8, unit="MB/s")
 >>> rows[1]["speedup"], rows[1]["time_ratio"], rows[0]["throughput"]
 (2.0, 0.5, 4.0)
+>>> rows = group_rows("demo", "g", {"tokkit": Result("tokkit", [2.0]), "slow": Result("slow", [3.0])},
+...                   baseline="tokkit", work={"tokkit": 100, "slow": 10}, unit="MB/s")
+>>> rows[1]["speedup"], rows[1]["throughput"]
+(15.0, 3.3333333333333335)
 """
 from __future__ import annotations
 
@@ -22,14 +29,18 @@ from tokkit._files import atomic_write
 from tokkit.bench.machine import describe
 
 
-def group_rows(suite: str, group: str, results: dict, *, baseline: str, work: float | None = None,
+def group_rows(suite: str, group: str, results: dict, *, baseline: str, work: float | dict | None = None,
                unit: str | None = None, notes: dict | None = None, target: str | None = None,
                extra: dict | None = None, remarks: dict | None = None) -> list[dict]:
     """Rows for one measurement: the baseline (tokkit) first, then the contenders, then skipped ones.
 
     `notes` name contenders that did not run (and why); `remarks` annotate contenders that did.
+    `work` is one amount for all, or {contender: amount}.
     """
     base = results.get(baseline)
+    works = work if isinstance(work, dict) else {name: work for name in results}
+    per_work = isinstance(work, dict)  # one amount for all: plain ratios of medians
+    base_per = _per_work(base, works.get(baseline) if per_work else None) if base is not None else None
     rows = []
     ordered = [baseline] + [n for n in results if n != baseline] if base is not None else list(results)
     for name in ordered:
@@ -39,16 +50,25 @@ def group_rows(suite: str, group: str, results: dict, *, baseline: str, work: fl
             row["note"] = remarks[name]
         if target and name == baseline:
             row["target"] = target
-        if res.times and work:
-            row.update(work=work, unit=unit, throughput=work / res.median)
+        amount = works.get(name)
+        if res.times and amount:
+            row.update(work=amount, unit=unit, throughput=amount / res.median)
+            if res.cpu_times:
+                row["cpu_throughput"] = amount / res.cpu_median
         if name != baseline and res.times and base is not None and base.times:
-            row["time_ratio"] = base.median / res.median
-            row["speedup"] = res.median / base.median
+            per = _per_work(res, amount if per_work else None)
+            row["time_ratio"] = base_per / per
+            row["speedup"] = per / base_per
         rows.append(row)
     for name, note in (notes or {}).items():
         rows.append({"suite": suite, "group": group, "baseline": False, "name": name, "times": [], "note": note,
                      **(extra or {})})
     return rows
+
+
+def _per_work(res, amount) -> float:
+    """Median seconds per unit of work (the plain median when the work is not known)."""
+    return res.median / amount if amount else res.median
 
 
 def _num(x, fmt):

@@ -6,8 +6,14 @@
 """
 from __future__ import annotations
 
+import json
 import os
+import shlex
+import shutil
+import subprocess
+import sys
 
+from tokkit._files import atomic_write
 from tokkit.bench.machine import describe
 from tokkit.bench.report import markdown_table
 from tokkit.quality.compare import compare_table, token_lists
@@ -77,3 +83,58 @@ def compose(runs: list[tuple[str, dict, str]], *, regenerate: str, quality: tupl
 def chart_dir_for(results_md: str, output: str) -> str:
     """The output folder as a path relative to RESULTS.md's folder (for image links)."""
     return os.path.relpath(output, os.path.dirname(os.path.abspath(results_md))).replace(os.sep, "/")
+
+
+PARTS = ("all", "scaling", "compare")
+TITLES = {"all": "Speed and memory: `--suite all`", "scaling": "Scaling: `--suite scaling`"}
+
+
+def run_commands(*, corpus: str, size: str, scaling_corpus: list[str], scaling_size: str,
+                 repeat: str | None = None, output: str = "benchmarks/results") -> dict[str, list[str]]:
+    """The `tokkit` arguments of each part of RESULTS.md: part -> argument list (output folder last).
+
+    >>> run_commands(corpus="c", size="1MB", scaling_corpus=["c"], scaling_size="2MB")["compare"]
+    ['compare', '--train', 'all', '--vocab-size', '32000', '--size', '1MB', 'c', '-o', 'benchmarks/results/compare']
+    """
+    runs = {"all": ["bench", "--suite", "all", "--corpus", corpus, "--size", size],
+            "scaling": ["bench", "--suite", "scaling", *[x for c in scaling_corpus for x in ("--corpus", c)],
+                        "--size", scaling_size],
+            "compare": ["compare", "--train", "all", "--vocab-size", "32000", "--size", size, corpus]}
+    for name, args in runs.items():
+        if repeat and name != "compare":
+            args += ["--repeat", str(repeat)]
+        args += ["-o", f"{output}/{name}"]
+    return runs
+
+
+def regenerate(root: str, runs: dict[str, list[str]], *, only: str | None = None, results_md: str,
+               results_dir: str, regenerate_command: str, log=print) -> str:
+    """Run the parts of `runs` (all, or `only` one) from `root`, then write RESULTS.md from every
+    part's JSON found in `results_dir` (a part not rerun keeps its earlier results). Returns the path."""
+    for name, args in runs.items():
+        if only and only != name:
+            continue
+        cmd = [sys.executable, "-m", "tokkit.cli", *args]
+        log("+ " + shlex.join(cmd))
+        subprocess.run(cmd, check=True, cwd=root)
+        if name == "compare":  # the trained vocabularies are not results: keep the repository small
+            shutil.rmtree(os.path.join(results_dir, "compare", "tokenizers"), ignore_errors=True)
+    write_results_md(results_md, results_dir, regenerate=regenerate_command,
+                     compare_command="tokkit " + shlex.join(runs["compare"]))
+    return results_md
+
+
+def write_results_md(results_md: str, results_dir: str, *, regenerate: str, compare_command: str) -> None:
+    """RESULTS.md from results_dir/{all,scaling}/results.json and results_dir/compare/compare.json."""
+    parts = []
+    for name in ("all", "scaling"):
+        path = os.path.join(results_dir, name, "results.json")
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                parts.append((TITLES[name], json.load(f), chart_dir_for(results_md, os.path.dirname(path))))
+    quality = None
+    path = os.path.join(results_dir, "compare", "compare.json")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            quality = (compare_command, json.load(f), chart_dir_for(results_md, os.path.dirname(path)))
+    atomic_write(results_md, compose(parts, regenerate=regenerate, quality=quality))

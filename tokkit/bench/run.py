@@ -15,6 +15,7 @@ from tokkit._files import atomic_write, prepare_folder
 from tokkit.bench import charts
 from tokkit.bench.corpus_slice import make_slice, slice_file
 from tokkit.bench.encode_suite import run_encode_suite
+from tokkit.bench.harness import require_psutil
 from tokkit.bench.machine import machine_info
 from tokkit.bench.mask_suite import run_mask_suite
 from tokkit.bench.report import format_table, suite_markdown, write_json
@@ -64,6 +65,7 @@ def run_bench(*, suite: str = "all", corpus: list[str] | None = None, size: int 
 
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
     started = time.perf_counter()
+    require_psutil()
     prepare_folder(output)  # fail before a long run, not after it
     suites = SUITES[suite]
     if size is None:

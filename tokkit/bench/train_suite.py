@@ -12,7 +12,7 @@ import sys
 import tempfile
 
 from tokkit.bench.harness import measure_alternating, python_cmd
-from tokkit.bench.report import format_table, group_rows
+from tokkit.bench.report import group_rows
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
@@ -125,7 +125,7 @@ def run_train_suite(files: list[str], *, algos=("bytelevel", "bpe", "wordpiece")
     return rows
 
 
-# Targets from issue 2 (measured on the 100 MB corpus): tokkit's time over tokenizers'.
+# Targets (measured on the 100 MB corpus): tokkit's time over tokenizers'.
 TARGETS = {"bytelevel": "tokkit/tokenizers time <= 0.5", "bpe": "tokkit/tokenizers time <= 0.5",
            "wordpiece": "tokkit/tokenizers time <= 1.0"}
 
@@ -133,11 +133,6 @@ TARGETS = {"bytelevel": "tokkit/tokenizers time <= 0.5", "bpe": "tokkit/tokenize
 REMARKS = {"wordpiece": {"tokenizers": "its WordPieceTrainer scores merges by frequency (BPE), not by likelihood gain"},
            "bytelevel": {"sentencepiece (bpe, not byte-level)": "not byte-level: unicode-character BPE, "
                          "character_coverage 0.9995", "bpeasy": "byte-level, GPT-2 pattern, no special tokens"}}
-
-
-def format_rows(rows: list[dict]) -> str:
-    """A plain-text table (kept for benchmarks/bench_train.py)."""
-    return format_table(rows)
 
 
 if __name__ == "__main__":  # pragma: no cover
