@@ -140,10 +140,11 @@ def special_token_problem(tok: str) -> str | None:
             return f"is not valid text: it holds the lone surrogate U+{ord(ch):04X}{hint}"
         if ch in _LINE_BREAKS or cat in ("Zl", "Zp"):
             return f"holds a line break (U+{ord(ch):04X}): vocab.txt holds one token a line"
-        if cat == "Cc":
-            return f"holds the control character U+{ord(ch):04X}"
     if tok != tok.strip():
         return "starts or ends with whitespace, which a vocab.txt line cannot keep"
+    for ch in tok:
+        if unicodedata.category(ch) == "Cc":
+            return f"holds the control character U+{ord(ch):04X}"
     return None
 
 
