@@ -101,7 +101,7 @@ def resolve(paths: Iterable[str], *, pattern: str | None = None) -> list[Source]
 
 def _walk(root: str, pattern: str | None) -> list[str]:
     out = []
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in os.walk(root, onerror=_unreadable_folder):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
             if name.startswith("."):
@@ -113,6 +113,22 @@ def _walk(root: str, pattern: str | None) -> list[str]:
                 continue
             out.append(path)
     return out
+
+
+def _unreadable_folder(exc: OSError) -> None:
+    """os.walk's error hook: a folder that cannot be listed is an error, never skipped in silence."""
+    raise TokkitError(f"{exc.filename}: cannot read this folder ({exc.strerror or exc})")
+
+
+def check_folder_tree(root: str | os.PathLike) -> None:
+    """Raise a TokkitError naming the first folder under `root` (itself included) that cannot be listed.
+
+    >>> check_folder_tree("no/such/folder")
+    Traceback (most recent call last):
+    tokkit.errors.TokkitError: no/such/folder: cannot read this folder (No such file or directory)
+    """
+    for _ in os.walk(root, onerror=_unreadable_folder):
+        pass
 
 
 def iter_chunks(stream: BinaryIO, *, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
@@ -179,4 +195,4 @@ def texts_as_chunks(texts: Iterable[str], *, chunk_size: int = CHUNK_SIZE) -> It
         yield batch
 
 
-__all__ = ["CHUNK_SIZE", "Source", "resolve", "iter_chunks", "iter_source_chunks", "texts_as_chunks"]
+__all__ = ["CHUNK_SIZE", "Source", "resolve", "check_folder_tree", "iter_chunks", "iter_source_chunks", "texts_as_chunks"]
