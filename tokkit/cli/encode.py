@@ -20,8 +20,15 @@ from tokkit.train.dask_count import connect
 BATCH_LINES = 20000
 
 
-def read_lines(paths, progress):
-    """Yield (where, line) for each line of the inputs (stdin for '-' or no path), newline removed."""
+MAX_LINE_BYTES = 1 << 30  # 1 GiB: the longest input line `tokkit encode` and `decode` accept by default
+
+
+def read_lines(paths, progress, max_line_bytes: int = MAX_LINE_BYTES):
+    """Yield (where, line) for each line of the inputs (stdin for '-' or no path), newline removed.
+
+    Input is read in buffered blocks, a line at a time: memory holds one line, and a line longer
+    than `max_line_bytes` is an error naming it rather than an unbounded read.
+    """
     for path in paths or ["-"]:
         fh = sys.stdin.buffer if path == "-" else None
         name = "<stdin>" if path == "-" else path
@@ -30,7 +37,15 @@ def read_lines(paths, progress):
         except OSError as exc:
             raise TokkitError(f"{path}: cannot read ({exc.strerror})") from None
         try:
-            for lineno, raw in enumerate(fh, 1):
+            lineno = 0
+            while True:
+                raw = fh.readline(max_line_bytes + 1)
+                if not raw:
+                    break
+                lineno += 1
+                if len(raw) - raw.endswith(b"\n") > max_line_bytes:
+                    raise TokkitError(f"{name}:{lineno}: line is longer than {max_line_bytes:,} bytes "
+                                      "(--max-line-bytes)")
                 progress.update(len(raw))
                 try:
                     line = raw.decode("utf-8")
@@ -80,9 +95,11 @@ def split_pair(where, line):
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="With --pretraining: encode on a Dask cluster (tcp://host:8786, or 'local'), a task per file.")
 @click.option("--resume", is_flag=True, help="With --scheduler: skip input files whose shards are complete.")
+@click.option("--max-line-bytes", type=click.IntRange(min=1), default=MAX_LINE_BYTES, show_default=True,
+              metavar="N", help="Longest input line accepted; a longer one is an error.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def command(files, tokenizer_path, pairs, fmt, output, max_length, template, threads, pretraining, seed, scheduler,
-            resume, quiet):
+            resume, max_line_bytes, quiet):
     """Encode text FILES (stdin without FILES) with the tokenizer in DIR."""
 
     check_options(pairs=pairs, fmt=fmt, output=output, max_length=max_length, template=template, threads=threads,
@@ -102,7 +119,7 @@ def command(files, tokenizer_path, pairs, fmt, output, max_length, template, thr
     if output is not None:
         check_output_file(output)
     with Progress(total=total, desc="encoding", unit="MB", scale=1e-6, enabled=show) as bar:
-        lines = read_lines(list(files), bar)
+        lines = read_lines(list(files), bar, max_line_bytes)
         if fmt == "npz":
             write_npz(tok, lines, pairs, Path(output), max_length or 512, threads)
         else:
@@ -120,7 +137,7 @@ def check_options(*, pairs, fmt, output, max_length, template, threads, pretrain
         raise TokkitError(f"--threads must be at least 1, got {threads}")
     if pretraining is not None:
         for flag, name in ((pairs, "--pairs"), (template is not None, "--template/--no-template"),
-                           ("fmt" in given, "--format")):
+                           ("fmt" in given, "--format"), ("max_line_bytes" in given, "--max-line-bytes")):
             if flag:
                 raise TokkitError(f"{name} does not apply with --pretraining (shards hold their own layout)")
         if output is None:
