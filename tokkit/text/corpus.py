@@ -198,33 +198,47 @@ def find_cut(data: bytes, lo: int, hi: int) -> int:
 #  - between a letter or number and punctuation other than the apostrophe (either order): GPT-2
 #    ends a letter, number or punctuation run there, BERT splits punctuation off (an apostrophe
 #    may start a contraction such as 's).
-_SAFE = regex.compile(r"(?r)(?<=[\p{L}\p{M}\p{N}\p{P}\p{S}])\x20"
-                      r"|(?<=[\p{L}\p{N}])(?=[\p{P}--'])|(?<=[\p{P}--'])(?=[\p{L}\p{N}])", regex.V1)
+# Each pattern matches the character just before the cut, searching backwards ((?r)).
+_BEFORE_SPACE = regex.compile(r"(?r)[\p{L}\p{M}\p{N}\p{P}\p{S}](?=\x20)")
+_AT_PUNCTUATION = regex.compile(r"(?r)[\p{L}\p{N}](?=[\p{P}--'])|[\p{P}--'](?=[\p{L}\p{N}])", regex.V1)
+# Bytes that are never a visible character (ASCII controls and space), and those that can never
+# be punctuation (ASCII letters, digits, controls and space): windows without anything else skip
+# the slower regex searches.
+_BLANK = bytes(range(0x21)) + b"\x7f"
+_NOT_PUNCTUATION = _BLANK + bytes(range(0x30, 0x3A)) + bytes(range(0x41, 0x5B)) + bytes(range(0x61, 0x7B))
 
 
 def safe_cut(data: bytes, lo: int, hi: int) -> int:
-    """The last position in data[lo:hi] that `_SAFE` allows (a byte offset, never inside a
-    character and never at lo), or 0 when there is none; invalid UTF-8 is never next to a cut.
+    """The last position in data[lo:hi] where both pre-tokenizers split anyway (a byte offset,
+    never inside a character and never at lo), or 0 when there is none; invalid UTF-8 is never
+    next to a cut. Linear in hi - lo.
 
     >>> safe_cut("один два".encode(), 1, 15), safe_cut(b"a\\x00\\x00 \\x00\\x00", 1, 6), safe_cut("中文。中文".encode(), 1, 15)
     (8, 0, 9)
     """
+    window = data[lo:hi]
+    if not window.translate(None, _BLANK):
+        return 0  # only spaces and control bytes: a whitespace or NUL run, nothing to split at
+    has_space = b" " in window
+    has_punctuation = bool(window.translate(None, _NOT_PUNCTUATION))
+    if not has_space and not has_punctuation:
+        return 0
     start = lo
     while start > 0 and 0x80 <= data[start] <= 0xBF:
         start -= 1  # begin on a character, so the text decodes
-    start = max(start - 1, 0)  # and hold the character before lo, for the look-behind
+    start = max(start - 1, 0)  # and hold the character before lo
     while hi < len(data) and 0x80 <= data[hi] <= 0xBF:
-        hi += 1  # end on a character too (the look-ahead may see one more)
-    end = min(hi + 4, len(data))
-    while end < len(data) and 0x80 <= data[end] <= 0xBF:
-        end += 1
-    text = data[start:end].decode("utf-8", "surrogateescape")
+        hi += 1  # end on a character too
+    text = data[start:hi].decode("utf-8", "surrogateescape")
     head = len(data[start:lo].decode("utf-8", "surrogateescape")) if lo > start else 0
-    limit = len(data[start:hi].decode("utf-8", "surrogateescape"))
-    m = _SAFE.search(text, head + 1, limit)
-    if m is None:
+    best = 0
+    for pattern, wanted in ((_BEFORE_SPACE, has_space), (_AT_PUNCTUATION, has_punctuation)):
+        m = pattern.search(text, max(head, best)) if wanted else None
+        if m is not None:
+            best = m.start() + 1  # the cut: just after the matched character
+    if not best:
         return 0
-    return start + len(text[: m.start()].encode("utf-8", "surrogateescape"))
+    return start + len(text[:best].encode("utf-8", "surrogateescape"))
 
 
 def iter_source_chunks(sources: list[Source], *, chunk_size: int = CHUNK_SIZE) -> Iterator[tuple[Source, int, bytes]]:
