@@ -1,5 +1,4 @@
 """`tokkit encode` / `decode` outputs: refused up front when unusable, never left half-written."""
-import os
 
 import numpy as np
 import pytest

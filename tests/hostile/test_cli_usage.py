@@ -63,3 +63,11 @@ def test_train_refuses_what_it_used_to_accept_silently(cli, tmp_path, monkeypatc
     code, _, err = cli(*args)
     assert code == 2 and message in one_error_line(err)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt"]
+
+
+def test_glob_without_a_folder_is_refused(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.txt").write_text("the cat sat on the mat\n" * 20)
+    code, _, err = cli("train", "c.txt", "--glob", "*.md", "-o", "out")
+    assert code == 2 and "--glob" in one_error_line(err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt"]

@@ -74,11 +74,13 @@ def resolve(paths: Iterable[str], *, pattern: str | None = None) -> list[Source]
     """
     sources: list[Source] = []
     seen: set[str] = set()
+    walked = False
     for arg in paths:
         arg = str(arg)
         if arg == "-":
             found = ["-"]
         elif os.path.isdir(arg):
+            walked = True
             found = _walk(arg, pattern)
             if not found:
                 what = f"matching {pattern!r}" if pattern else "regular non-hidden"
@@ -99,6 +101,8 @@ def resolve(paths: Iterable[str], *, pattern: str | None = None) -> list[Source]
                 sources.append(Source(path))
     if not sources:
         raise TokkitError("no corpus given")
+    if pattern and not walked:
+        raise TokkitError(f"--glob {pattern!r} picks files inside folders, and no folder is given")
     return sources
 
 
