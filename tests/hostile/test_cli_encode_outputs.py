@@ -1,4 +1,5 @@
 """`tokkit encode` / `decode` outputs: refused up front when unusable, never left half-written."""
+import os
 
 import numpy as np
 import pytest
@@ -113,3 +114,11 @@ def test_outputs_are_complete_on_success(work, wp_dir, cli, wp):
     assert data["input_ids"].shape == (4, 3)
     assert not [p for p in listing(work) if p.startswith(".") or p.endswith(".tmp")]
     assert isinstance(tokkit.load(wp_dir), Tokenizer)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc, where no one may create files")
+@pytest.mark.parametrize("command", ["encode", "decode"])
+def test_a_folder_that_refuses_files_is_one_error_line(work, wp_dir, cli, command):
+    code, out, err = cli(command, "-t", str(wp_dir), "in.txt", "-o", "/proc/tokkit-out.txt")
+    assert code == 2 and out == ""
+    assert "/proc/tokkit-out.txt: cannot write" in one_error_line(err)
