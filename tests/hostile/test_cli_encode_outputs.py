@@ -30,7 +30,7 @@ def listing(path):
     ("folder", "is a folder"),
     ("no/such/dir/out.txt", "does not exist"),
     ("afile/out.txt", "is not a folder"),
-    ("", "-o/--output is empty"),
+    ("", "is empty"),
 ])
 def test_unusable_output_is_one_error_line(work, wp_dir, cli, command, output, message):
     before = listing(work)

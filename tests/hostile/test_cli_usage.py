@@ -49,7 +49,7 @@ def test_error_messages_with_line_breaks_stay_one_line(cli, tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["train", "c.txt", "-o", ""], "-o/--output is empty"),
+    (["train", "c.txt", "-o", ""], "is empty"),
     (["train", "c.txt", "--min-word-count", "3"], "--scheduler"),
     (["train", "c.txt", "--min-word-count", "-1"], "--min-word-count"),
     (["train", "c.txt", "--workers", "0"], "workers"),
@@ -71,3 +71,12 @@ def test_glob_without_a_folder_is_refused(cli, tmp_path, monkeypatch):
     code, _, err = cli("train", "c.txt", "--glob", "*.md", "-o", "out")
     assert code == 2 and "--glob" in one_error_line(err)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt"]
+
+
+@pytest.mark.parametrize("command", ["train", "encode", "decode", "stats", "compare", "pretrain", "bench"])
+def test_an_empty_output_path_is_refused_by_every_command(cli, command, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(command, "-o", "")
+    line = one_error_line(err)
+    assert code == 2 and "--output" in line and "is empty" in line
+    assert list(tmp_path.iterdir()) == []

@@ -28,7 +28,17 @@ class LazyGroup(click.Group):
     def get_command(self, ctx, name):
         if name not in COMMANDS or not _available(COMMANDS[name]):
             return None
-        return importlib.import_module(f"tokkit.cli.{COMMANDS[name]}").command
+        command = importlib.import_module(f"tokkit.cli.{COMMANDS[name]}").command
+        for param in command.params:  # `-o ''` names no file or folder, in every command
+            if param.name == "output" and param.callback is None:
+                param.callback = _not_empty
+        return command
+
+
+def _not_empty(ctx, param, value):
+    if value is not None and not str(value).strip():
+        raise click.BadParameter("is empty; give a path", ctx=ctx, param=param)
+    return value
 
 
 def _available(module: str) -> bool:
