@@ -1,7 +1,11 @@
 """Fixtures for the hostile-input tests: a small trained tokenizer and the CLI run in-process."""
+from pathlib import Path
+
 import pytest
 
 import tokkit
+
+HERE = Path(__file__).resolve().parent
 
 TEXT = ("the cat sat on the mat. the dog sat on the log.\n"
         "a quick brown fox jumps over the lazy dog.\n") * 40
@@ -45,3 +49,10 @@ def one_error_line(err: str) -> str:
     assert len(lines) == 1 and err.endswith("\n"), repr(err)
     assert lines[0].startswith("tokkit: error: "), repr(err)
     return lines[0]
+
+
+def pytest_collection_modifyitems(items):
+    """Mark every test of this folder `hostile`, so `pytest -m hostile` runs them alone."""
+    for item in items:
+        if HERE in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.hostile)
