@@ -2,6 +2,8 @@
 import io
 import sys
 
+import pytest
+
 from tokkit.cli.encode import MAX_LINE_BYTES
 
 from .conftest import one_error_line
@@ -55,11 +57,14 @@ def test_lines_up_to_the_limit_pass(cli, wp_dir, wp, monkeypatch):
     assert out.splitlines() == [" ".join(map(str, wp.encode(t))) for t in ("the cat sat", "a" * 20, "the dog")]
 
 
-def test_a_long_line_in_a_file_names_it(cli, wp_dir, tmp_path):
+@pytest.mark.parametrize("command, first, long", [("encode", b"the cat", b"sat "), ("decode", b"1 2", b"33 ")])
+def test_a_long_line_in_a_file_names_it(cli, wp_dir, tmp_path, command, first, long):
     src = tmp_path / "in.txt"
-    src.write_bytes(b"the cat\n" + b"sat " * 20 + b"\n")
-    code, _, err = cli("encode", "-t", str(wp_dir), str(src), "--max-line-bytes", "50")
+    src.write_bytes(first + b"\n" + long * 20 + b"\n")
+    code, _, err = cli(command, "-t", str(wp_dir), str(src), "--max-line-bytes", "50")
     assert code == 2 and "in.txt:2: line is longer than 50 bytes" in one_error_line(err)
+    code, out, err = cli(command, "-t", str(wp_dir), str(src), "--max-line-bytes", "80")
+    assert code == 0 and len(out.splitlines()) == 2, err
 
 
 def test_max_line_bytes_does_not_apply_to_shards(cli, wp_dir, tmp_path):
