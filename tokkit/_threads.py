@@ -29,6 +29,8 @@ def resolve_threads(num_threads: int | None, n_items: int) -> int:
     """Threads to use: `num_threads` (default: all cores), never more than there are items."""
     if num_threads is None:
         num_threads = os.cpu_count() or 1
+    elif isinstance(num_threads, bool) or not isinstance(num_threads, (int, np.integer)):
+        raise TokkitError(f"num_threads must be a whole number or None, got {num_threads!r}")
     if num_threads < 1:
         raise TokkitError(f"num_threads must be at least 1, got {num_threads}")
     return max(1, min(num_threads, n_items))

@@ -30,7 +30,17 @@ class LazyGroup(click.Group):
     def get_command(self, ctx, name):
         if name not in COMMANDS or not _available(COMMANDS[name]):
             return None
-        return importlib.import_module(f"tokkit.cli.{COMMANDS[name]}").command
+        command = importlib.import_module(f"tokkit.cli.{COMMANDS[name]}").command
+        for param in command.params:  # `-o ''` names no file or folder, in every command
+            if param.name == "output" and param.callback is None:
+                param.callback = _not_empty
+        return command
+
+
+def _not_empty(ctx, param, value):
+    if value is not None and not str(value).strip():
+        raise click.BadParameter("is empty; give a path", ctx=ctx, param=param)
+    return value
 
 
 def _available(module: str) -> bool:
@@ -47,20 +57,38 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt  # SIGTERM stops a run the way Ctrl-C does: temporary outputs are removed
 
 
+# click >= 8.2 shows the help for a bare `tokkit` through this usage error.
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
 def main(argv=None):
-    """Run the CLI: exit 0 on success, 2 on bad input (one line on stderr), 1 on a bug."""
+    """Run the CLI: exit 0 on success, 2 on bad input (one line on stderr), 1 on a bug.
+
+    Every usage error (unknown option, bad value, missing argument) and every TokkitError is one
+    line, `tokkit: error: ...`; `--help` and a bare `tokkit` print the help as click writes it.
+    SIGTERM stops a run as Ctrl-C does (exit 130, temporary outputs removed).
+    """
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)
     try:
         cli.main(args=argv, prog_name="tokkit", standalone_mode=False)
     except TokkitError as exc:
-        click.echo(f"tokkit: error: {exc}", err=True)
+        error_line(str(exc))
         sys.exit(2)
     except click.exceptions.Abort:
         click.echo("tokkit: interrupted", err=True)
         sys.exit(130)
+    except _NO_ARGS_IS_HELP as exc:
+        exc.show()  # the help text, not an error
+        sys.exit(2)
+    except click.UsageError as exc:
+        hint = ""
+        if exc.ctx is not None:
+            hint = f" (see '{exc.ctx.command_path} --help')"
+        error_line(" ".join(exc.format_message().split()) + hint)
+        sys.exit(2)
     except click.ClickException as exc:
-        exc.show()
+        error_line(" ".join(exc.format_message().split()))
         sys.exit(2 if exc.exit_code in (1, 2) else exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
@@ -68,3 +96,12 @@ def main(argv=None):
         click.echo("tokkit: interrupted", err=True)
         sys.exit(130)
 
+
+# What str.splitlines() breaks at; an error message shows these escaped so it stays one line.
+_BREAKS = {ord(c): c.encode("unicode_escape").decode("ascii")
+           for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def error_line(message: str) -> None:
+    """Write `message` to stderr as the one line `tokkit: error: ...` (line breaks in it escaped)."""
+    click.echo(f"tokkit: error: {message.strip().translate(_BREAKS)}", err=True)

@@ -1,6 +1,7 @@
 """`tokkit encode`: text lines -> ids (one line of ids per input line) or BERT arrays in an .npz."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -8,6 +9,7 @@ from pathlib import Path
 import click
 
 import tokkit
+from tokkit._files import atomic_open
 from tokkit._progress import Progress
 from tokkit.errors import TokkitError
 from tokkit.inputs import encode
@@ -18,8 +20,15 @@ from tokkit.train.dask_count import connect
 BATCH_LINES = 20000
 
 
-def read_lines(paths, progress):
-    """Yield (where, line) for each line of the inputs (stdin for '-' or no path), newline removed."""
+MAX_LINE_BYTES = 1 << 30  # 1 GiB: the longest input line `tokkit encode` and `decode` accept by default
+
+
+def read_lines(paths, progress, max_line_bytes: int = MAX_LINE_BYTES):
+    """Yield (where, line) for each line of the inputs (stdin for '-' or no path), newline removed.
+
+    Input is read in buffered blocks, a line at a time: memory holds one line, and a line longer
+    than `max_line_bytes` is an error naming it rather than an unbounded read.
+    """
     for path in paths or ["-"]:
         fh = sys.stdin.buffer if path == "-" else None
         name = "<stdin>" if path == "-" else path
@@ -28,7 +37,15 @@ def read_lines(paths, progress):
         except OSError as exc:
             raise TokkitError(f"{path}: cannot read ({exc.strerror})") from None
         try:
-            for lineno, raw in enumerate(fh, 1):
+            lineno = 0
+            while True:
+                raw = fh.readline(max_line_bytes + 1)
+                if not raw:
+                    break
+                lineno += 1
+                if len(raw) - raw.endswith(b"\n") > max_line_bytes:
+                    raise TokkitError(f"{name}:{lineno}: line is longer than {max_line_bytes:,} bytes "
+                                      "(--max-line-bytes)")
                 progress.update(len(raw))
                 try:
                     line = raw.decode("utf-8")
@@ -78,35 +95,120 @@ def split_pair(where, line):
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="With --pretraining: encode on a Dask cluster (tcp://host:8786, or 'local'), a task per file.")
 @click.option("--resume", is_flag=True, help="With --scheduler: skip input files whose shards are complete.")
+@click.option("--max-line-bytes", type=click.IntRange(min=1), default=MAX_LINE_BYTES, show_default=True,
+              metavar="N", help="Longest input line accepted; a longer one is an error.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def command(files, tokenizer_path, pairs, fmt, output, max_length, template, threads, pretraining, seed, scheduler,
-            resume, quiet):
+            resume, max_line_bytes, quiet):
     """Encode text FILES (stdin without FILES) with the tokenizer in DIR."""
 
+    check_options(pairs=pairs, fmt=fmt, output=output, max_length=max_length, template=template, threads=threads,
+                  pretraining=pretraining, scheduler=scheduler, resume=resume)
     tok = tokkit.load(tokenizer_path)
     total = sum(os.path.getsize(f) for f in files if f != "-" and os.path.isfile(f)) or None
     show = None if not quiet else False
     if pretraining is not None:
-        if output is None:
-            raise TokkitError("--pretraining needs -o/--output (a folder for the shards)")
         if scheduler:
             write_on_cluster(tok, files, pretraining, max_length or 128, output, seed, scheduler, resume, threads,
                              quiet)
             return
-        if resume:
-            raise TokkitError("--resume applies to cluster encoding (--scheduler)")
         with Progress(total=total, desc="encoding", unit="MB", scale=1e-6, enabled=show) as bar:
             write_shards(tok, list(files), kind=pretraining, max_length=max_length or 128, output=output,
                          seed=seed, progress=bar)
         return
+    if output is not None:
+        check_output_file(output)
     with Progress(total=total, desc="encoding", unit="MB", scale=1e-6, enabled=show) as bar:
-        lines = read_lines(list(files), bar)
+        lines = read_lines(list(files), bar, max_line_bytes)
         if fmt == "npz":
-            if output is None:
-                raise TokkitError("--format npz needs -o/--output")
             write_npz(tok, lines, pairs, Path(output), max_length or 512, threads)
         else:
             write_ids(tok, lines, pairs, output, max_length, template, threads)
+
+
+def check_options(*, pairs, fmt, output, max_length, template, threads, pretraining, scheduler, resume):
+    """Refuse every combination of options that would be ignored or fail later, before any work."""
+    given = _given()
+    if output == "":
+        raise TokkitError("-o/--output is empty; give a file name")
+    if max_length is not None and max_length < 1:
+        raise TokkitError(f"--max-length must be a positive number of tokens, got {max_length}")
+    if threads is not None and threads < 1:
+        raise TokkitError(f"--threads must be at least 1, got {threads}")
+    if pretraining is not None:
+        for flag, name in ((pairs, "--pairs"), (template is not None, "--template/--no-template"),
+                           ("fmt" in given, "--format"), ("max_line_bytes" in given, "--max-line-bytes")):
+            if flag:
+                raise TokkitError(f"{name} does not apply with --pretraining (shards hold their own layout)")
+        if output is None:
+            raise TokkitError("--pretraining needs -o/--output (a folder for the shards)")
+        if resume and not scheduler:
+            raise TokkitError("--resume applies to cluster encoding (--scheduler)")
+        if max_length is not None and max_length < 5:
+            raise TokkitError(f"--max-length must be at least 5 with --pretraining ([CLS] A [SEP] B [SEP]), "
+                              f"got {max_length}")
+        return
+    for flag, name in ((scheduler, "--scheduler"), (resume, "--resume"), ("seed" in given, "--seed")):
+        if flag:
+            raise TokkitError(f"{name} applies with --pretraining only")
+    template_tokens = 3 if pairs else 2
+    if fmt == "npz":
+        if output is None:
+            raise TokkitError("--format npz needs -o/--output")
+        if template is not None:
+            raise TokkitError("--template/--no-template apply to --format ids (npz rows always have the template)")
+        if max_length is not None and max_length < template_tokens + 1:
+            raise TokkitError(f"--max-length must be at least {template_tokens + 1} with --format npz "
+                              f"({template_tokens} template tokens and one of text), got {max_length}")
+        return
+    use_template = pairs if template is None else template
+    if pairs and not use_template:
+        raise TokkitError("--pairs needs the [CLS]/[SEP] template (drop --no-template)")
+    if max_length is not None:
+        if not use_template:
+            raise TokkitError("--max-length applies with the template only (add --template)")
+        if max_length < template_tokens + 1:
+            raise TokkitError(f"--max-length must be at least {template_tokens + 1} "
+                              f"({template_tokens} template tokens and one of text), got {max_length}")
+
+
+def _given() -> set:
+    """Names of the options the user typed (as opposed to their defaults)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return set()
+    from click.core import ParameterSource
+
+    return {name for name in ctx.params
+            if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)}
+
+
+def check_output_file(output: str) -> None:
+    """Refuse an output file path that cannot be written: a folder, or a place without a writable folder."""
+    if output == "":
+        raise TokkitError("-o/--output is empty; give a file name")
+    path = Path(output)
+    if path.is_dir():
+        raise TokkitError(f"{output}: is a folder; -o/--output needs a file path")
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        what = "is not a folder" if parent.exists() else "does not exist"
+        raise TokkitError(f"{output}: cannot write: {parent} {what}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise TokkitError(f"{output}: cannot write: folder {parent} is not writable")
+
+
+@contextlib.contextmanager
+def open_output(output: str | None, mode: str = "w"):
+    """stdout (None), or `output` written through a temporary file that replaces it only on success."""
+    if output is None:
+        yield sys.stdout
+        return
+    try:
+        with atomic_open(output, mode) as f:
+            yield f
+    except OSError as exc:
+        raise TokkitError(f"{output}: cannot write ({exc.strerror or exc})") from None
 
 
 def write_on_cluster(tok, files, kind, max_length, output, seed, scheduler, resume, workers, quiet):
@@ -124,29 +226,19 @@ def write_on_cluster(tok, files, kind, max_length, output, seed, scheduler, resu
 
 
 def write_ids(tok, lines, pairs, output, max_length, template, threads):
-
+    """One line of ids per input line, to stdout or to `output` (replaced only when all lines are done)."""
     if template is None:
         template = pairs
-    if pairs and not template:
-        raise TokkitError("--pairs needs the [CLS]/[SEP] template (drop --no-template)")
-    out = sys.stdout if output is None else open(output + ".tmp", "w", encoding="utf-8")
-    try:
+    with open_output(output) as out:
         for batch in batches(lines, BATCH_LINES):
             if template:
                 a, b = _split(batch, pairs)
                 rows = encode(tok, a, b, max_length=max_length or 10**9, truncation="longest_first" if max_length
                               else None, padding=None, num_threads=threads)["input_ids"]
-            elif max_length:
-                raise TokkitError("--max-length applies with the template only (add --template)")
             else:
                 rows = tok.encode_batch([line for _, line in batch], num_threads=threads)
             out.write("".join(" ".join(map(str, row.tolist() if hasattr(row, "tolist") else row)) + "\n"
                               for row in rows))
-    finally:
-        if output is not None:
-            out.close()
-    if output is not None:
-        os.replace(output + ".tmp", output)
 
 
 def _split(batch, pairs):
@@ -167,7 +259,5 @@ def write_npz(tok, lines, pairs, output: Path, max_length, threads):
             parts.setdefault(key, []).append(value)
     if not parts:
         raise TokkitError("no input lines to encode")
-    tmp = output.with_name(f".{output.name}.tmp{os.getpid()}")
-    with open(tmp, "wb") as fh:
+    with open_output(str(output), "wb") as fh:
         np.savez(fh, **{key: np.concatenate(value) for key, value in parts.items()})
-    os.replace(tmp, output)

@@ -10,6 +10,7 @@ from tokkit.errors import TokkitError
 from tokkit.text.default_corpus import default_texts
 from tokkit.train import train
 from tokkit.train.dask_count import connect
+from tokkit.train.flow import check_special_tokens
 
 OUTPUT_FILES = {"wordpiece": {"tokenizer.json", "vocab.txt"},
                 "bpe": {"tokenizer.json", "vocab.json", "merges.txt"},
@@ -54,6 +55,13 @@ def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_
     Without CORPUS, trains on the embedded default corpus (CPython's own reference documentation).
     """
 
+    special_tokens = check_special_tokens(special_tokens)  # before any work: nothing is read or written
+    if output == "":
+        raise TokkitError("-o/--output is empty; give a folder name")
+    if min_word_count < 0:
+        raise TokkitError(f"--min-word-count must be at least 0, got {min_word_count}")
+    if min_word_count and not scheduler:
+        raise TokkitError("--min-word-count applies to cluster training (--scheduler) only")
     options = {}
     if algo == "wordpiece":
         options.update(cased=cased, scoring=scoring or "likelihood")

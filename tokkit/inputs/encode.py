@@ -18,12 +18,15 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from tokkit._threads import run_sliced
 from tokkit.errors import TokkitError
 from tokkit.tokenizer import Tokenizer, check_texts
+from tokkit.tokenizer.tokenizer import encode_sliced
 
 TRUNCATIONS = ("longest_first", "only_first", "only_second")
 PADDINGS = ("longest", "max_length")
+# The widest rows padding="max_length" builds: 2**20 tokens, far above any encoder's context,
+# while a row of it (five int32 arrays) stays at 20 MiB. Truncation alone has no such bound.
+MAX_PADDED_LENGTH = 1 << 20
 
 
 FROM_TOKENIZER = object()  # default of the options a tokenizer.json's truncation/padding may set
@@ -48,6 +51,7 @@ def encode(tokenizer: Tokenizer, texts: Sequence[str], text_pairs: Sequence[str]
     Options left out come from the tokenizer's file when it sets them (a Hub tokenizer.json's
     `truncation` and `padding`), else max_length=512, truncation="longest_first",
     padding="longest", pad_to_multiple_of=None, padding_side="right", stride=0.
+    `padding="max_length"` and `pad_to_multiple_of` pad to at most MAX_PADDED_LENGTH (2**20) tokens.
     """
     given = {"max_length": max_length, "truncation": truncation, "padding": padding,
              "pad_to_multiple_of": pad_to_multiple_of, "padding_side": padding_side, "stride": stride}
@@ -58,7 +62,7 @@ def encode(tokenizer: Tokenizer, texts: Sequence[str], text_pairs: Sequence[str]
         given = {k: _BUILTIN_DEFAULTS[k] if v is FROM_TOKENIZER else v for k, v in given.items()}
     max_length, truncation, padding = given["max_length"], given["truncation"], given["padding"]
     pad_to_multiple_of, padding_side, stride = given["pad_to_multiple_of"], given["padding_side"], given["stride"]
-    truncation, padding = _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding,
+    truncation, padding, max_length = _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding,
                                          pad_to_multiple_of, padding_side, stride, return_overflowing)
     texts, sizes = check_texts(texts)
     n = len(texts)
@@ -103,10 +107,20 @@ def _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding
         raise ValueError(f"padding_side must be 'right' or 'left', got {padding_side!r}")
     if pad_to_multiple_of is not None and (not isinstance(pad_to_multiple_of, int) or pad_to_multiple_of < 1):
         raise ValueError(f"pad_to_multiple_of must be a positive int, got {pad_to_multiple_of!r}")
+    if pad_to_multiple_of is not None and pad_to_multiple_of > MAX_PADDED_LENGTH:
+        raise TokkitError(f"pad_to_multiple_of={pad_to_multiple_of} is above the {MAX_PADDED_LENGTH:,} tokens "
+                          "tokkit pads to (tokkit.inputs.encode.MAX_PADDED_LENGTH)")
     template = 3 if text_pairs is not None else 2
+    if isinstance(max_length, (int, np.integer)) and not isinstance(max_length, (bool, np.bool_)):
+        max_length = int(max_length)
     if not isinstance(max_length, int) or max_length < template:
         # tokenizers silently skips truncation here; tokkit refuses rather than overflow max_length.
         raise ValueError(f"max_length={max_length!r} is below the {template} template tokens")
+    if padding == "max_length" and max_length > MAX_PADDED_LENGTH:
+        # Every row would be max_length wide: refuse before numpy tries to allocate terabytes.
+        raise TokkitError(f"padding='max_length' pads every row to max_length={max_length}, above the "
+                          f"{MAX_PADDED_LENGTH:,} tokens tokkit pads to (tokkit.inputs.encode.MAX_PADDED_LENGTH); "
+                          f"this tokenizer's model_max_length is {tokenizer.model_max_length}")
     if return_overflowing and max_length == template:
         raise ValueError(f"return_overflowing needs max_length above the {template} template tokens")
     if return_overflowing and text_pairs is not None:
@@ -116,7 +130,7 @@ def _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding
                          f"(max_length - {template} = {max_length - template})")
     if stride < 0:
         raise ValueError(f"stride must be >= 0, got {stride}")
-    return truncation, padding
+    return truncation, padding, max_length
 
 
 def _switch(name: str, value, off: str, allowed: tuple):
@@ -137,7 +151,7 @@ def encode_flat(tokenizer: Tokenizer, texts: list[str], sizes: np.ndarray,
     `sizes`: the texts' lengths, as check_texts returns them.
     """
     kernel = tokenizer._encoder
-    parts = run_sliced(lambda a, b: kernel.encode_rows(texts, a, b).arrays(), sizes, num_threads)
+    parts = encode_sliced(lambda items, a, b: kernel.encode_rows(items, a, b).arrays(), texts, sizes, num_threads)
     if len(parts) == 1:
         return parts[0]
     out = {k: np.concatenate([p[k] for p in parts]) for k in ("ids", "starts", "ends", "words")}

@@ -107,6 +107,11 @@ class MaskSpec:
         special = np.asarray(sorted({int(i) for i in special_ids}), dtype=np.int64)
         if special.size and (special[0] < 0 or special[-1] >= vocab_size):
             raise TokkitError(f"special_ids must lie in [0, {vocab_size}), got {special.tolist()}")
+        # What the spec is built from: pickling sends these and rebuilds the tables, since the
+        # compiled kernel's views cannot be pickled (DataLoader workers under spawn or forkserver).
+        self._args = dict(vocab_size=vocab_size, mask_token_id=int(mask_token_id), special_ids=special.tolist(),
+                          mlm_probability=float(mlm_probability), mask_replace_prob=float(mask_replace_prob),
+                          random_replace_prob=float(random_replace_prob))
         self.vocab_size = vocab_size
         self.mask_token_id = int(mask_token_id)
         self.is_special = np.zeros(vocab_size, dtype=np.uint8)
@@ -126,6 +131,13 @@ class MaskSpec:
         self.tables = None if _compiled is None else _compiled.Tables(
             self.is_special, self.allowed, self.gap_cdf, self.gap_start, self.t_choose, self.t_mask,
             self.t_rand, self.mask_token_id)
+
+    def __reduce__(self):
+        return _rebuild_spec, (self._args,)
+
+
+def _rebuild_spec(args: dict) -> MaskSpec:
+    return MaskSpec(**args)
 
 
 def _check_rng(rng) -> np.random.BitGenerator:

@@ -22,7 +22,7 @@ from typing import Iterable, Iterator, List, Sequence, Tuple, Union
 import regex
 
 from tokkit.errors import TokkitError
-from tokkit.text.corpus import Source
+from tokkit.text.corpus import Source, check_folder_tree
 
 PathLike = Union[str, os.PathLike]
 Document = List[str]
@@ -46,6 +46,7 @@ def expand_paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
     for p in paths:
         p = Path(p)
         if p.is_dir():
+            check_folder_tree(p)  # pathlib's glob skips unreadable folders without a word
             out.extend(sorted(f for f in p.rglob("*") if f.is_file() and not f.name.startswith(".")))
         elif p.is_file():
             out.append(p)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Dict, Iterator, List
 
@@ -140,6 +142,7 @@ class ShardDataset:
             raise TokkitError(f"{path}: not a tokkit shard index")
         if index.get("version") != VERSION:
             raise TokkitError(f"{path}: shard format version {index.get('version')} is not supported")
+        _check_index(index, path)
         return index
 
     def __len__(self) -> int:
@@ -155,16 +158,17 @@ class ShardDataset:
             count = int(entry["num_examples"])
             start, stop = max(lo, first), min(hi, first + count)
             if start < stop:
-                yield from self._read(entry["file"], first, start - first, stop - first)
+                yield from self._read(entry["file"], first, start - first, stop - first, count)
             first += count
 
-    def _read(self, name: str, first: int, start: int, stop: int) -> Iterator[Dict]:
+    def _read(self, name: str, first: int, start: int, stop: int, count: int) -> Iterator[Dict]:
         path = Path(self.shard_dir) / name
         try:
             with np.load(path, allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
             raise TokkitError(f"{path}: unreadable shard ({exc})") from None
+        _check_shard(arrays, path, count, self.max_length, self.kind)
         lengths = arrays["lengths"]
         for r in range(start, stop):
             k = int(lengths[r])
@@ -179,3 +183,58 @@ class ShardDataset:
         from tokkit.pretraining.torch_bridge import TorchIterable
 
         return TorchIterable(self)
+
+
+ROW_ARRAYS = ("input_ids", "token_type_ids", "special_tokens_mask")
+
+
+def _check_index(index: Dict, path: Path) -> None:
+    """The fields of index.json that reading relies on; a TokkitError naming the file otherwise."""
+
+    def whole(value) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    if index.get("kind") not in ("nsp", "full"):
+        raise TokkitError(f"{path}: unknown kind {index.get('kind')!r}")
+    if not whole(index.get("max_length")) or index["max_length"] < 1:
+        raise TokkitError(f"{path}: max_length must be a positive integer, got {index.get('max_length')!r}")
+    shards = index.get("shards")
+    if not isinstance(shards, list):
+        raise TokkitError(f"{path}: 'shards' must be a list")
+    total = 0
+    for k, entry in enumerate(shards):
+        name = entry.get("file") if isinstance(entry, dict) else None
+        count = entry.get("num_examples") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not name or name != Path(name).name or name.startswith("."):
+            raise TokkitError(f"{path}: shard {k} has no plain file name inside the folder ({name!r})")
+        if not whole(count) or count < 0:
+            raise TokkitError(f"{path}: shard {name} has a bad example count {count!r}")
+        total += count
+    if index.get("num_examples") != total:
+        raise TokkitError(f"{path}: num_examples is {index.get('num_examples')!r} but the shards hold {total}")
+
+
+def _check_shard(arrays: Dict[str, np.ndarray], path: Path, count: int, max_length: int, kind: str) -> None:
+    """A shard's arrays match its index entry: names, shapes, dtypes, and lengths within the rows."""
+    needed = ROW_ARRAYS + ("lengths",) + (("next_sentence_label",) if kind == "nsp" else ())
+    missing = [k for k in needed if k not in arrays]
+    if missing:
+        raise TokkitError(f"{path}: shard has no {', '.join(missing)} array")
+    for key in ROW_ARRAYS:
+        a = arrays[key]
+        if a.ndim != 2 or a.dtype.kind not in "iu" or a.shape[1] != max_length:
+            raise TokkitError(f"{path}: {key} must be an integer array of (rows, {max_length}), "
+                              f"got {a.dtype} {a.shape}")
+    for key in needed[len(ROW_ARRAYS):]:
+        a = arrays[key]
+        if a.ndim != 1 or a.dtype.kind not in "iu":
+            raise TokkitError(f"{path}: {key} must be a 1-D integer array, got {a.dtype} {a.shape}")
+    rows = {key: len(arrays[key]) for key in needed}
+    if min(rows.values()) < count:
+        raise TokkitError(f"{path}: index.json counts {count} examples but the shard holds "
+                          f"{min(rows.values())} rows")
+    lengths = arrays["lengths"][:count]
+    bad = np.flatnonzero((lengths < 0) | (lengths > max_length))
+    if bad.size:
+        raise TokkitError(f"{path}: example {int(bad[0])} has length {int(lengths[bad[0]])}, "
+                          f"outside [0, {max_length}]")

@@ -10,7 +10,10 @@ becomes a space, except on the last token.
 """
 from __future__ import annotations
 
+import operator
 from typing import Iterable
+
+import numpy as np
 
 from tokkit._native.byte_symbols import decode_symbols
 from tokkit.errors import TokkitError
@@ -47,14 +50,34 @@ def byte_table(vocab: list[str]) -> list[bytes]:
     return out
 
 
+def check_ids(ids) -> Iterable:
+    """`ids` as an iterable of integers: a str, bytes or a float array is a TypeError (never parsed)."""
+    if isinstance(ids, (str, bytes, bytearray)):
+        raise TypeError(f"ids must be a sequence of ints, not {type(ids).__name__}")
+    if isinstance(ids, np.ndarray):
+        if ids.ndim != 1 or ids.dtype.kind not in "iu":
+            raise TypeError(f"ids must be a 1-D array of integers, got a {ids.ndim}-D {ids.dtype} array")
+        return ids.tolist()
+    return ids
+
+
+def _as_id(value, pos: int) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"ids[{pos}] is a bool, not an int")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"ids[{pos}] must be an int, not {type(value).__name__} ({value!r})") from None
+
+
 def decode(tokenizer, ids: Iterable[int], skip_special_tokens: bool) -> str:
     spec = tokenizer.spec
     vocab = spec.vocab
     n = len(vocab)
     skip = set(tokenizer.special_ids) if skip_special_tokens else ()
     picked = []
-    for pos, i in enumerate(ids):
-        i = int(i)
+    for pos, i in enumerate(check_ids(ids)):
+        i = i if type(i) is int else _as_id(i, pos)
         if not 0 <= i < n:
             raise TokkitError(f"id {i} at position {pos} is outside the vocabulary (size {n})")
         if i not in skip:

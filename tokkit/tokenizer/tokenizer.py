@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
@@ -29,6 +29,8 @@ from tokkit.tokenizer.load import load_spec
 from tokkit.tokenizer.spec import KINDS, AddedToken, Spec, bert_post
 
 __all__ = ["Tokenizer", "Encoding", "load"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -175,15 +177,11 @@ class Tokenizer:
         >>> tok.encode("a b")
         [1, 0]
         """
-        if not isinstance(text, str):
-            raise TypeError(f"text must be str, not {type(text).__name__}")
-        return self._encoder.encode(text)
+        return self._encoder.encode(as_str(text))
 
     def encode_with_offsets(self, text: str) -> Encoding:
         """`encode` plus tokens, code-point offsets into `text` and word numbers."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be str, not {type(text).__name__}")
-        ids, starts, ends, words = self._encoder.encode_full(text)
+        ids, starts, ends, words = self._encoder.encode_full(as_str(text))
         vocab = self._spec.vocab
         return Encoding(ids=ids, tokens=[vocab[i] for i in ids], offsets=list(zip(starts, ends)), word_ids=words)
 
@@ -199,8 +197,7 @@ class Tokenizer:
         [[1, 2, 1], [], [0]]
         """
         texts, sizes = check_texts(texts)
-        kernel = self._encoder
-        parts = run_sliced(lambda a, b: kernel.encode_many(texts, a, b), sizes, num_threads)
+        parts = encode_sliced(self._encoder.encode_many, texts, sizes, num_threads)
         rows = parts[0]
         for part in parts[1:]:
             rows.extend(part)
@@ -244,6 +241,15 @@ class Tokenizer:
 
 
 # ---------------------------------------------------------------------------------------- helpers
+def as_str(text) -> str:
+    """`text` as an exact str: subclasses (numpy.str_, enum members) are copied, anything else is a TypeError."""
+    if type(text) is str:
+        return text
+    if isinstance(text, str):
+        return str.__str__(text)
+    raise TypeError(f"text must be str, not {type(text).__name__}")
+
+
 def check_texts(texts, name: str = "texts") -> tuple[list[str], np.ndarray]:
     """`texts` as a list of str and their lengths (what threads balance on); anything else is a
     TypeError naming the type and the batch index."""
@@ -252,6 +258,22 @@ def check_texts(texts, name: str = "texts") -> tuple[list[str], np.ndarray]:
         raise TypeError(f"{name} must be a sequence of str, not a single str")
     texts = list(texts)
     return texts, text_lengths(texts, name)
+
+
+def encode_sliced(work: Callable[[list, int, int], T], texts: list, sizes: np.ndarray,
+                  num_threads: int | None) -> list[T]:
+    """`run_sliced` of `work(texts, a, b)`, a compiled kernel that takes exact str items only.
+
+    Items of a str subclass (numpy.str_) are copied to plain str and the batch is run again: the
+    copy is made only when the kernel refuses one, so ordinary batches pay nothing for it.
+    """
+    try:
+        return run_sliced(lambda a, b: work(texts, a, b), sizes, num_threads)
+    except TypeError:
+        if all(type(t) is str for t in texts):
+            raise
+    plain = [t if type(t) is str else str.__str__(t) for t in texts]
+    return run_sliced(lambda a, b: work(plain, a, b), sizes, num_threads)
 
 
 def load(path: str | os.PathLike, *, kind: str | None = None, lowercase: bool | None = None,

@@ -7,18 +7,37 @@
 """
 from __future__ import annotations
 
+import operator
 from typing import Iterable
 
 from tokkit.errors import TokkitError
 from tokkit.text.corpus import resolve
 from tokkit.train.bpe import CharBPE
 from tokkit.train.bytelevel import ByteLevel
-from tokkit.train.flow import DEFAULT_SPECIALS, Summary, resolve_specials, run_training
+from tokkit.train.flow import DEFAULT_SPECIALS, Summary, check_special_tokens, resolve_specials, run_training
 from tokkit.train.wordpiece import WordPiece
 
 ALGORITHMS = {"wordpiece": WordPiece, "bpe": CharBPE, "bytelevel": ByteLevel}
 
-__all__ = ["ALGORITHMS", "DEFAULT_SPECIALS", "Summary", "train"]
+__all__ = ["ALGORITHMS", "DEFAULT_SPECIALS", "Summary", "train", "whole_number"]
+
+
+def whole_number(name: str, value, *, minimum: int) -> int:
+    """`value` as an int of at least `minimum`; floats, bools and strings are a TokkitError.
+
+    >>> whole_number("vocab_size", 300.5, minimum=1)
+    Traceback (most recent call last):
+    tokkit.errors.TokkitError: vocab_size must be a whole number, got 300.5
+    """
+    if isinstance(value, bool):
+        raise TokkitError(f"{name} must be a whole number, got {value!r}")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TokkitError(f"{name} must be a whole number, got {value!r}") from None
+    if value < minimum:
+        raise TokkitError(f"{name} must be at least {minimum}, got {value}")
+    return value
 
 
 def train(files=None, *, texts: Iterable[str] | None = None, algo: str = "wordpiece", vocab_size: int = 30000,
@@ -41,6 +60,17 @@ def train(files=None, *, texts: Iterable[str] | None = None, algo: str = "wordpi
         raise TokkitError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGORITHMS)}")
     if (files is None) == (texts is None):
         raise TokkitError("give exactly one of files or texts")
+    # Every option is checked before the corpus is looked at, so a typo never costs a counting pass.
+    vocab_size = whole_number("vocab_size", vocab_size, minimum=1)
+    min_frequency = whole_number("min_frequency", min_frequency, minimum=0)
+    min_word_count = whole_number("min_word_count", min_word_count, minimum=0)
+    if limit_alphabet is not None:
+        limit_alphabet = whole_number("limit_alphabet", limit_alphabet, minimum=1)
+    if workers is not None:
+        workers = whole_number("workers", workers, minimum=1)
+    if errors not in ("strict", "replace"):
+        raise TokkitError(f"errors must be 'strict' or 'replace', got {errors!r}")
+    special_tokens = check_special_tokens(special_tokens)
     try:
         algorithm = ALGORITHMS[algo](**algo_options)
     except TypeError as exc:

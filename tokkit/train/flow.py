@@ -11,6 +11,7 @@ True
 from __future__ import annotations
 
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -95,19 +96,70 @@ class Summary:
                 f"({self.distinct_words:,} distinct){skipped} [{secs}]")
 
 
+def check_special_tokens(special_tokens) -> list[str]:
+    """The user's special tokens as a list, or a TokkitError naming the first one no vocabulary file can hold.
+
+    A special token must be a non-empty str of valid text (no lone surrogate, which is what an
+    undecodable byte on the command line becomes), without control characters or line breaks,
+    and without whitespace at either end: vocab.txt holds one token a line and its readers strip
+    the line ends. A token may not be given twice. Training checks this before any work starts.
+
+    >>> check_special_tokens(["[X]", "<|end of text|>"])
+    ['[X]', '<|end of text|>']
+    >>> check_special_tokens(["[X]\\n"])
+    Traceback (most recent call last):
+    tokkit.errors.TokkitError: special token '[X]\\n' holds a line break (U+000A): vocab.txt holds one token a line
+    """
+    if special_tokens is None:
+        return []
+    if isinstance(special_tokens, (str, bytes)):
+        raise TokkitError(f"special_tokens must be a list of str, not a single {type(special_tokens).__name__}")
+    out: list[str] = []
+    given: set[str] = set()
+    for tok in special_tokens:
+        if not isinstance(tok, str):
+            raise TokkitError(f"special token {tok!r} is {type(tok).__name__}, not str")
+        tok = str(tok)
+        if not tok or tok.isspace():
+            raise TokkitError(f"special token {tok!r} is empty")
+        problem = special_token_problem(tok)
+        if problem:
+            raise TokkitError(f"special token {tok!r} {problem}")
+        if tok in given:
+            raise TokkitError(f"special token {tok!r} is given twice")
+        given.add(tok)
+        out.append(tok)
+    return out
+
+
+def special_token_problem(tok: str) -> str | None:
+    """Why `tok` cannot be a special token (see check_special_tokens), or None when it can."""
+    for ch in tok:
+        cat = unicodedata.category(ch)
+        if cat == "Cs":
+            hint = f", from the undecodable byte 0x{ord(ch) - 0xDC00:02X}" if 0xDC80 <= ord(ch) <= 0xDCFF else ""
+            return f"is not valid text: it holds the lone surrogate U+{ord(ch):04X}{hint}"
+        if ch in _LINE_BREAKS or cat in ("Zl", "Zp"):
+            return f"holds a line break (U+{ord(ch):04X}): vocab.txt holds one token a line"
+    if tok != tok.strip():
+        return "starts or ends with whitespace, which a vocab.txt line cannot keep"
+    for ch in tok:
+        if unicodedata.category(ch) == "Cc":
+            return f"holds the control character U+{ord(ch):04X}"
+    return None
+
+
+# Every character str.splitlines() breaks a line at (readers of vocab.txt differ in which they use).
+_LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
 def resolve_specials(special_tokens, *, default_specials: bool, algo: Algorithm) -> list[str]:
     """Defaults first (bytelevel has no [UNK]), then the user's; [UNK] is kept where the model needs it."""
     base = [t for t in DEFAULT_SPECIALS if algo.needs_unk or t != UNK] if default_specials else []
     if algo.needs_unk and UNK not in base:
         base.insert(0, UNK)
     out = list(base)
-    given: set[str] = set()
-    for tok in special_tokens or ():
-        if not isinstance(tok, str) or not tok or tok.isspace():
-            raise TokkitError(f"special token {tok!r} is empty")
-        if tok in given:
-            raise TokkitError(f"special token {tok!r} is given twice")
-        given.add(tok)
+    for tok in check_special_tokens(special_tokens):
         if tok not in out:  # re-stating a default is harmless
             out.append(tok)
     return out
