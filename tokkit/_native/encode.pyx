@@ -390,6 +390,14 @@ cdef class Encoder:
     def encode(self, str text) -> list:
         return rows_to_lists(self.run_many([text], 0, 1, False), self.ints)[0]
 
+    def encode_numpy(self, str text):
+        """Ids of one text as a numpy uint32 array; the GIL is released while encoding."""
+        return self.run_many([text], 0, 1, False).flat()[0]
+
+    def encode_flat(self, list texts, Py_ssize_t a, Py_ssize_t b) -> tuple:
+        """(uint32 ids, int64 row pointers) of texts[a:b]; no Python object per token."""
+        return self.run_many(texts, a, b, False).flat()
+
     def encode_full(self, str text) -> tuple:
         """(ids, starts, ends, word ids) of one text."""
         cdef Rows r = self.run_many([text], 0, 1, True)

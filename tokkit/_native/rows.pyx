@@ -6,7 +6,7 @@
 """
 import numpy as np
 
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM
@@ -30,6 +30,17 @@ cdef class Rows:
             out.update(starts=_copy[int32_t](self.starts, np.int32), ends=_copy[int32_t](self.ends, np.int32),
                        words=_copy[int32_t](self.words, np.int32))
         return out
+
+    def flat(self) -> tuple:
+        """(ids as uint32, row pointers as int64): one row per text, tokens ptr[r]:ptr[r+1].
+
+        The ids are copied once with memcpy; no Python object is made per token.
+        """
+        ids = np.empty(self.ids.size(), dtype=np.uint32)
+        cdef uint32_t[::1] view = ids
+        if self.ids.size():
+            memcpy(&view[0], self.ids.data(), self.ids.size() * sizeof(uint32_t))
+        return ids, _copy[int64_t](self.ptr, np.int64)
 
 
 ctypedef fused index_t:
