@@ -104,3 +104,21 @@ def test_wiki_lines_on_threads(tok):
     lines = text.split("\n")
     assert_flat_equals_lists(tok, lines[:3000], 2)
     assert tok.encode_to_numpy(text).tolist() == tok.encode(text)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_words_without_offsets_match_the_full_path(tok, threads):
+    """tokkit.encode without offsets takes the span-free encoder path: same ids, same word numbers."""
+    from importlib import import_module
+
+    inputs = import_module("tokkit.inputs.encode")
+    texts, sizes = tokkit.tokenizer.check_texts(EDGE_CASES + test_lines(3) + ["a [SEP] b [CLS]"])
+    full = inputs.encode_flat(tok, texts, sizes, threads, offsets=True)
+    lean = inputs.encode_flat(tok, texts, sizes, threads, offsets=False)
+    assert set(lean) == {"ids", "words", "ptr"}
+    for key in ("ids", "words", "ptr"):
+        assert np.array_equal(full[key], lean[key]), key
+    a = tokkit.encode(tok, texts[:50], max_length=64, padding="max_length", return_offsets=True)
+    b = tokkit.encode(tok, texts[:50], max_length=64, padding="max_length")
+    for key in b:
+        assert np.array_equal(a[key], b[key]), key

@@ -54,5 +54,5 @@ cdef class Encoder:
     cdef void symbolize(self, Scratch s, Py_ssize_t nb) noexcept nogil
     cdef void encode_pieces(self, TextView t, Scratch s, Rows out) noexcept nogil
     cdef prepare_regex(self, str text, TextView t, Scratch s)
-    cdef Rows run_many(self, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets)
+    cdef Rows run_many(self, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets, bint with_words=*)
     cdef void compute_direct(self, list words)

@@ -237,7 +237,7 @@ cdef class Encoder:
         if out.with_offsets:
             out.push(idx, s.ostart[a] + base, s.oend[b - 1] + base, word)
         else:
-            out.ids.push_back(idx)
+            out.push(idx, 0, 0, word)
 
     cdef int32_t wp_get(self, bint first, const char* p, Py_ssize_t n) noexcept nogil:
         return self.vocab.get(p, n) if first else self.cont.get(p, n)
@@ -285,7 +285,7 @@ cdef class Encoder:
                           Py_ssize_t b, int32_t word, Py_ssize_t base, bint charbpe) noexcept nogil:
         # byte span sb:eb of the piece -> code points (a partly covered character counts whole)
         if not out.with_offsets:
-            out.ids.push_back(idx)
+            out.push(idx, 0, 0, word)
             return
         cdef Py_ssize_t cs = a + s.cpos[sb], ce = a + s.cpos[eb - 1] + 1
         if charbpe:
@@ -363,13 +363,14 @@ cdef class Encoder:
             seg = i
 
     # ----------------------------------------------------------------------------- Python API
-    cdef Rows run_many(self, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets):
+    cdef Rows run_many(self, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets, bint with_words=False):
         cdef Rows out = Rows()
         cdef Scratch s = Scratch()
         cdef vector[TextView] views
         cdef TextView tv
         cdef Py_ssize_t k
         out.with_offsets = with_offsets
+        out.with_words = with_words or with_offsets
         out.ptr.push_back(0)
         if self.pattern is not None:
             for k in range(a, b):
@@ -407,9 +408,10 @@ cdef class Encoder:
         """Ids of texts[a:b], one list each; the GIL is released while encoding."""
         return rows_to_lists(self.run_many(texts, a, b, False), self.ints)
 
-    def encode_rows(self, list texts, Py_ssize_t a, Py_ssize_t b) -> Rows:
-        """Ids, offsets and word ids of texts[a:b] in flat arrays (see tokkit._native.rows.Rows)."""
-        return self.run_many(texts, a, b, True)
+    def encode_rows(self, list texts, Py_ssize_t a, Py_ssize_t b, bint offsets=True) -> Rows:
+        """Ids, word ids and (with `offsets`) offsets of texts[a:b] in flat arrays (see
+        tokkit._native.rows.Rows). Without offsets the encoder tracks no per-character spans."""
+        return self.run_many(texts, a, b, offsets, True)
 
     @staticmethod
     def from_spec(spec, bint split_special_tokens=False):

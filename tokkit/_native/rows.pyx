@@ -24,11 +24,12 @@ cdef class Rows:
         return max(0, <Py_ssize_t>self.ptr.size() - 1)
 
     def arrays(self) -> dict:
-        """Copies as numpy arrays: ids, starts, ends, words (int32) and ptr (int64)."""
+        """Copies as numpy arrays: ids, starts, ends, words (int32, those kept) and ptr (int64)."""
         out = {"ptr": _copy[int64_t](self.ptr, np.int64), "ids": _copy[int32_t](self.ids, np.int32)}
+        if self.with_words:
+            out["words"] = _copy[int32_t](self.words, np.int32)
         if self.with_offsets:
-            out.update(starts=_copy[int32_t](self.starts, np.int32), ends=_copy[int32_t](self.ends, np.int32),
-                       words=_copy[int32_t](self.words, np.int32))
+            out.update(starts=_copy[int32_t](self.starts, np.int32), ends=_copy[int32_t](self.ends, np.int32))
         return out
 
     def flat(self) -> tuple:
