@@ -122,3 +122,24 @@ def test_words_without_offsets_match_the_full_path(tok, threads):
     b = tokkit.encode(tok, texts[:50], max_length=64, padding="max_length")
     for key in b:
         assert np.array_equal(a[key], b[key]), key
+
+
+def test_warm_caches_give_the_ids_of_a_fresh_tokenizer(oracle_paths):
+    """Each thread's caches outlive a call; after many distinct pieces (evictions, collisions in the
+    direct-mapped sets, a cache clear) the ids are still those of a tokenizer that starts cold."""
+    import random
+
+    rng = random.Random(5)
+    alphabet = "abcdefghijklmnopqrstuvwxyzé中😀 .,'"
+    noise = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40))) for _ in range(20000)]
+    probe = test_lines(3) + EDGE_CASES
+    for kind in KINDS:
+        expected = [tokkit.load(oracle_paths[kind]).encode_with_offsets(text).ids for text in probe[:50]]
+        expected += tokkit.load(oracle_paths[kind]).encode_batch(probe[50:], num_threads=1)
+        warm = tokkit.load(oracle_paths[kind])
+        for _ in range(2):
+            warm.encode_batch_flat(noise, num_threads=2)
+            warm.encode_to_numpy(" ".join(noise[:5000]))
+            assert [warm.encode_to_numpy(text).tolist() for text in probe] == expected, kind
+            ids, offsets = warm.encode_batch_flat(probe, num_threads=3)
+            assert [ids[offsets[r]:offsets[r + 1]].tolist() for r in range(len(probe))] == expected, kind
