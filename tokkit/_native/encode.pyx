@@ -94,6 +94,28 @@ cdef inline void hot_store(HotEntry* e, Py_ssize_t n, uint64_t k0, uint64_t k1, 
     e[0].length = <uint8_t>n
 
 
+cdef inline bint hot_text(Scratch s, Rows out, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b,
+                          int32_t word) noexcept nogil:
+    """Push the ids of an ASCII piece (code points a:b of cps, or of t when cps is NULL) straight from
+    the hot cache, its key built in registers from the code points; False if not there."""
+    cdef Py_ssize_t n = b - a, i
+    cdef uint64_t w0 = 0, w1 = 0, c, h
+    if n > HOT_BYTES or out.with_offsets:
+        return False
+    for i in range(n):
+        c = cps[a + i] if cps != NULL else text_at(t, a + i)
+        if c >= 0x80:
+            return False
+        if i < 8:
+            w0 |= c << (8 * i)
+        else:
+            w1 |= c << (8 * (i - 8))
+    # the same hash as hot_entry: an ASCII piece's UTF-8 is its code points
+    h = (w0 ^ (w1 * 0x9E3779B97F4A7C15ULL) ^ <uint64_t>n) * 0xBF58476D1CE4E5B9ULL
+    h ^= h >> 31
+    return hot_emit(&s.hot[(h & (HOT_SLOTS - 1)) & ~(<uint64_t>1)], n, w0, w1, out, word)
+
+
 cdef inline Py_ssize_t safe_cut(TextView t, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     """The first i' >= i where the GPT-2 pattern surely breaks: a space after a visible ASCII char.
 
@@ -194,7 +216,8 @@ cdef class Encoder:
                 gpt2_pieces_tokenizers(t, a, cut, s.pieces)  # tokenizers' (and tiktoken's) Unicode classes
                 for k in range(<Py_ssize_t>s.pieces.size()):
                     p = s.pieces[k]
-                    self.bpe_piece(s, out, t, NULL, p.start, p.end, word, 0)
+                    if not hot_text(s, out, t, NULL, p.start, p.end, word):
+                        self.bpe_piece(s, out, t, NULL, p.start, p.end, word, 0)
                     word += 1
                 a = cut
             return word
@@ -210,7 +233,9 @@ cdef class Encoder:
             bert_norm_pieces(sub, &self.opts, s.norm, s.pieces)  # no per-character spans to track
         for k in range(<Py_ssize_t>s.pieces.size()):
             p = s.pieces[k]
-            if self.kind == WORDPIECE:
+            if hot_text(s, out, NO_TEXT, s.norm.data(), p.norm_start, p.norm_end, word):
+                pass
+            elif self.kind == WORDPIECE:
                 self.wordpiece(s, out, p.norm_start, p.norm_end, word, a)
             else:
                 self.bpe_piece(s, out, NO_TEXT, s.norm.data(), p.norm_start, p.norm_end, word, a)
