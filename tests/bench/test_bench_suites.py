@@ -1,7 +1,6 @@
 """The suites behind the benchmarks/ scripts, on tiny inputs: what each measures and reports."""
 import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 

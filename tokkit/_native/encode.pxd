@@ -1,12 +1,25 @@
 # The compiled encoder's C-level layout (its kernels and Encoder.from_spec are in encode.pyx).
 cimport cython
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 from tokkit._native.text cimport TextView, Piece, BertOptions
 from tokkit._native.encode_tables cimport StrMap, PairMap, PieceCache
 from tokkit._native.rows cimport Rows
+
+cdef enum:
+    HOT_SLOTS = 8192    # hot-cache entries per thread, in sets of two (40 bytes each: it stays in L2)
+    HOT_BYTES = 16      # longest piece (UTF-8 bytes) the hot cache holds
+    HOT_IDS = 4         # most ids one hot entry holds
+
+cdef struct HotEntry:
+    # a piece of up to HOT_BYTES bytes (zero-padded into k0, k1) and its ids; length 0: empty
+    uint64_t k0
+    uint64_t k1
+    int32_t ids[4]
+    uint8_t length
+    uint8_t count
 
 
 @cython.final
@@ -17,7 +30,8 @@ cdef class Scratch:
     cdef vector[Piece] pieces
     cdef vector[char] buf
     cdef vector[int32_t] cpos, bpos, sid, ss, se
-    cdef PieceCache cache                # merged pieces (created lazily: WordPiece never needs it)
+    cdef PieceCache cache                # merged BPE pieces, or WordPiece words split into tokens
+    cdef vector[HotEntry] hot            # ids of short common pieces (id-only outputs)
 
 
 @cython.final
@@ -35,6 +49,7 @@ cdef class Encoder:
     cdef vector[uint8_t] first          # bitmap of the added tokens' first characters
     cdef object pattern                 # compiled custom pattern (byte-level), or None
     cdef tuple ints                     # ints[i] is i: list building reuses these objects
+    cdef list pool                      # idle Scratch objects, each with a warm piece cache
 
     cdef Py_ssize_t match_special(self, TextView t, Py_ssize_t i, int32_t* sid) noexcept nogil
     cdef void encode_text(self, TextView t, Scratch s, Rows out) noexcept nogil
@@ -44,15 +59,22 @@ cdef class Encoder:
     cdef void fill_cpos(self, Scratch s) noexcept nogil
     cdef void wordpiece(self, Scratch s, Rows out, Py_ssize_t na, Py_ssize_t nb, int32_t word,
                         Py_ssize_t base) noexcept nogil
+    cdef void wp_word(self, Scratch s, Rows out, Py_ssize_t na, Py_ssize_t nb, int32_t word,
+                      Py_ssize_t base) noexcept nogil
     cdef void push_norm(self, Scratch s, Rows out, int32_t idx, Py_ssize_t a, Py_ssize_t b, int32_t word,
                         Py_ssize_t base) noexcept nogil
     cdef int32_t wp_get(self, bint first, const char* p, Py_ssize_t n) noexcept nogil
     cdef void bpe_piece(self, Scratch s, Rows out, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b,
                         int32_t word, Py_ssize_t base) noexcept nogil
+    cdef void bpe_bytes(self, Scratch s, Rows out, Py_ssize_t a, Py_ssize_t b, int32_t word,
+                        Py_ssize_t base) noexcept nogil
     cdef void emit(self, Scratch s, Rows out, int32_t idx, Py_ssize_t sb, Py_ssize_t eb, Py_ssize_t a,
                           Py_ssize_t b, int32_t word, Py_ssize_t base, bint charbpe) noexcept nogil
     cdef void symbolize(self, Scratch s, Py_ssize_t nb) noexcept nogil
     cdef void encode_pieces(self, TextView t, Scratch s, Rows out) noexcept nogil
     cdef prepare_regex(self, str text, TextView t, Scratch s)
-    cdef Rows run_many(self, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets)
+    cdef Scratch take_scratch(self)
+    cdef Rows run_many(self, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets, bint with_words=*)
+    cdef Rows run_with(self, Scratch s, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets,
+                       bint with_words)
     cdef void compute_direct(self, list words)

@@ -11,6 +11,7 @@ All per-character and per-word work runs without the GIL; the tables are read-on
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
+from libc.string cimport memcpy
 from tokkit._native.text cimport (TextView, text_view, text_at, utf8_put, Piece, BertOptions, bert_pieces,
                            bert_norm_pieces, gpt2_pieces_tokenizers)
 from tokkit._native.encode_tables cimport StrMap, PairMap, PieceCache
@@ -41,6 +42,79 @@ cdef TextView NO_TEXT  # stands for "read the code points from a buffer instead"
 NO_TEXT.data = NULL
 NO_TEXT.kind = 4
 NO_TEXT.length = 0
+
+cdef inline HotEntry* hot_entry(Scratch s, Rows out, Py_ssize_t n, uint64_t* k0, uint64_t* k1) noexcept nogil:
+    """The hot-cache set (two entries, most recently used first) for the piece in s.buf[0:n], its key
+    in *k0, *k1; NULL when the piece is too long or the caller keeps offsets (entries hold ids only)."""
+    cdef const char* p = s.buf.data()
+    cdef uint64_t h
+    k0[0] = 0
+    k1[0] = 0
+    if n > HOT_BYTES or out.with_offsets:
+        return NULL
+    if n > 8:
+        memcpy(k0, p, 8)
+        memcpy(k1, p + 8, n - 8)
+    else:
+        memcpy(k0, p, n)
+    h = (k0[0] ^ (k1[0] * 0x9E3779B97F4A7C15ULL) ^ <uint64_t>n) * 0xBF58476D1CE4E5B9ULL
+    h ^= h >> 31
+    return &s.hot[(h & (HOT_SLOTS - 1)) & ~(<uint64_t>1)]
+
+
+cdef inline bint hot_emit(HotEntry* e, Py_ssize_t n, uint64_t k0, uint64_t k1, Rows out, int32_t word) noexcept nogil:
+    """Push the ids of this piece if its set holds it (a hit in the second entry moves it first)."""
+    cdef int k
+    cdef HotEntry tmp
+    if e == NULL:
+        return False
+    if e[0].length != n or e[0].k0 != k0 or e[0].k1 != k1:
+        if e[1].length != n or e[1].k0 != k0 or e[1].k1 != k1:
+            return False
+        tmp = e[0]
+        e[0] = e[1]
+        e[1] = tmp
+    for k in range(e[0].count):
+        out.push(e[0].ids[k], 0, 0, word)
+    return True
+
+
+cdef inline void hot_store(HotEntry* e, Py_ssize_t n, uint64_t k0, uint64_t k1, Rows out, Py_ssize_t mark) noexcept nogil:
+    """Keep the ids the piece just produced (out.ids[mark:]) when there are few enough, first in its
+    set; the set's least recently used piece is dropped."""
+    cdef Py_ssize_t k, count = <Py_ssize_t>out.ids.size() - mark
+    if e == NULL or count > HOT_IDS:
+        return
+    e[1] = e[0]
+    for k in range(count):
+        e[0].ids[k] = out.ids[mark + k]
+    e[0].k0 = k0
+    e[0].k1 = k1
+    e[0].count = <uint8_t>count
+    e[0].length = <uint8_t>n
+
+
+cdef inline bint hot_text(Scratch s, Rows out, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b,
+                          int32_t word) noexcept nogil:
+    """Push the ids of an ASCII piece (code points a:b of cps, or of t when cps is NULL) straight from
+    the hot cache, its key built in registers from the code points; False if not there."""
+    cdef Py_ssize_t n = b - a, i
+    cdef uint64_t w0 = 0, w1 = 0, c, h
+    if n > HOT_BYTES or out.with_offsets:
+        return False
+    for i in range(n):
+        c = cps[a + i] if cps != NULL else text_at(t, a + i)
+        if c >= 0x80:
+            return False
+        if i < 8:
+            w0 |= c << (8 * i)
+        else:
+            w1 |= c << (8 * (i - 8))
+    # the same hash as hot_entry: an ASCII piece's UTF-8 is its code points
+    h = (w0 ^ (w1 * 0x9E3779B97F4A7C15ULL) ^ <uint64_t>n) * 0xBF58476D1CE4E5B9ULL
+    h ^= h >> 31
+    return hot_emit(&s.hot[(h & (HOT_SLOTS - 1)) & ~(<uint64_t>1)], n, w0, w1, out, word)
+
 
 cdef inline Py_ssize_t safe_cut(TextView t, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     """The first i' >= i where the GPT-2 pattern surely breaks: a space after a visible ASCII char.
@@ -78,6 +152,7 @@ cdef class Scratch:
 
     def __cinit__(self):
         self.cache = PieceCache(CACHE_WORDS)
+        self.hot.resize(HOT_SLOTS)  # zeroed: length 0 marks an empty slot
 
 cdef class Encoder:
     """Read-only tables plus the nogil kernels; see _encode.pxd for the layout."""
@@ -141,7 +216,8 @@ cdef class Encoder:
                 gpt2_pieces_tokenizers(t, a, cut, s.pieces)  # tokenizers' (and tiktoken's) Unicode classes
                 for k in range(<Py_ssize_t>s.pieces.size()):
                     p = s.pieces[k]
-                    self.bpe_piece(s, out, t, NULL, p.start, p.end, word, 0)
+                    if not hot_text(s, out, t, NULL, p.start, p.end, word):
+                        self.bpe_piece(s, out, t, NULL, p.start, p.end, word, 0)
                     word += 1
                 a = cut
             return word
@@ -157,7 +233,9 @@ cdef class Encoder:
             bert_norm_pieces(sub, &self.opts, s.norm, s.pieces)  # no per-character spans to track
         for k in range(<Py_ssize_t>s.pieces.size()):
             p = s.pieces[k]
-            if self.kind == WORDPIECE:
+            if hot_text(s, out, NO_TEXT, s.norm.data(), p.norm_start, p.norm_end, word):
+                pass
+            elif self.kind == WORDPIECE:
                 self.wordpiece(s, out, p.norm_start, p.norm_end, word, a)
             else:
                 self.bpe_piece(s, out, NO_TEXT, s.norm.data(), p.norm_start, p.norm_end, word, a)
@@ -197,13 +275,41 @@ cdef class Encoder:
     cdef void wordpiece(self, Scratch s, Rows out, Py_ssize_t na, Py_ssize_t nb, int32_t word,
                         Py_ssize_t base) noexcept nogil:
         """Greedy longest-match-first over normalized chars na:nb; any failure -> one [UNK]."""
-        cdef Py_ssize_t n = nb - na, start = 0, end, mark = out.ids.size(), k
-        cdef int32_t found
-        cdef vector[int32_t]* bpos = &s.bpos
-        if n > self.max_chars:
+        if nb - na > self.max_chars:
             self.push_norm(s, out, self.unk_id, na, nb, word, base)
             return
         self.fill_utf8(s, NO_TEXT, s.norm.data(), na, nb)
+        cdef uint64_t k0, k1
+        cdef HotEntry* e = hot_entry(s, out, s.buf.size(), &k0, &k1)
+        if hot_emit(e, s.buf.size(), k0, k1, out, word):
+            return
+        cdef Py_ssize_t mark = out.ids.size()
+        self.wp_word(s, out, na, nb, word, base)
+        hot_store(e, s.buf.size(), k0, k1, out, mark)
+
+    cdef void wp_word(self, Scratch s, Rows out, Py_ssize_t na, Py_ssize_t nb, int32_t word,
+                      Py_ssize_t base) noexcept nogil:
+        """wordpiece() for a word whose UTF-8 is in s.buf (s.bpos: its chars' byte offsets)."""
+        cdef Py_ssize_t n = nb - na, start = 0, end, k, nbytes
+        cdef int32_t found
+        cdef vector[int32_t]* bpos = &s.bpos
+        # A word's pieces depend on its bytes alone: common words are split once per thread and
+        # then copied from the cache as (id, first char, end char) triples relative to the word.
+        nbytes = s.buf.size()
+        cdef bint cacheable = nbytes <= CACHE_PIECE_BYTES
+        cdef uint64_t h = 0
+        cdef int64_t hit
+        if cacheable:
+            h = hash_bytes(s.buf.data(), nbytes)
+            hit = s.cache.find(s.buf.data(), nbytes, h)
+            if hit >= 0:
+                for k in range(hit + 1, hit + 1 + 3 * s.cache.arena[hit], 3):
+                    self.push_norm(s, out, s.cache.arena[k], na + s.cache.arena[k + 1], na + s.cache.arena[k + 2],
+                                   word, base)
+                return
+        s.sid.clear()
+        s.ss.clear()
+        s.se.clear()
         cdef const char* head
         cdef int32_t v
         while start < n:
@@ -225,11 +331,18 @@ cdef class Encoder:
                         end = k
                     k += 1
             if found < 0:
-                out.truncate(mark)
-                self.push_norm(s, out, self.unk_id, na, nb, word, base)
-                return
-            self.push_norm(s, out, found, na + start, na + end, word, base)
+                s.sid.assign(1, self.unk_id)
+                s.ss.assign(1, 0)
+                s.se.assign(1, <int32_t>n)
+                break
+            s.sid.push_back(found)
+            s.ss.push_back(<int32_t>start)
+            s.se.push_back(<int32_t>end)
             start = end
+        for k in range(<Py_ssize_t>s.sid.size()):
+            self.push_norm(s, out, s.sid[k], na + s.ss[k], na + s.se[k], word, base)
+        if cacheable:
+            s.cache.add(s.buf.data(), nbytes, h, s.sid.data(), s.ss.data(), s.se.data(), s.sid.size())
 
     cdef void push_norm(self, Scratch s, Rows out, int32_t idx, Py_ssize_t a, Py_ssize_t b, int32_t word,
                         Py_ssize_t base) noexcept nogil:
@@ -237,7 +350,7 @@ cdef class Encoder:
         if out.with_offsets:
             out.push(idx, s.ostart[a] + base, s.oend[b - 1] + base, word)
         else:
-            out.ids.push_back(idx)
+            out.push(idx, 0, 0, word)
 
     cdef int32_t wp_get(self, bint first, const char* p, Py_ssize_t n) noexcept nogil:
         return self.vocab.get(p, n) if first else self.cont.get(p, n)
@@ -245,10 +358,23 @@ cdef class Encoder:
     cdef void bpe_piece(self, Scratch s, Rows out, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b,
                         int32_t word, Py_ssize_t base) noexcept nogil:
         """BPE over one piece: code points a:b of the text (byte-level) or of s.norm (char BPE)."""
+        self.fill_utf8(s, t, cps, a, b)
+        # Common pieces skip the vocabulary and the merges: their ids sit in a small direct-mapped
+        # table that stays in the core's cache (the vocabulary's table does not).
+        cdef uint64_t k0, k1
+        cdef HotEntry* e = hot_entry(s, out, s.buf.size(), &k0, &k1)
+        if hot_emit(e, s.buf.size(), k0, k1, out, word):
+            return
+        cdef Py_ssize_t mark = out.ids.size()
+        self.bpe_bytes(s, out, a, b, word, base)
+        hot_store(e, s.buf.size(), k0, k1, out, mark)
+
+    cdef void bpe_bytes(self, Scratch s, Rows out, Py_ssize_t a, Py_ssize_t b, int32_t word,
+                        Py_ssize_t base) noexcept nogil:
+        """bpe_piece() for a piece whose UTF-8 is in s.buf (s.bpos: its chars' byte offsets)."""
         cdef Py_ssize_t nb, k, j, w, slen = self.suffix.size()
         cdef int32_t idx
         cdef bint charbpe = self.kind == CHARBPE
-        self.fill_utf8(s, t, cps, a, b)
         nb = s.buf.size()
         for k in range(slen):
             s.buf.push_back(self.suffix[k])
@@ -285,7 +411,7 @@ cdef class Encoder:
                           Py_ssize_t b, int32_t word, Py_ssize_t base, bint charbpe) noexcept nogil:
         # byte span sb:eb of the piece -> code points (a partly covered character counts whole)
         if not out.with_offsets:
-            out.ids.push_back(idx)
+            out.push(idx, 0, 0, word)
             return
         cdef Py_ssize_t cs = a + s.cpos[sb], ce = a + s.cpos[eb - 1] + 1
         if charbpe:
@@ -363,13 +489,29 @@ cdef class Encoder:
             seg = i
 
     # ----------------------------------------------------------------------------- Python API
-    cdef Rows run_many(self, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets):
+    cdef Scratch take_scratch(self):
+        """A Scratch no other thread holds: its piece cache stays warm from call to call."""
+        # list.pop and list.append are atomic under the GIL, so threads never share one
+        try:
+            return self.pool.pop()
+        except IndexError:
+            return Scratch()
+
+    cdef Rows run_many(self, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets, bint with_words=False):
+        cdef Scratch s = self.take_scratch()
+        try:
+            return self.run_with(s, texts, a, b, with_offsets, with_words)
+        finally:
+            self.pool.append(s)
+
+    cdef Rows run_with(self, Scratch s, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets,
+                       bint with_words):
         cdef Rows out = Rows()
-        cdef Scratch s = Scratch()
         cdef vector[TextView] views
         cdef TextView tv
         cdef Py_ssize_t k
         out.with_offsets = with_offsets
+        out.with_words = with_words or with_offsets
         out.ptr.push_back(0)
         if self.pattern is not None:
             for k in range(a, b):
@@ -390,6 +532,14 @@ cdef class Encoder:
     def encode(self, str text) -> list:
         return rows_to_lists(self.run_many([text], 0, 1, False), self.ints)[0]
 
+    def encode_numpy(self, str text):
+        """Ids of one text as a numpy uint32 array; the GIL is released while encoding."""
+        return self.run_many([text], 0, 1, False).flat()[0]
+
+    def encode_flat(self, list texts, Py_ssize_t a, Py_ssize_t b) -> tuple:
+        """(uint32 ids, int64 row pointers) of texts[a:b]; no Python object per token."""
+        return self.run_many(texts, a, b, False).flat()
+
     def encode_full(self, str text) -> tuple:
         """(ids, starts, ends, word ids) of one text."""
         cdef Rows r = self.run_many([text], 0, 1, True)
@@ -399,9 +549,10 @@ cdef class Encoder:
         """Ids of texts[a:b], one list each; the GIL is released while encoding."""
         return rows_to_lists(self.run_many(texts, a, b, False), self.ints)
 
-    def encode_rows(self, list texts, Py_ssize_t a, Py_ssize_t b) -> Rows:
-        """Ids, offsets and word ids of texts[a:b] in flat arrays (see tokkit._native.rows.Rows)."""
-        return self.run_many(texts, a, b, True)
+    def encode_rows(self, list texts, Py_ssize_t a, Py_ssize_t b, bint offsets=True) -> Rows:
+        """Ids, word ids and (with `offsets`) offsets of texts[a:b] in flat arrays (see
+        tokkit._native.rows.Rows). Without offsets the encoder tracks no per-character spans."""
+        return self.run_many(texts, a, b, offsets, True)
 
     @staticmethod
     def from_spec(spec, bint split_special_tokens=False):
@@ -426,6 +577,7 @@ cdef class Encoder:
         e.max_chars = spec.max_input_chars_per_word
         e.max_token_chars = max(len(t) for t in vocab)
         e.pattern = None
+        e.pool = []
         e.ints = tuple(range(len(vocab)))
         utf8 = [t.encode("utf-8", "surrogatepass") for t in vocab]
         if e.kind == WORDPIECE:

@@ -5,16 +5,19 @@ from libcpp.vector cimport vector
 cdef class Rows:
     cdef vector[int32_t] ids, starts, ends, words
     cdef vector[int64_t] ptr
-    cdef bint with_offsets
+    cdef bint with_offsets              # starts and ends (and words) are kept
+    cdef bint with_words                # words are kept (always so when with_offsets)
     cdef inline void push(self, int32_t idx, Py_ssize_t start, Py_ssize_t end, int32_t word) noexcept nogil:
         self.ids.push_back(idx)
+        if self.with_words:
+            self.words.push_back(word)
         if self.with_offsets:
             self.starts.push_back(<int32_t>start)
             self.ends.push_back(<int32_t>end)
-            self.words.push_back(word)
     cdef inline void truncate(self, Py_ssize_t size) noexcept nogil:
         self.ids.resize(size)
+        if self.with_words:
+            self.words.resize(size)
         if self.with_offsets:
             self.starts.resize(size)
             self.ends.resize(size)
-            self.words.resize(size)

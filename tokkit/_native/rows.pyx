@@ -6,7 +6,7 @@
 """
 import numpy as np
 
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM
@@ -24,12 +24,24 @@ cdef class Rows:
         return max(0, <Py_ssize_t>self.ptr.size() - 1)
 
     def arrays(self) -> dict:
-        """Copies as numpy arrays: ids, starts, ends, words (int32) and ptr (int64)."""
+        """Copies as numpy arrays: ids, starts, ends, words (int32, those kept) and ptr (int64)."""
         out = {"ptr": _copy[int64_t](self.ptr, np.int64), "ids": _copy[int32_t](self.ids, np.int32)}
+        if self.with_words:
+            out["words"] = _copy[int32_t](self.words, np.int32)
         if self.with_offsets:
-            out.update(starts=_copy[int32_t](self.starts, np.int32), ends=_copy[int32_t](self.ends, np.int32),
-                       words=_copy[int32_t](self.words, np.int32))
+            out.update(starts=_copy[int32_t](self.starts, np.int32), ends=_copy[int32_t](self.ends, np.int32))
         return out
+
+    def flat(self) -> tuple:
+        """(ids as uint32, row pointers as int64): one row per text, tokens ptr[r]:ptr[r+1].
+
+        The ids are copied once with memcpy; no Python object is made per token.
+        """
+        ids = np.empty(self.ids.size(), dtype=np.uint32)
+        cdef uint32_t[::1] view = ids
+        if self.ids.size():
+            memcpy(&view[0], self.ids.data(), self.ids.size() * sizeof(uint32_t))
+        return ids, _copy[int64_t](self.ptr, np.int64)
 
 
 ctypedef fused index_t:

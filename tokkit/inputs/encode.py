@@ -72,7 +72,7 @@ def encode(tokenizer: Tokenizer, texts: Sequence[str], text_pairs: Sequence[str]
         if len(pairs) != n:
             raise ValueError(f"texts has {n} items but text_pairs has {len(pairs)}")
         texts, sizes = texts + pairs, np.concatenate([sizes, pair_sizes])
-    flat = encode_flat(tokenizer, texts, sizes, num_threads)
+    flat = encode_flat(tokenizer, texts, sizes, num_threads, offsets=return_offsets)
     ptr = flat["ptr"]
     lengths = np.diff(ptr)
     la = lengths[:n]
@@ -145,16 +145,20 @@ def _switch(name: str, value, off: str, allowed: tuple):
 
 
 def encode_flat(tokenizer: Tokenizer, texts: list[str], sizes: np.ndarray,
-                num_threads: int | None) -> dict[str, np.ndarray]:
-    """Encode on threads; flat ids/starts/ends/words with row pointers `ptr` (row r: ptr[r]:ptr[r+1]).
+                num_threads: int | None, *, offsets: bool = True) -> dict[str, np.ndarray]:
+    """Encode on threads; flat ids/words (and starts/ends with `offsets`) with row pointers `ptr`
+    (row r: ptr[r]:ptr[r+1]).
 
-    `sizes`: the texts' lengths, as check_texts returns them.
+    `sizes`: the texts' lengths, as check_texts returns them. Without `offsets` the encoder keeps
+    no per-character spans, which spares it work on every character and token.
     """
     kernel = tokenizer._encoder
-    parts = encode_sliced(lambda items, a, b: kernel.encode_rows(items, a, b).arrays(), texts, sizes, num_threads)
+    parts = encode_sliced(lambda items, a, b: kernel.encode_rows(items, a, b, offsets).arrays(), texts, sizes,
+                          num_threads)
     if len(parts) == 1:
         return parts[0]
-    out = {k: np.concatenate([p[k] for p in parts]) for k in ("ids", "starts", "ends", "words")}
+    keys = ("ids", "starts", "ends", "words") if offsets else ("ids", "words")
+    out = {k: np.concatenate([p[k] for p in parts]) for k in keys}
     base = np.cumsum([0] + [p["ptr"][-1] for p in parts[:-1]])
     out["ptr"] = np.concatenate([parts[0]["ptr"][:1]] + [p["ptr"][1:] + b for p, b in zip(parts, base)])
     return out

@@ -179,6 +179,16 @@ class Tokenizer:
         """
         return self._encoder.encode(as_str(text))
 
+    def encode_to_numpy(self, text: str) -> np.ndarray:
+        """Token ids of `text` as one numpy uint32 array: the same ids as `encode`, with no Python
+        int per token (the encoder writes into one flat buffer with the GIL released).
+
+        >>> tok = Tokenizer.from_trained(kind="wordpiece", vocab=["[UNK]", "a"], merges=None, special_tokens=["[UNK]"])
+        >>> tok.encode_to_numpy("a b a")
+        array([1, 0, 1], dtype=uint32)
+        """
+        return self._encoder.encode_numpy(as_str(text))
+
     def encode_with_offsets(self, text: str) -> Encoding:
         """`encode` plus tokens, code-point offsets into `text` and word numbers."""
         ids, starts, ends, words = self._encoder.encode_full(as_str(text))
@@ -202,6 +212,26 @@ class Tokenizer:
         for part in parts[1:]:
             rows.extend(part)
         return rows
+
+    def encode_batch_flat(self, texts: Sequence[str], *, num_threads: int | None = None
+                          ) -> tuple[np.ndarray, np.ndarray]:
+        """Encode many texts into one uint32 id array plus int64 row offsets (CSR layout).
+
+        Row r is `ids[offsets[r]:offsets[r + 1]]`, equal to `encode_batch(texts)[r]`; `offsets`
+        has len(texts) + 1 entries and starts at 0. No Python object is made per token, and the
+        GIL is released while encoding, so `num_threads` threads (default: all cores) run at once.
+
+        >>> tok = Tokenizer.from_trained(kind="wordpiece", vocab=["[UNK]", "a", "##b"], merges=None,
+        ...                              special_tokens=["[UNK]"])
+        >>> ids, offsets = tok.encode_batch_flat(["ab a", "", "b"], num_threads=2)
+        >>> ids.tolist(), offsets.tolist()
+        ([1, 2, 1, 0], [0, 3, 3, 4])
+        """
+        texts, sizes = check_texts(texts)
+        kernel = self._encoder
+        if not texts:
+            return np.empty(0, dtype=np.uint32), np.zeros(1, dtype=np.int64)
+        return join_flat(encode_sliced(kernel.encode_flat, texts, sizes, num_threads))
 
     # ------------------------------------------------------------------------------ decoding
     def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> str:
@@ -274,6 +304,26 @@ def encode_sliced(work: Callable[[list, int, int], T], texts: list, sizes: np.nd
             raise
     plain = [t if type(t) is str else str.__str__(t) for t in texts]
     return run_sliced(lambda a, b: work(plain, a, b), sizes, num_threads)
+
+
+def join_flat(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate per-slice (ids, row pointers) pairs into one (ids, offsets) pair.
+
+    >>> join_flat([(np.array([5, 6], np.uint32), np.array([0, 2])), (np.array([7], np.uint32), np.array([0, 0, 1]))])
+    (array([5, 6, 7], dtype=uint32), array([0, 2, 2, 3]))
+    """
+    if len(parts) == 1:
+        return parts[0]
+    ids = np.concatenate([p[0] for p in parts])
+    offsets = np.empty(1 + sum(len(p[1]) - 1 for p in parts), dtype=np.int64)
+    offsets[0] = 0
+    at, base = 1, 0
+    for _, ptr in parts:
+        n = len(ptr) - 1
+        np.add(ptr[1:], base, out=offsets[at:at + n])
+        at += n
+        base += int(ptr[-1])
+    return ids, offsets
 
 
 def load(path: str | os.PathLike, *, kind: str | None = None, lowercase: bool | None = None,

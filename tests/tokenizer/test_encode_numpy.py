@@ -1,0 +1,144 @@
+"""Numpy outputs: encode_to_numpy and encode_batch_flat give exactly the ids of the list APIs."""
+import numpy as np
+import pytest
+from helpers.oracles import EDGE_CASES, sample_lines
+from helpers.paths import SHARED, needs_corpus
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tokkit
+from tokkit.tokenizer.tokenizer import join_flat
+
+KINDS = ["wordpiece", "bpe", "bytelevel"]
+# every code point, lone surrogates included (tokkit takes them; see Tokenizer's docstring)
+ANY_CHAR = st.integers(0, 0x10FFFF).map(chr)
+MIXED_CHAR = st.sampled_from(list("ab cé\u0301中😀 \t\n.,!'[]SEP\u200d\u0000\ufffd\ud800"))
+TEXT = st.text(ANY_CHAR | MIXED_CHAR, max_size=80)
+SPECIAL_TEXT = st.lists(st.sampled_from(["[SEP]", "[CLS]", "[MASK]", "[PAD]", "[UNK]", "a", " ", "[SE", "x[SEP]y"]) |
+                        TEXT, max_size=6).map("".join)
+
+
+@pytest.fixture(params=KINDS)
+def tok(request, oracle_paths):
+    return tokkit.load(oracle_paths[request.param])
+
+
+def assert_flat_equals_lists(tok, texts, threads):
+    ids, offsets = tok.encode_batch_flat(texts, num_threads=threads)
+    assert ids.dtype == np.uint32 and offsets.dtype == np.int64
+    assert offsets.shape == (len(texts) + 1,) and offsets[0] == 0 and offsets[-1] == ids.size
+    rows = tok.encode_batch(texts, num_threads=threads)
+    assert [ids[offsets[r]:offsets[r + 1]].tolist() for r in range(len(texts))] == rows
+    for text, row in zip(texts, rows):
+        arr = tok.encode_to_numpy(text)
+        assert arr.dtype == np.uint32 and arr.tolist() == row
+
+
+def test_edge_cases_and_lines(tok):
+    texts = EDGE_CASES + sample_lines(5)
+    for threads in (1, 2, 3, 7):
+        assert_flat_equals_lists(tok, texts, threads)
+
+
+def test_whole_text_equals_encode(tok):
+    text = "\n".join(sample_lines(20))
+    assert tok.encode_to_numpy(text).tolist() == tok.encode(text)
+    assert tok.encode_to_numpy("").shape == (0,)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_hypothesis_any_code_point(tok, threads):
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.one_of(TEXT, SPECIAL_TEXT), max_size=12))
+    def check(texts):
+        assert_flat_equals_lists(tok, texts, threads)
+
+    check()
+
+
+def test_empty_batches_and_empty_texts(tok):
+    ids, offsets = tok.encode_batch_flat([])
+    assert ids.shape == (0,) and ids.dtype == np.uint32 and offsets.tolist() == [0]
+    ids, offsets = tok.encode_batch_flat(["", "", ""], num_threads=2)
+    assert ids.size == 0 and offsets.tolist() == [0, 0, 0, 0]
+
+
+def test_split_special_tokens_flag_is_honoured(oracle_paths):
+    tok = tokkit.load(oracle_paths["wordpiece"], split_special_tokens=True)
+    text = "a [SEP] b"
+    ids, offsets = tok.encode_batch_flat([text, text])
+    assert ids[offsets[0]:offsets[1]].tolist() == tok.encode(text)
+    assert tok.token_to_id("[SEP]") not in ids.tolist()
+
+
+def test_bad_inputs_raise(tok):
+    with pytest.raises(TypeError):
+        tok.encode_to_numpy(b"bytes")
+    with pytest.raises(TypeError):
+        tok.encode_batch_flat("one string")
+    with pytest.raises(TypeError):
+        tok.encode_batch_flat(["ok", 3])
+
+
+def test_custom_pattern_bytelevel(oracle_paths, tmp_path):
+    base = tokkit.load(oracle_paths["bytelevel"])
+    tok = tokkit.Tokenizer.from_trained(kind="bytelevel", vocab=base.spec.vocab, merges=base.spec.merges,
+                                        special_tokens=["[PAD]", "[CLS]", "[SEP]"], pattern=r"\w+|\s+|[^\w\s]+")
+    texts = ["hello world [SEP] again", "", "x" * 300, "😀 ok"]
+    assert_flat_equals_lists(tok, texts, 2)
+
+
+def test_join_flat_offsets_continue_across_slices():
+    parts = [(np.array([1, 2], np.uint32), np.array([0, 1, 2])), (np.array([], np.uint32), np.array([0, 0])),
+             (np.array([3, 4, 5], np.uint32), np.array([0, 3]))]
+    ids, offsets = join_flat(parts)
+    assert ids.tolist() == [1, 2, 3, 4, 5] and offsets.tolist() == [0, 1, 2, 2, 5]
+
+
+@needs_corpus
+@pytest.mark.corpus
+def test_wiki_lines_on_threads(tok):
+
+    text = sorted((SHARED / "en" / "wiki").glob("*.txt"))[2].read_text(encoding="utf-8")[:1_000_000]
+    lines = text.split("\n")
+    assert_flat_equals_lists(tok, lines[:3000], 2)
+    assert tok.encode_to_numpy(text).tolist() == tok.encode(text)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_words_without_offsets_match_the_full_path(tok, threads):
+    """tokkit.encode without offsets takes the span-free encoder path: same ids, same word numbers."""
+    from importlib import import_module
+
+    inputs = import_module("tokkit.inputs.encode")
+    texts, sizes = tokkit.tokenizer.check_texts(EDGE_CASES + sample_lines(3) + ["a [SEP] b [CLS]"])
+    full = inputs.encode_flat(tok, texts, sizes, threads, offsets=True)
+    lean = inputs.encode_flat(tok, texts, sizes, threads, offsets=False)
+    assert set(lean) == {"ids", "words", "ptr"}
+    for key in ("ids", "words", "ptr"):
+        assert np.array_equal(full[key], lean[key]), key
+    a = tokkit.encode(tok, texts[:50], max_length=64, padding="max_length", return_offsets=True)
+    b = tokkit.encode(tok, texts[:50], max_length=64, padding="max_length")
+    for key in b:
+        assert np.array_equal(a[key], b[key]), key
+
+
+def test_warm_caches_give_the_ids_of_a_fresh_tokenizer(oracle_paths):
+    """Each thread's caches outlive a call; after many distinct pieces (evictions, collisions in the
+    direct-mapped sets, a cache clear) the ids are still those of a tokenizer that starts cold."""
+    import random
+
+    rng = random.Random(5)
+    alphabet = "abcdefghijklmnopqrstuvwxyzé中😀 .,'"
+    noise = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40))) for _ in range(20000)]
+    probe = sample_lines(3) + EDGE_CASES
+    for kind in KINDS:
+        expected = [tokkit.load(oracle_paths[kind]).encode_with_offsets(text).ids for text in probe[:50]]
+        expected += tokkit.load(oracle_paths[kind]).encode_batch(probe[50:], num_threads=1)
+        warm = tokkit.load(oracle_paths[kind])
+        for _ in range(2):
+            warm.encode_batch_flat(noise, num_threads=2)
+            warm.encode_to_numpy(" ".join(noise[:5000]))
+            assert [warm.encode_to_numpy(text).tolist() for text in probe] == expected, kind
+            ids, offsets = warm.encode_batch_flat(probe, num_threads=3)
+            assert [ids[offsets[r]:offsets[r + 1]].tolist() for r in range(len(probe))] == expected, kind
