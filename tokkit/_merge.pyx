@@ -23,7 +23,8 @@ comparison, the one a recount would pick. Bounds, cheapest first:
 * count-only, ``count * (ln N + 1)``: f(n) + f(c - n) - f(c) <= 0 for either symbol,
   so the gain is at most f(N) - f(N - n) <= n (ln N + 1). Holds until the pair's count
   grows; pushed for every new or grown pair.
-* symbol floors: each symbol x has a floor ``low[x]`` 1/256 below its count, and the
+* symbol floors: each symbol x has a floor ``low[x]`` 1/256 below its count (1/128 or
+  1/64 for a symbol with 64 or 512 listed pairs and more), and the
   gain with c_a, c_b lowered to their floors (cheap linear forms, `lik_bound`) holds
   until the count changes or a symbol falls below its floor. Pairs that were ever
   near the top carry these; they are re-queued when their count falls and, all the
@@ -357,7 +358,10 @@ cdef class _Engine:
         return xlogx(n)
 
     cdef void set_low(self, int32_t x) noexcept nogil:
-        self.low[x] = self.symcount[x] - (self.symcount[x] >> LOW_SHIFT)
+        cdef size_t listed = self.exact[x].size()
+        # long lists get wider floors (1/128, 1/64): fewer re-queues of the whole list, a little looser bounds
+        cdef int shift = LOW_SHIFT if listed < 64 else (LOW_SHIFT - 1 if listed < 512 else LOW_SHIFT - 2)
+        self.low[x] = self.symcount[x] - (self.symcount[x] >> shift)
         self.lnlow[x] = log(<double>self.low[x]) if self.low[x] > 0 else 0.0
 
     cdef void set_total(self, int64_t total) noexcept nogil:
