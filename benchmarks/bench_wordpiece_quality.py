@@ -246,7 +246,8 @@ def main(argv=None):
             for scoring in args.scorings:
                 rows.append(measure(tmp, "multilingual", ml_train, ml_held, args.ml_size, scoring))
     result = {"rows": rows}
-    print(table(rows))
+    if rows:
+        print(table(rows))
     for line in verdict(rows):
         print(line)
     if args.timing:
