@@ -200,4 +200,4 @@ cdef class _Engine:
     cdef double small_xlogx(self, int64_t n) noexcept nogil
     cdef void set_total(self, int64_t total) noexcept nogil
     cdef void refresh_symbol(self, int32_t x) noexcept nogil
-    cdef void count_runs(self, int32_t* buf, int32_t L, int32_t a, int32_t b, int32_t r, int64_t c) noexcept nogil
+    cdef bint count_runs(self, int32_t* buf, int32_t L, int32_t a, int32_t b, int32_t r, int64_t c) noexcept nogil

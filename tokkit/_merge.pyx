@@ -374,9 +374,13 @@ cdef class _Engine:
     cdef void refresh_symbol(self, int32_t x) noexcept nogil:
         self.symf[x] = xlogx(self.symcount[x])
 
-    cdef void count_runs(self, int32_t* buf, int32_t L, int32_t a, int32_t b, int32_t r, int64_t c) noexcept nogil:
-        """halfruns[x] += c * floor(k / 2) per run of k x's in buf: for every x (a < 0), else for a, b, r."""
+    cdef bint count_runs(self, int32_t* buf, int32_t L, int32_t a, int32_t b, int32_t r, int64_t c) noexcept nogil:
+        """halfruns[x] += c * floor(k / 2) per run of k x's in buf: for every x (a < 0), else for a, b, r.
+
+        Returns whether it found any run.
+        """
         cdef int32_t i = 0, j, x
+        cdef bint found = False
         while i + 1 < L:
             x = buf[i]
             if x != buf[i + 1] or (a >= 0 and x != a and x != b and x != r):
@@ -386,7 +390,9 @@ cdef class _Engine:
             while j < L and buf[j] == x:
                 j += 1
             self.halfruns[x] += c * ((j - i) // 2)
+            found = True
             i = j
+        return found
 
     # ------------------------------------------------------------ applying a merge
 
@@ -418,7 +424,7 @@ cdef class _Engine:
         cdef int32_t w, i, j, L, s
         cdef int32_t* buf
         cdef int64_t c, merged = 0
-        cdef bint runs = False, rr
+        cdef bint runs = False, rr, had
         if lst >= 0:
             words.swap(self.lists[lst])
         if not self.pmi:  # the popped entry owned it; in pmi it stays the pair's (now empty) list
@@ -436,8 +442,8 @@ cdef class _Engine:
             self.visited[w] = self.stamp
             L, c = self.length[w], self.weight[w]
             buf = &self.sym[self.start[w]] if L else NULL
-            if runs:  # the word's (x, x) merges for x in a, b, r: out now, back in below
-                self.count_runs(buf, L, a, b, r, -c)
+            # the word's (x, x) merges for x in a, b, r: out now, back in below
+            had = runs and self.count_runs(buf, L, a, b, r, -c)
             rr = False
             i = j = 0
             while i < L:
@@ -464,7 +470,7 @@ cdef class _Engine:
                     i += 1
                 j += 1
             self.length[w] = j
-            if runs or (rr and self.lik):  # merging makes no new runs of a or b, only of r
+            if had or (rr and self.lik):  # merging makes no new runs of a or b, only of r
                 self.count_runs(buf, j, a, b, r, c)
         # increments first, so a count only ever reaches 0 (and is erased) for good
         for t in range(self.touched_l.size()):
