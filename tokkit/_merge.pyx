@@ -140,7 +140,7 @@ cdef class _Engine:
         if self.lik:
             self.symf.resize(n, 0.0)
             self.halfruns.resize(n, 0)
-            self.exact.resize(n)
+            self.listed.resize(n)
             self.low.resize(n, 0)
             self.lnlow.resize(n, 0.0)
 
@@ -275,8 +275,8 @@ cdef class _Engine:
             else:
                 self.near.push_back(e)
         for t in range(self.near.size()):  # symbol bounds from now on (see lik_bound)
-            self.note_exact(self.near[t].key)
-            self.push_exact(self.near[t].key, self.near[t].count)  # bounds: 2 margins (see push_exact)
+            self.note_listed(self.near[t].key)
+            self.push_floor(self.near[t].key, self.near[t].count)  # bounds: 2 margins (see push_floor)
         if not have:
             return False
         best[0] = top.key
@@ -288,8 +288,8 @@ cdef class _Engine:
         cdef size_t i
         cdef PmiEntry e
         self.pheap.v.clear()
-        for i in range(self.exact.size()):
-            self.exact[i].clear()
+        for i in range(self.listed.size()):
+            self.listed[i].clear()
         for i in range(self.pairs.flag.size()):
             self.pairs.flag[i] = 0
         for i in range(self.pairs.keys.size()):
@@ -299,21 +299,21 @@ cdef class _Engine:
                 self.pheap.v.push_back(e)
         self.pheap.rebuild()
 
-    cdef void note_exact(self, uint64_t k) noexcept nogil:
-        """From now on, re-queue k with an exact bound whenever one of its symbols' counts moves."""
+    cdef void note_listed(self, uint64_t k) noexcept nogil:
+        """List k under its symbols: from now on it is re-queued with a floor bound when one of them moves."""
         cdef int64_t slot = self.pairs.find(k)
         if slot >= 0 and not self.pairs.flag[slot]:
             self.pairs.flag[slot] = 1
-            self.exact[left(k)].push_back(k)
+            self.listed[left(k)].push_back(k)
             if right(k) != left(k):
-                self.exact[right(k)].push_back(k)
+                self.listed[right(k)].push_back(k)
 
     cdef void requeue(self, uint64_t k) noexcept nogil:
         cdef int64_t slot = self.pairs.find(k)
         if slot >= 0:
             self.push_pmi(k, self.pairs.vals[slot])
 
-    cdef void push_exact(self, uint64_t k, int64_t count) noexcept nogil:
+    cdef void push_floor(self, uint64_t k, int64_t count) noexcept nogil:
         cdef PmiEntry e
         e.count, e.key = count, k
         e.score = self.lik_bound(k, count) + 2.0 * self.margin  # one for the gain's rounding, one for the bound's
@@ -323,7 +323,7 @@ cdef class _Engine:
         """Pair k's count fell: a symbol bound no longer holds for it (a count-only bound still does)."""
         cdef int64_t slot = self.pairs.find(k)
         if slot >= 0 and self.pairs.flag[slot] and self.pairs.vals[slot] >= self.threshold:
-            self.push_exact(k, self.pairs.vals[slot])
+            self.push_floor(k, self.pairs.vals[slot])
 
     cdef double lik_bound(self, uint64_t k, int64_t count) noexcept nogil:
         """An upper bound on the gain that holds while N falls and symbol counts stay at or above `low`.
@@ -358,9 +358,9 @@ cdef class _Engine:
         return xlogx(n)
 
     cdef void set_low(self, int32_t x) noexcept nogil:
-        cdef size_t listed = self.exact[x].size()
+        cdef size_t many = self.listed[x].size()
         # long lists get wider floors (1/128, 1/64): fewer re-queues of the whole list, a little looser bounds
-        cdef int shift = LOW_SHIFT if listed < 64 else (LOW_SHIFT - 1 if listed < 512 else LOW_SHIFT - 2)
+        cdef int shift = LOW_SHIFT if many < 64 else (LOW_SHIFT - 1 if many < 512 else LOW_SHIFT - 2)
         self.low[x] = self.symcount[x] - (self.symcount[x] >> shift)
         self.lnlow[x] = log(<double>self.low[x]) if self.low[x] > 0 else 0.0
 
@@ -547,15 +547,15 @@ cdef class _Engine:
         cdef int64_t slot
         if self.lik:  # x fell below its floor: new floor, new bounds for the pairs that use it
             self.set_low(x)
-            for t in range(self.exact[x].size()):
-                slot = self.pairs.find(self.exact[x][t])
+            for t in range(self.listed[x].size()):
+                slot = self.pairs.find(self.listed[x][t])
                 if slot >= 0 and self.pairs.vals[slot] >= self.threshold:
-                    self.exact[x][keep] = self.exact[x][t]
+                    self.listed[x][keep] = self.listed[x][t]
                     keep += 1
-                    self.push_exact(self.exact[x][t], self.pairs.vals[slot])
+                    self.push_floor(self.listed[x][t], self.pairs.vals[slot])
                 elif slot >= 0:
-                    self.pairs.flag[slot] = 0  # dropped here; note_exact may list it again
-            self.exact[x].resize(keep)
+                    self.pairs.flag[slot] = 0  # dropped here; note_listed may list it again
+            self.listed[x].resize(keep)
             return
         for t in range(v[0].size()):
             slot = self.pairs.find(v[0][t])
