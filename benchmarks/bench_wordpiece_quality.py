@@ -2,7 +2,7 @@
 
     python benchmarks/bench_wordpiece_quality.py                      # the quality bar: 8k and 30k, multilingual
     python benchmarks/bench_wordpiece_quality.py --sizes 8000 16000 32000 64000 --chart
-    python benchmarks/bench_wordpiece_quality.py --sizes --no-multilingual --timing
+    python benchmarks/bench_wordpiece_quality.py --sizes --no-multilingual --timing --engine
 
 Each figure is one `tokkit train --algo wordpiece` into a temporary folder (default options apart
 from --vocab-size and --scoring; "default" passes no --scoring) and one `tokkit stats` run:
@@ -140,8 +140,53 @@ def timing(corpus: Path, repeat: int) -> dict:
     return {"seconds": times, "median": med, "ratio": med["default"] / med["pmi"]}
 
 
+def engine_timing(corpus: Path, repeat: int) -> dict:
+    """The merge engine alone on en/wiki's WordPiece word table at 32,000: pmi vs likelihood, alternating.
+
+    Medians of wall and CPU seconds (CPU time is steadier than wall time on a shared machine).
+    """
+    import resource
+
+    import numpy as np
+
+    import tokkit
+    import tokkit.train.flow as core
+    from tokkit.train.engine import get_engine
+
+    table = {}
+
+    class Capture:  # the trainer's call to the engine, with its arrays kept
+        def train_merges(self, symbols, offsets, counts, **kw):
+            table.update(symbols=np.asarray(symbols), offsets=np.asarray(offsets), counts=np.asarray(counts),
+                         vocab_len=kw["vocab_len"])
+            return []
+
+    real = core.get_engine
+    core.get_engine = lambda name=None: Capture()
+    try:
+        tokkit.train(files=[str(p) for p in sorted((corpus / "en" / "wiki").glob("*.txt"))], algo="wordpiece",
+                     vocab_size=32000)
+    finally:
+        core.get_engine = real
+    engine = get_engine()
+    out = {"wall": {"pmi": [], "likelihood": []}, "cpu": {"pmi": [], "likelihood": []}}
+    for i in range(repeat):
+        for scoring in (("likelihood", "pmi") if i % 2 == 0 else ("pmi", "likelihood")):
+            r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+            engine.train_merges(table["symbols"], table["offsets"], table["counts"], vocab_len=table["vocab_len"],
+                                vocab_size=32000, scoring=scoring)
+            r1, t1 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+            out["wall"][scoring].append(t1 - t0)
+            out["cpu"][scoring].append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+            print(f"engine {scoring}: wall {t1 - t0:.2f} s, cpu {out['cpu'][scoring][-1]:.2f} s",
+                  file=sys.stderr, flush=True)
+    out["median"] = {k: {s: statistics.median(v) for s, v in d.items()} for k, d in out.items()}
+    return out
+
+
 def chart(rows, path: Path) -> None:
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -155,6 +200,8 @@ def chart(rows, path: Path) -> None:
     ax.set_xscale("log", base=2)
     ax.set_xticks([8000, 16000, 32000, 64000], ["8k", "16k", "32k", "64k"])
     ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%.1f"))
     ax.set_xlabel("vocab size")
     ax.set_ylabel("tokens per word on en/wiki 096.txt")
     ax.set_title("tokkit WordPiece: tokens per word by merge scoring")
@@ -174,10 +221,17 @@ def main(argv=None):
     parser.add_argument("--multilingual", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--ml-size", type=int, default=30000, help="vocab size on the multilingual set")
     parser.add_argument("--timing", action="store_true", help="also time default vs pmi training at 32,000")
+    parser.add_argument("--engine", action="store_true", help="also time the merge engine alone: pmi vs likelihood")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--chart", action="store_true", help="plot en/wiki tokens per word against --sizes")
     parser.add_argument("--json", type=Path, help="also write every figure to this file")
+    parser.add_argument("--replot", type=Path, metavar="JSON", help="only redraw the chart from an earlier --json")
     args = parser.parse_args(argv)
+    if args.replot:
+        rows = json.loads(args.replot.read_text())["rows"]
+        print(table(rows))
+        chart(rows, RESULTS / "tokens-per-word.png")
+        return
 
     wiki = sorted((args.corpus / "en" / "wiki").glob("*.txt"))
     held = args.corpus / "en" / "wiki" / "096.txt"
@@ -192,7 +246,8 @@ def main(argv=None):
             for scoring in args.scorings:
                 rows.append(measure(tmp, "multilingual", ml_train, ml_held, args.ml_size, scoring))
     result = {"rows": rows}
-    print(table(rows))
+    if rows:
+        print(table(rows))
     for line in verdict(rows):
         print(line)
     if args.timing:
@@ -200,6 +255,11 @@ def main(argv=None):
         t = result["timing"]
         print(f"training at 32,000 on en/wiki, median of {args.repeat}: default {t['median']['default']:.2f} s, "
               f"pmi {t['median']['pmi']:.2f} s, ratio {t['ratio']:.2f}x (bar 1.2x)")
+    if args.engine:
+        result["engine"] = e = engine_timing(args.corpus, args.repeat)
+        print(f"merge engine alone at 32,000, median of {args.repeat}: likelihood {e['median']['wall']['likelihood']:.2f} s"
+              f" wall / {e['median']['cpu']['likelihood']:.2f} s cpu, pmi {e['median']['wall']['pmi']:.2f} s wall / "
+              f"{e['median']['cpu']['pmi']:.2f} s cpu")
     if args.chart:
         chart(rows, RESULTS / "tokens-per-word.png")
     if args.json:

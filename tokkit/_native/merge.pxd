@@ -16,7 +16,7 @@ cdef extern from *:
     static inline int32_t tk_right(uint64_t k) { return (int32_t)(uint32_t)k; }
 
     // Linear-probing hash table: pair key -> count, plus an int32 word-list slot (-1: none) and a
-    // flag byte (likelihood: the pair sits in its symbols' `exact` lists).
+    // flag byte (likelihood: the pair sits in its symbols' `listed` vectors).
     // Zero counts are erased (backward-shift deletion), so the table holds live pairs only.
     struct TkPairMap {
         std::vector<uint64_t> keys; std::vector<int64_t> vals; std::vector<int32_t> aux; std::vector<uint8_t> flag;
@@ -168,7 +168,7 @@ cdef class _Engine:
     cdef vector[int64_t] low  # per symbol: the floor its count must stay at or above, and ln(floor)
     cdef vector[double] lnlow
     cdef vector[double] xlogx_table  # f(n) for small n
-    cdef vector[vector[uint64_t]] exact  # per symbol: pairs that were ever queued with exact bounds
+    cdef vector[vector[uint64_t]] listed  # per symbol: pairs carrying symbol-floor bounds
 
     cdef void setup(self, const int32_t[::1] symbols, const int64_t[::1] offsets,
                     const int64_t[::1] counts, int32_t vocab_len) noexcept nogil
@@ -190,9 +190,9 @@ cdef class _Engine:
     cdef double lik_score(self, uint64_t k, int64_t count) noexcept nogil
     cdef bint pick_lik(self, uint64_t* best, int32_t* lst) noexcept nogil
     cdef void rebuild_lik(self) noexcept nogil
-    cdef void note_exact(self, uint64_t k) noexcept nogil
+    cdef void note_listed(self, uint64_t k) noexcept nogil
     cdef void requeue(self, uint64_t k) noexcept nogil
-    cdef void push_exact(self, uint64_t k, int64_t count) noexcept nogil
+    cdef void push_floor(self, uint64_t k, int64_t count) noexcept nogil
     cdef void requeue_flagged(self, uint64_t k) noexcept nogil
     cdef double lik_bound(self, uint64_t k, int64_t count) noexcept nogil
     cdef void set_low(self, int32_t x) noexcept nogil
@@ -200,4 +200,4 @@ cdef class _Engine:
     cdef double small_xlogx(self, int64_t n) noexcept nogil
     cdef void set_total(self, int64_t total) noexcept nogil
     cdef void refresh_symbol(self, int32_t x) noexcept nogil
-    cdef void count_runs(self, int32_t* buf, int32_t L, int32_t a, int32_t b, int32_t r, int64_t c) noexcept nogil
+    cdef bint count_runs(self, int32_t* buf, int32_t L, int32_t a, int32_t b, int32_t r, int64_t c) noexcept nogil

@@ -32,4 +32,8 @@ class _Engine:
         vocab_len: int,
         pmi: bool,
         min_frequency: int,
+        lik: bool = False,
     ) -> None: ...
+
+def likelihood_score(n: int, count_a: int, count_b: int, total: int, same: bool = False) -> float:
+    """The compiled engine's likelihood gain (equal, bit for bit, to tokkit.train.merge_py.likelihood_score)."""

@@ -23,7 +23,8 @@ comparison, the one a recount would pick. Bounds, cheapest first:
 * count-only, ``count * (ln N + 1)``: f(n) + f(c - n) - f(c) <= 0 for either symbol,
   so the gain is at most f(N) - f(N - n) <= n (ln N + 1). Holds until the pair's count
   grows; pushed for every new or grown pair.
-* symbol floors: each symbol x has a floor ``low[x]`` 1/256 below its count, and the
+* symbol floors: each symbol x has a floor ``low[x]`` 1/256 below its count (1/128 or
+  1/64 for a symbol with 64 or 512 listed pairs and more), and the
   gain with c_a, c_b lowered to their floors (cheap linear forms, `lik_bound`) holds
   until the count changes or a symbol falls below its floor. Pairs that were ever
   near the top carry these; they are re-queued when their count falls and, all the
@@ -139,7 +140,7 @@ cdef class _Engine:
         if self.lik:
             self.symf.resize(n, 0.0)
             self.halfruns.resize(n, 0)
-            self.exact.resize(n)
+            self.listed.resize(n)
             self.low.resize(n, 0)
             self.lnlow.resize(n, 0.0)
 
@@ -274,8 +275,8 @@ cdef class _Engine:
             else:
                 self.near.push_back(e)
         for t in range(self.near.size()):  # symbol bounds from now on (see lik_bound)
-            self.note_exact(self.near[t].key)
-            self.push_exact(self.near[t].key, self.near[t].count)  # bounds: 2 margins (see push_exact)
+            self.note_listed(self.near[t].key)
+            self.push_floor(self.near[t].key, self.near[t].count)  # bounds: 2 margins (see push_floor)
         if not have:
             return False
         best[0] = top.key
@@ -287,8 +288,8 @@ cdef class _Engine:
         cdef size_t i
         cdef PmiEntry e
         self.pheap.v.clear()
-        for i in range(self.exact.size()):
-            self.exact[i].clear()
+        for i in range(self.listed.size()):
+            self.listed[i].clear()
         for i in range(self.pairs.flag.size()):
             self.pairs.flag[i] = 0
         for i in range(self.pairs.keys.size()):
@@ -298,21 +299,21 @@ cdef class _Engine:
                 self.pheap.v.push_back(e)
         self.pheap.rebuild()
 
-    cdef void note_exact(self, uint64_t k) noexcept nogil:
-        """From now on, re-queue k with an exact bound whenever one of its symbols' counts moves."""
+    cdef void note_listed(self, uint64_t k) noexcept nogil:
+        """List k under its symbols: from now on it is re-queued with a floor bound when one of them moves."""
         cdef int64_t slot = self.pairs.find(k)
         if slot >= 0 and not self.pairs.flag[slot]:
             self.pairs.flag[slot] = 1
-            self.exact[left(k)].push_back(k)
+            self.listed[left(k)].push_back(k)
             if right(k) != left(k):
-                self.exact[right(k)].push_back(k)
+                self.listed[right(k)].push_back(k)
 
     cdef void requeue(self, uint64_t k) noexcept nogil:
         cdef int64_t slot = self.pairs.find(k)
         if slot >= 0:
             self.push_pmi(k, self.pairs.vals[slot])
 
-    cdef void push_exact(self, uint64_t k, int64_t count) noexcept nogil:
+    cdef void push_floor(self, uint64_t k, int64_t count) noexcept nogil:
         cdef PmiEntry e
         e.count, e.key = count, k
         e.score = self.lik_bound(k, count) + 2.0 * self.margin  # one for the gain's rounding, one for the bound's
@@ -322,7 +323,7 @@ cdef class _Engine:
         """Pair k's count fell: a symbol bound no longer holds for it (a count-only bound still does)."""
         cdef int64_t slot = self.pairs.find(k)
         if slot >= 0 and self.pairs.flag[slot] and self.pairs.vals[slot] >= self.threshold:
-            self.push_exact(k, self.pairs.vals[slot])
+            self.push_floor(k, self.pairs.vals[slot])
 
     cdef double lik_bound(self, uint64_t k, int64_t count) noexcept nogil:
         """An upper bound on the gain that holds while N falls and symbol counts stay at or above `low`.
@@ -357,7 +358,10 @@ cdef class _Engine:
         return xlogx(n)
 
     cdef void set_low(self, int32_t x) noexcept nogil:
-        self.low[x] = self.symcount[x] - (self.symcount[x] >> LOW_SHIFT)
+        cdef size_t many = self.listed[x].size()
+        # long lists get wider floors (1/128, 1/64): fewer re-queues of the whole list, a little looser bounds
+        cdef int shift = LOW_SHIFT if many < 64 else (LOW_SHIFT - 1 if many < 512 else LOW_SHIFT - 2)
+        self.low[x] = self.symcount[x] - (self.symcount[x] >> shift)
         self.lnlow[x] = log(<double>self.low[x]) if self.low[x] > 0 else 0.0
 
     cdef void set_total(self, int64_t total) noexcept nogil:
@@ -370,9 +374,13 @@ cdef class _Engine:
     cdef void refresh_symbol(self, int32_t x) noexcept nogil:
         self.symf[x] = xlogx(self.symcount[x])
 
-    cdef void count_runs(self, int32_t* buf, int32_t L, int32_t a, int32_t b, int32_t r, int64_t c) noexcept nogil:
-        """halfruns[x] += c * floor(k / 2) per run of k x's in buf: for every x (a < 0), else for a, b, r."""
+    cdef bint count_runs(self, int32_t* buf, int32_t L, int32_t a, int32_t b, int32_t r, int64_t c) noexcept nogil:
+        """halfruns[x] += c * floor(k / 2) per run of k x's in buf: for every x (a < 0), else for a, b, r.
+
+        Returns whether it found any run.
+        """
         cdef int32_t i = 0, j, x
+        cdef bint found = False
         while i + 1 < L:
             x = buf[i]
             if x != buf[i + 1] or (a >= 0 and x != a and x != b and x != r):
@@ -382,7 +390,9 @@ cdef class _Engine:
             while j < L and buf[j] == x:
                 j += 1
             self.halfruns[x] += c * ((j - i) // 2)
+            found = True
             i = j
+        return found
 
     # ------------------------------------------------------------ applying a merge
 
@@ -414,7 +424,7 @@ cdef class _Engine:
         cdef int32_t w, i, j, L, s
         cdef int32_t* buf
         cdef int64_t c, merged = 0
-        cdef bint runs = False, rr
+        cdef bint runs = False, rr, had
         if lst >= 0:
             words.swap(self.lists[lst])
         if not self.pmi:  # the popped entry owned it; in pmi it stays the pair's (now empty) list
@@ -432,8 +442,8 @@ cdef class _Engine:
             self.visited[w] = self.stamp
             L, c = self.length[w], self.weight[w]
             buf = &self.sym[self.start[w]] if L else NULL
-            if runs:  # the word's (x, x) merges for x in a, b, r: out now, back in below
-                self.count_runs(buf, L, a, b, r, -c)
+            # the word's (x, x) merges for x in a, b, r: out now, back in below
+            had = runs and self.count_runs(buf, L, a, b, r, -c)
             rr = False
             i = j = 0
             while i < L:
@@ -460,7 +470,7 @@ cdef class _Engine:
                     i += 1
                 j += 1
             self.length[w] = j
-            if runs or (rr and self.lik):  # merging makes no new runs of a or b, only of r
+            if had or (rr and self.lik):  # merging makes no new runs of a or b, only of r
                 self.count_runs(buf, j, a, b, r, c)
         # increments first, so a count only ever reaches 0 (and is erased) for good
         for t in range(self.touched_l.size()):
@@ -537,15 +547,15 @@ cdef class _Engine:
         cdef int64_t slot
         if self.lik:  # x fell below its floor: new floor, new bounds for the pairs that use it
             self.set_low(x)
-            for t in range(self.exact[x].size()):
-                slot = self.pairs.find(self.exact[x][t])
+            for t in range(self.listed[x].size()):
+                slot = self.pairs.find(self.listed[x][t])
                 if slot >= 0 and self.pairs.vals[slot] >= self.threshold:
-                    self.exact[x][keep] = self.exact[x][t]
+                    self.listed[x][keep] = self.listed[x][t]
                     keep += 1
-                    self.push_exact(self.exact[x][t], self.pairs.vals[slot])
+                    self.push_floor(self.listed[x][t], self.pairs.vals[slot])
                 elif slot >= 0:
-                    self.pairs.flag[slot] = 0  # dropped here; note_exact may list it again
-            self.exact[x].resize(keep)
+                    self.pairs.flag[slot] = 0  # dropped here; note_listed may list it again
+            self.listed[x].resize(keep)
             return
         for t in range(v[0].size()):
             slot = self.pairs.find(v[0][t])
