@@ -6,10 +6,11 @@
 True
 """
 from tokkit.bert.model import BertConfig, BertForPreTraining, BertModel, PreTrainingOutput
+from tokkit.bert.modernbert import ModernBertConfig, ModernBertForMaskedLM, ModernBertModel
 from tokkit.bert.hf import save_hf
 
-__all__ = ["BertConfig", "BertModel", "BertForPreTraining", "PreTrainingOutput", "save_hf", "embed",
-           "pretrain", "PretrainConfig"]
+__all__ = ["BertConfig", "BertModel", "BertForPreTraining", "PreTrainingOutput", "ModernBertConfig",
+           "ModernBertModel", "ModernBertForMaskedLM", "save_hf", "embed", "pretrain", "PretrainConfig"]
 
 
 def __getattr__(name):
