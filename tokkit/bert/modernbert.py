@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from tokkit.bert.model import IGNORE_INDEX, PreTrainingOutput
+from tokkit.bert.sparse import labelled_rows
 
 
 @dataclass
@@ -234,12 +235,13 @@ class ModernBertForMaskedLM(nn.Module):
         if labels is None:
             logits = self.mlm_head(hidden)  # (B, T, V)
         else:
-            # Sparse prediction: logits only where a label exists (15-30% of positions).
-            sel = labels != IGNORE_INDEX
-            target = labels[sel]
-            logits = self.mlm_head(hidden[sel])  # (N, V)
+            # Sparse prediction: logits only where a label exists (15-30% of positions), the
+            # rows padded to a bucket so that batches share a few shapes (see tokkit.bert.sparse).
+            rows, target, n = labelled_rows(labels)
+            logits = self.mlm_head(hidden.reshape(-1, hidden.shape[-1])[rows])  # (N padded, V)
             mlm_sum = F.cross_entropy(logits.float(), target, reduction="sum")
-            count = sel.sum()
+            logits = logits[:n]  # (N, V)
+            count = (labels != IGNORE_INDEX).sum()
             loss = mlm_sum / count.clamp(min=1)
         return PreTrainingOutput(loss, logits, None, mlm_sum, count, None, hidden)
 
