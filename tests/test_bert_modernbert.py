@@ -181,3 +181,21 @@ def test_trains_with_the_shared_train_step():
     for _ in range(60):
         last = train_step(model, opt, {"input_ids": masked, "labels": labels})["loss"]
     assert last < first / 4
+
+
+def test_embed_takes_a_modernbert_and_padding_changes_nothing(tmp_path):
+    from test_bert_support import wordpiece_tokenizer
+
+    from tokkit.bert import embed
+
+    tok = wordpiece_tokenizer(tmp_path / "tok")
+    torch.manual_seed(0)
+    model = ModernBertForMaskedLM(ModernBertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_heads=4,
+                                                   intermediate_size=24, num_layers=2, local_window=4,
+                                                   pad_token_id=tok.token_to_id("[PAD]")))
+    short, long = "the fox", "the quick brown fox jumps over the lazy dog and the quick cat"
+    alone = embed(model, tok, [short], batch_size=1)
+    together = embed(model, tok, [long, short], batch_size=2)  # short is padded to long's length here
+    assert together.shape == (2, 32)
+    assert abs(alone[0] - together[1]).max() < 1e-5
+    assert abs(together[0] - together[1]).max() > 1e-3
