@@ -59,8 +59,9 @@ def test_loss_goes_down_and_files_are_written(setup, tmp_path, objective):
     assert summary["steps"] == 40
 
 
-def test_resume_gives_the_same_losses(setup, tmp_path, monkeypatch):
-    pretrain(setup / "tok", [setup / "corpus.txt"], tmp_path / "a", config=config(), progress=False)
+@pytest.mark.parametrize("arch", ["modernbert", "bert"])
+def test_resume_gives_the_same_losses(setup, tmp_path, monkeypatch, arch):
+    pretrain(setup / "tok", [setup / "corpus.txt"], tmp_path / "a", config=config(arch=arch), progress=False)
     real_step, calls = train_mod.train_step, []
 
     def dies_at_step_15(*a, **k):
@@ -71,11 +72,11 @@ def test_resume_gives_the_same_losses(setup, tmp_path, monkeypatch):
 
     monkeypatch.setattr(train_mod, "train_step", dies_at_step_15)
     with pytest.raises(KeyboardInterrupt):
-        pretrain(setup / "tok", [setup / "corpus.txt"], tmp_path / "b", config=config(), progress=False)
+        pretrain(setup / "tok", [setup / "corpus.txt"], tmp_path / "b", config=config(arch=arch), progress=False)
     monkeypatch.setattr(train_mod, "train_step", real_step)
     # the interrupted run kept its last good checkpoint
     assert json.loads((tmp_path / "b" / "checkpoint" / "state.json").read_text())["step"] == 10
-    pretrain(setup / "tok", [setup / "corpus.txt"], tmp_path / "b", config=config(), resume=tmp_path / "b",
+    pretrain(setup / "tok", [setup / "corpus.txt"], tmp_path / "b", config=config(arch=arch), resume=tmp_path / "b",
              progress=False)
     a, b = losses(tmp_path / "a"), losses(tmp_path / "b")
     assert [r["step"] for r in a] == [r["step"] for r in b]

@@ -5,21 +5,17 @@
 >>> sum(p.numel() for p in model.parameters()) > 1_000_000
 True
 """
-from tokkit.bert.hf import save_hf
-from tokkit.bert.model import BertConfig, BertForPreTraining, BertModel, PreTrainingOutput
+from tokkit.bert.embedding import embed as embed
+from tokkit.bert.hf import save_hf as save_hf
+from tokkit.bert.model import BertConfig as BertConfig
+from tokkit.bert.model import BertForPreTraining as BertForPreTraining
+from tokkit.bert.model import BertModel as BertModel
+from tokkit.bert.model import PreTrainingOutput as PreTrainingOutput
+from tokkit.bert.modernbert import ModernBertConfig as ModernBertConfig
+from tokkit.bert.modernbert import ModernBertForMaskedLM as ModernBertForMaskedLM
+from tokkit.bert.modernbert import ModernBertModel as ModernBertModel
+from tokkit.bert.train import PretrainConfig as PretrainConfig
+from tokkit.bert.train import pretrain as pretrain
 
-__all__ = ["BertConfig", "BertModel", "BertForPreTraining", "PreTrainingOutput", "save_hf", "embed",
-           "pretrain", "PretrainConfig"]
-
-
-def __getattr__(name):
-    # The training loop and embedding helper pull in the tokenizer/data modules: load them on use.
-    if name == "embed":
-        from tokkit.bert.embedding import embed
-
-        return embed
-    if name in ("pretrain", "PretrainConfig"):
-        from tokkit.bert import train
-
-        return getattr(train, name)
-    raise AttributeError(f"module 'tokkit.bert' has no attribute {name!r}")
+__all__ = ["BertConfig", "BertModel", "BertForPreTraining", "PreTrainingOutput", "ModernBertConfig",
+           "ModernBertModel", "ModernBertForMaskedLM", "save_hf", "embed", "pretrain", "PretrainConfig"]

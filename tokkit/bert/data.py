@@ -116,3 +116,26 @@ def eval_batches(tokenizer, path, *, blocks: int, max_length: int, batch_size: i
     if not examples:
         raise TokkitError(f"{path}: evaluation text yields no examples")
     return [_select(collator(examples[i:i + batch_size])) for i in range(0, len(examples), batch_size)]
+
+
+
+class MaskRates:
+    """Change a MaskingCollator's masking rate between batches (for a schedule such as 30% -> 15%).
+
+    Rates are rounded to half a percentage point, so a schedule reuses a handful of masking tables.
+
+    >>> rates = MaskRates(tok, collator, 0.3); rates.set(0.25)   # doctest: +SKIP
+    """
+
+    def __init__(self, tokenizer, collator, rate: float):
+        self.tokenizer = tokenizer
+        self.collator = collator
+        self.rate = float(rate)
+        self._specs = {round(self.rate * 200): collator.spec}
+
+    def set(self, rate: float) -> None:
+        key = round(rate * 200)
+        if key not in self._specs:
+            self._specs[key] = make_collator(self.tokenizer, seed=0, mlm_probability=key / 200).spec
+        self.collator.spec = self._specs[key]
+        self.rate = key / 200

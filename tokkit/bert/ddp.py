@@ -82,7 +82,7 @@ def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict, 
     loss = out.mlm_loss_sum / count * world
     if out.nsp_loss is not None:
         loss = loss + out.nsp_loss
-    else:
+    elif out.nsp_logits is not None:
         # The pooler and NSP head take no part in an MLM-only loss; touching them with a zero keeps
         # DDP's gradient bookkeeping simple (no find_unused_parameters) and one process identical to many.
         loss = loss + 0.0 * out.nsp_logits.sum()

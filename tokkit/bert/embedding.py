@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from tokkit.bert.model import BertForPreTraining, BertModel
+from tokkit.bert.modernbert import ModernBertForMaskedLM, ModernBertModel
 from tokkit.errors import TokkitError
 
 
@@ -27,8 +28,9 @@ def embed(model, tokenizer, texts: Sequence[str], *, batch_size: int = 32, max_l
     if isinstance(texts, str):
         raise TokkitError("embed expects a list of texts, not one string")
     base = model.bert if isinstance(model, BertForPreTraining) else model
-    if not isinstance(base, BertModel):
-        raise TokkitError(f"embed expects a tokkit BertModel or BertForPreTraining, not {type(model).__name__}")
+    base = base.model if isinstance(base, ModernBertForMaskedLM) else base
+    if not isinstance(base, (BertModel, ModernBertModel)):
+        raise TokkitError(f"embed expects a tokkit BERT or ModernBERT model, not {type(model).__name__}")
     if base.config.vocab_size != tokenizer.vocab_size:
         raise TokkitError(f"model vocab size {base.config.vocab_size} does not match the tokenizer's "
                           f"{tokenizer.vocab_size}")
@@ -56,7 +58,7 @@ def embed(model, tokenizer, texts: Sequence[str], *, batch_size: int = 32, max_l
                 ids[r, : len(rows[i])] = torch.tensor(rows[i])
                 mask[r, : len(rows[i])] = 1
             ids, mask = ids.to(device), mask.to(device)
-            hidden, _ = base(ids, None, mask)  # (B, T, C)
+            hidden = base(ids, mask) if isinstance(base, ModernBertModel) else base(ids, None, mask)[0]  # (B, T, C)
             m = mask.unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * m).sum(1) / m.sum(1)
             out[idx] = pooled.float().cpu().numpy()

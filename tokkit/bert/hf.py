@@ -133,8 +133,17 @@ def _plan(cfg: BertConfig, heads: bool) -> list[tuple[str, list[str]]]:
     return plan
 
 
+def _wants_modernbert(cls: type, raw: dict) -> bool:
+    from tokkit.bert.modernbert import ModernBertForMaskedLM, ModernBertModel
+
+    modern = cls in (ModernBertModel, ModernBertForMaskedLM)
+    if modern != (raw.get("model_type") == "modernbert"):
+        raise TokkitError(f"config.json describes a {raw.get('model_type')!r} model, not one {cls.__name__} reads")
+    return modern
+
+
 def load_hf(cls: type, path, *, strict: bool = True):
-    """Build `cls` (BertModel or BertForPreTraining) from a Hugging Face folder.
+    """Build `cls` (BertModel, BertForPreTraining or their ModernBERT twins) from a Hugging Face folder.
 
     A missing or mis-shaped tensor raises TokkitError naming it; with strict=False missing ones keep
     their random initialisation instead.
@@ -143,9 +152,14 @@ def load_hf(cls: type, path, *, strict: bool = True):
     if not (path / "config.json").is_file():
         raise TokkitError(f"{path}: no config.json (not a Hugging Face model folder)")
     try:
-        cfg = config_from_hf(json.loads((path / "config.json").read_text(encoding="utf-8")))
+        raw = json.loads((path / "config.json").read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise TokkitError(f"{path / 'config.json'}: invalid JSON ({exc})") from None
+    if _wants_modernbert(cls, raw):
+        from tokkit.bert import hf_modernbert
+
+        return hf_modernbert.load(cls, raw, read_hf_state(path), path, strict)
+    cfg = config_from_hf(raw)
     state = _normalise(read_hf_state(path))
     if "cls.predictions.bias" not in state and "cls.predictions.decoder.bias" in state:
         state["cls.predictions.bias"] = state["cls.predictions.decoder.bias"]
@@ -171,6 +185,10 @@ def load_hf(cls: type, path, *, strict: bool = True):
 
 def hf_state(model) -> tuple[dict[str, torch.Tensor], str]:
     """The model's tensors under Hugging Face names, and the matching architecture name."""
+    from tokkit.bert import hf_modernbert
+
+    if hf_modernbert.is_modernbert(model):
+        return hf_modernbert.hf_state(model)
     heads = isinstance(model, BertForPreTraining)
     if not heads and not isinstance(model, BertModel):
         raise TokkitError(f"save_hf expects a tokkit BertModel or BertForPreTraining, not {type(model).__name__}")
@@ -186,6 +204,13 @@ def hf_state(model) -> tuple[dict[str, torch.Tensor], str]:
     return out, "BertForPreTraining" if heads else "BertModel"
 
 
+def _special_ids(tokenizer) -> dict:
+    if tokenizer is None:
+        return {}
+    ids = {name: tokenizer.token_to_id(name) for name in ("[CLS]", "[SEP]")}
+    return {k: v for k, v in ids.items() if v is not None}
+
+
 def save_hf(model, tokenizer, directory, *, force: bool = False) -> Path:
     """Write `model` (and `tokenizer`, if given) as a folder transformers' Auto* classes load.
 
@@ -197,7 +222,12 @@ def save_hf(model, tokenizer, directory, *, force: bool = False) -> Path:
     markers = {"config.json", "model.safetensors"} | TOKENIZER_FILES
     with atomic_dir(directory, marker_files=markers, force=force) as tmp:
         save_file(state, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
-        cfg = config_to_hf(model.config, arch)
+        if arch.startswith("ModernBert"):
+            from tokkit.bert import hf_modernbert
+
+            cfg = hf_modernbert.config_to_hf(model.config, arch, _special_ids(tokenizer))
+        else:
+            cfg = config_to_hf(model.config, arch)
         if tokenizer is not None:
             tokenizer.save(tmp)
         with open(os.path.join(tmp, "config.json"), "w", encoding="utf-8") as f:

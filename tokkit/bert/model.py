@@ -187,11 +187,14 @@ class BertForPreTraining(nn.Module):
             mlm_logits = self.mlm_head(hidden)
         else:
             # Logits only where a label exists (~15% of positions): most of the head's cost saved.
-            sel = labels != IGNORE_INDEX
-            target = labels[sel]
-            mlm_logits = self.mlm_head(hidden[sel])  # (N, V)
+            # Rows padded to a bucket, so batches share a few shapes (see tokkit.bert.sparse).
+            from tokkit.bert.sparse import labelled_rows
+
+            rows, target, n = labelled_rows(labels)
+            mlm_logits = self.mlm_head(hidden.reshape(-1, hidden.shape[-1])[rows])  # (N padded, V)
             mlm_sum = F.cross_entropy(mlm_logits.float(), target, reduction="sum")
-            count = sel.sum()
+            mlm_logits = mlm_logits[:n]  # (N, V)
+            count = (labels != IGNORE_INDEX).sum()
             loss = mlm_sum / count.clamp(min=1)
         if next_sentence_label is not None:
             nsp_loss = F.cross_entropy(nsp_logits.float(), next_sentence_label.view(-1))

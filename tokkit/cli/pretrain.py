@@ -26,17 +26,27 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
               help="Run folder: checkpoint/, metrics.jsonl, loss_curve.png, summary.json.")
 @click.option("--objective", type=click.Choice(["mlm", "mlm+nsp"]), default="mlm", show_default=True,
               help="mlm trains on full-sentence examples, mlm+nsp on sentence pairs.")
-@click.option("--steps", type=int, default=1000, show_default=True, metavar="N")
+@click.option("--arch", type=click.Choice(["bert", "modernbert"]), default=None,
+              help="Default: modernbert for mlm from scratch; bert for mlm+nsp; the --init/--resume model's own.")
+@click.option("--steps", type=int, default=None, metavar="N",
+              help="Default: 1000, or no step limit with --max-time.")
 @click.option("--batch-size", type=int, default=32, show_default=True, metavar="N")
 @click.option("--max-length", type=int, default=128, show_default=True, metavar="N")
-@click.option("--lr", type=float, default=5e-4, show_default=True, metavar="LR", help="Peak learning rate.")
-@click.option("--warmup-steps", type=int, default=None, metavar="N", help="Default: 5% of --steps.")
+@click.option("--lr", type=float, default=None, metavar="LR",
+              help="Peak learning rate (default: 2e-3 for modernbert, 5e-4 for bert).")
+@click.option("--warmup-steps", type=int, default=None, metavar="N",
+              help="Default: 5% of --steps; 100 with --max-time and no --steps.")
 @click.option("--weight-decay", type=float, default=0.01, show_default=True)
 @click.option("--clip", type=float, default=1.0, show_default=True, help="Gradient-norm clipping (0: off).")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--mlm-probability", type=float, default=0.15, show_default=True)
+@click.option("--mlm-probability", type=float, default=None, metavar="P",
+              help="Masking rate (default: 0.30 falling to 0.15 for modernbert, 0.15 for bert).")
+@click.option("--mlm-probability-end", type=float, default=None, metavar="P",
+              help="Masking rate at the end of the run, linear from --mlm-probability.")
 @click.option("--eval-file", default=None, metavar="FILE", help="Held-out text for periodic evaluation.")
 @click.option("--eval-every", type=int, default=0, show_default=True, metavar="N", help="0: only at the end.")
+@click.option("--eval-every-seconds", type=float, default=None, metavar="S",
+              help="Also evaluate each time training time passes a multiple of S seconds.")
 @click.option("--eval-blocks", type=int, default=256, show_default=True, metavar="N")
 @click.option("--checkpoint-every", type=int, default=500, show_default=True, metavar="N")
 @click.option("--log-every", type=int, default=10, show_default=True, metavar="N")
@@ -51,14 +61,17 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
 @click.option("--positions", type=int, default=None, help="Model: position embeddings (default 512).")
 @click.option("--dropout", type=float, default=None, help="Model: dropout (default 0.1).")
 @click.option("--threads", type=int, default=None, metavar="N", help="torch threads (default: torch's choice).")
-@click.option("--bf16", is_flag=True, help="bfloat16 autocast in the forward pass (weights stay float32).")
+@click.option("--bf16/--no-bf16", default=None,
+              help="bfloat16 autocast in the forward pass (weights stay float32). Default: on where it is "
+                   "fast (CUDA, or a CPU with avx512_bf16/AMX).")
 @click.option("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when available).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
-def command(corpus, tokenizer_dir, output, objective, steps, batch_size, max_length, lr, warmup_steps,
-            weight_decay, clip, seed, mlm_probability, eval_file, eval_every, eval_blocks, checkpoint_every,
+def command(corpus, tokenizer_dir, output, objective, arch, steps, batch_size, max_length, lr, warmup_steps,
+            weight_decay, clip, seed, mlm_probability, mlm_probability_end, eval_file, eval_every,
+            eval_every_seconds, eval_blocks, checkpoint_every,
             log_every, max_time, resume, init_dir, layers, hidden, heads, ffn, positions, dropout, threads,
             bf16, device, quiet):
-    """Pretrain BERT on CORPUS (text files, or one shard folder from `tokkit encode --pretraining`).
+    """Pretrain a BERT or ModernBERT on CORPUS (text files, or one shard folder from `tokkit encode --pretraining`).
 
     Runs under torchrun too: `torchrun --nproc-per-node 2 -m tokkit.cli pretrain ...`.
     """
@@ -68,15 +81,17 @@ def command(corpus, tokenizer_dir, output, objective, steps, batch_size, max_len
         raise TokkitError(f"tokkit pretrain needs torch and safetensors: pip install 'tokkit[bert]' ({exc})")
 
     cfg = PretrainConfig(
-        objective=objective, steps=steps, batch_size=batch_size, max_length=max_length, lr=lr,
+        objective=objective, arch=arch, steps=steps, batch_size=batch_size, max_length=max_length, lr=lr,
         warmup_steps=warmup_steps, weight_decay=weight_decay, clip=clip, seed=seed,
-        mlm_probability=mlm_probability, eval_every=eval_every, eval_blocks=eval_blocks,
+        mlm_probability=mlm_probability, mlm_probability_end=mlm_probability_end, eval_every=eval_every,
+        eval_every_seconds=eval_every_seconds, eval_blocks=eval_blocks,
         checkpoint_every=checkpoint_every, log_every=log_every, max_time=max_time, threads=threads, bf16=bf16,
         device=device, model=_model_overrides(layers, hidden, heads, ffn, positions, dropout))
     summary = pretrain(tokenizer_dir, list(corpus), output, config=cfg, eval_file=eval_file, resume=resume,
                        init=init_dir, progress=None if not quiet else False)
     if not quiet:
-        brief = {"steps": summary["steps"], "train_seconds": summary["train_seconds"],
+        brief = {"arch": summary["arch"], "steps": summary["steps"], "train_seconds": summary["train_seconds"],
+                 "peak_rss_mb": summary["peak_rss_mb"],
                  "train_loss": (summary.get("final_train") or {}).get("loss")}
         if summary.get("final_eval"):
             ev = summary["final_eval"]

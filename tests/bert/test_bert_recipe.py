@@ -1,0 +1,153 @@
+"""The pretraining recipe around the model: architecture choice, lr and masking schedules, timed
+evaluation, the masking-rate switch and the allocator setting."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from helpers.bert import tiny_corpus, wordpiece_tokenizer  # noqa: E402
+
+from tokkit.bert import data  # noqa: E402
+from tokkit.bert.train import PretrainConfig, pretrain, resolve_arch  # noqa: E402
+from tokkit.errors import TokkitError  # noqa: E402
+
+TINY = dict(num_layers=2, hidden_size=32, num_heads=2, intermediate_size=32, max_position_embeddings=64)
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    d = tmp_path_factory.mktemp("recipe")
+    (d / "corpus.txt").write_text(tiny_corpus(240), encoding="utf-8")
+    (d / "heldout.txt").write_text(tiny_corpus(40, seed=7), encoding="utf-8")
+    wordpiece_tokenizer(d / "tok", texts=tiny_corpus(240).splitlines(), vocab_size=150)
+    return d
+
+
+def config(**kw):
+    base = dict(steps=20, batch_size=8, max_length=32, warmup_steps=2, log_every=1, checkpoint_every=0,
+                eval_blocks=16, threads=1, model=TINY)
+    return PretrainConfig(**{**base, **kw})
+
+
+def records(run, kind):
+    return [r for r in map(json.loads, (run / "metrics.jsonl").read_text().splitlines()) if r["kind"] == kind]
+
+
+def test_architecture_defaults():
+    assert resolve_arch(PretrainConfig()) == "modernbert"
+    assert resolve_arch(PretrainConfig(objective="mlm+nsp")) == "bert"
+    assert resolve_arch(PretrainConfig(arch="bert")) == "bert"
+    with pytest.raises(TokkitError, match="next-sentence"):
+        resolve_arch(PretrainConfig(objective="mlm+nsp", arch="modernbert"))
+    modern = PretrainConfig().with_arch_defaults("modernbert")
+    bert = PretrainConfig().with_arch_defaults("bert")
+    assert modern.lr > bert.lr
+    assert (modern.mlm_probability, modern.mlm_probability_end) == (0.30, 0.15)
+    assert (bert.mlm_probability, bert.mlm_probability_end) == (0.15, 0.15)
+    # a rate given alone holds for the whole run; explicit values always win
+    held = PretrainConfig(mlm_probability=0.2, lr=1e-4).with_arch_defaults("modernbert")
+    assert (held.mlm_probability, held.mlm_probability_end, held.lr) == (0.2, 0.2, 1e-4)
+    with pytest.raises(TokkitError, match="arch"):
+        PretrainConfig(arch="gpt")
+    with pytest.raises(TokkitError, match="mlm_probability"):
+        PretrainConfig(mlm_probability=1.5)
+
+
+def test_init_folder_decides_the_architecture(tmp_path):
+    from tokkit.bert import save_hf
+    from tokkit.bert.modernbert import ModernBertConfig, ModernBertForMaskedLM
+
+    save_hf(ModernBertForMaskedLM(ModernBertConfig(vocab_size=50, hidden_size=16, num_heads=2,
+                                                   intermediate_size=16, num_layers=1)), None, tmp_path / "m")
+    assert resolve_arch(PretrainConfig(), init=tmp_path / "m") == "modernbert"
+    with pytest.raises(TokkitError, match="does not match"):
+        resolve_arch(PretrainConfig(arch="bert"), init=tmp_path / "m")
+
+
+def test_schedules_by_steps_and_by_time():
+    c = PretrainConfig(steps=100, warmup_steps=10, lr=1e-3, mlm_probability=0.3, mlm_probability_end=0.1)
+    assert c.lr_at(0) == pytest.approx(1e-4)
+    assert c.lr_at(10) == pytest.approx(1e-3)
+    assert c.lr_at(55) == pytest.approx(0.5e-3)
+    assert c.mlm_probability_at(0) == pytest.approx(0.3)
+    assert c.mlm_probability_at(50) == pytest.approx(0.2)
+    assert c.mlm_probability_at(100) == pytest.approx(0.1)
+    t = PretrainConfig(max_time=600, lr=1e-3, mlm_probability=0.3, mlm_probability_end=0.15)
+    assert t.steps >= 10**9 and t.warmup == 100
+    assert t.lr_at(500, train_seconds=20) == pytest.approx(1e-3)       # flat for the first 5% of the time
+    assert t.lr_at(500, train_seconds=300) == pytest.approx(1e-3 * 0.5 / 0.95)
+    assert t.lr_at(500, train_seconds=600) == 0.0
+    assert t.mlm_probability_at(10**6, train_seconds=300) == pytest.approx(0.225)
+
+
+def test_masking_schedule_and_timed_evaluation_in_a_run(setup, tmp_path):
+    run = tmp_path / "run"
+    summary = pretrain(setup / "tok", [setup / "corpus.txt"], run, eval_file=setup / "heldout.txt",
+                       config=config(eval_every_seconds=1e-9), progress=False)
+    assert summary["arch"] == "modernbert" and summary["config"]["lr"] == 2e-3
+    train = records(run, "train")
+    rates = [r["mask_rate"] for r in train]
+    assert rates[0] == 0.3 and 0.15 <= rates[-1] <= 0.16 and rates == sorted(rates, reverse=True)
+    # the labelled share follows the rate (tokens eligible for masking are most of each batch)
+    counts = [r["mlm_count"] for r in train]
+    assert sum(counts[:5]) > 1.4 * sum(counts[-5:])
+    # a tiny interval evaluates after every step; each record carries training seconds and RSS
+    evals = records(run, "eval")
+    assert [e["step"] for e in evals] == list(range(1, 21))
+    assert all(e["train_seconds"] > 0 and e["rss_mb"] > 0 for e in evals)
+    assert summary["peak_rss_mb"] > 0
+
+
+def test_mask_rates_switch_the_collator(setup):
+    import tokkit
+
+    tok = tokkit.load(str(setup / "tok"))
+    collator = data.make_collator(tok, seed=0, mlm_probability=0.15)
+    rates = data.MaskRates(tok, collator, 0.15)
+    examples = [{"input_ids": tok.encode("the quick brown fox jumps over the lazy dog " * 6), "index": i}
+                for i in range(64)]
+
+    def share():
+        labels = collator(examples)["labels"]
+        return float((labels != -100).float().mean())
+
+    low = share()
+    rates.set(0.6)
+    high = share()
+    assert rates.rate == 0.6 and high > 3 * low
+    rates.set(0.15)
+    assert share() == low  # same keys, same rate: the same masks again
+
+
+def test_cli_prints_evaluations_and_picks_bert_for_nsp(setup, tmp_path):
+    from click.testing import CliRunner
+
+    from tokkit.cli import cli
+
+    base = ["pretrain", "-t", str(setup / "tok"), str(setup / "corpus.txt"), "--steps", "4", "--batch-size", "4",
+            "--max-length", "32", "--layers", "1", "--hidden", "32", "--heads", "2", "--ffn", "32",
+            "--positions", "64", "--threads", "1", "--eval-file", str(setup / "heldout.txt"),
+            "--eval-blocks", "8", "--eval-every", "2"]
+    res = CliRunner().invoke(cli, base + ["-o", str(tmp_path / "m")])
+    assert res.exit_code == 0, res.output
+    assert "held-out loss" in res.output and "[MASK] ratio" in res.output
+    assert json.loads((tmp_path / "m" / "summary.json").read_text())["arch"] == "modernbert"
+    res = CliRunner().invoke(cli, base + ["-o", str(tmp_path / "n"), "--objective", "mlm+nsp", "-q"])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "n" / "summary.json").read_text())["arch"] == "bert"
+    res = CliRunner().invoke(cli, base + ["-o", str(tmp_path / "x"), "--objective", "mlm+nsp", "--arch",
+                                          "modernbert"], standalone_mode=False)
+    assert isinstance(res.exception, TokkitError)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt is Linux-only")
+def test_allocator_setting_applies_once_and_can_be_switched_off():
+    code = "from tokkit.bert.memory import return_freed_memory as f; print(f(), f())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "True"]
+    off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**__import__("os").environ, "TOKKIT_MALLOC": "default"}).stdout.split()
+    assert off == ["False", "False"]

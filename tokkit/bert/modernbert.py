@@ -1,0 +1,273 @@
+"""A small ModernBERT in one file: pre-norm layers, rotary positions, GeGLU, local and global attention.
+
+The same computation as transformers' `ModernBertForMaskedLM`, so a model trained here loads there
+(and back) through tokkit.bert.hf. Compared with the BERT in model.py:
+
+- LayerNorms without biases, *before* each attention and feed-forward block (pre-norm), one right
+  after the token embeddings and one after the last layer; the first layer skips its attention norm
+  because the embedding norm has just run.
+- No learned positions: queries and keys are rotated by their position (rotary embeddings), with
+  theta `global_rope_theta` in global layers and `local_rope_theta` in local ones.
+- Every `global_every`-th layer (0, 3, 6 ...) attends over the whole sequence; the others only to
+  tokens at most `local_window // 2` positions away.
+- The feed-forward block is a GeGLU: gelu(x W_in) * (x W_gate), then W_out; no biases anywhere
+  except the decoder's.
+- No token types, pooler or NSP head: the MLM head is dense -> gelu -> norm -> tied decoder.
+
+>>> import torch
+>>> from tokkit.bert.modernbert import ModernBertConfig, ModernBertForMaskedLM
+>>> model = ModernBertForMaskedLM(ModernBertConfig(vocab_size=100, hidden_size=32, num_heads=2,
+...                                                intermediate_size=48, num_layers=2))
+>>> ids = torch.randint(5, 100, (2, 8))
+>>> labels = torch.full((2, 8), -100); labels[:, 3] = ids[:, 3]
+>>> model(ids, labels=labels).mlm_logits.shape  # only the 2 labelled positions get logits
+torch.Size([2, 100])
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from tokkit.bert.model import IGNORE_INDEX, PreTrainingOutput
+from tokkit.bert.sparse import labelled_rows
+
+
+@dataclass
+class ModernBertConfig:
+    """Model shape. `vocab_size` comes from the tokenizer; the rest defaults to a small 4 x 256 model.
+
+    >>> ModernBertConfig(vocab_size=8000).layer_types
+    ['global', 'local', 'local', 'global']
+    """
+
+    vocab_size: int = 30522
+    hidden_size: int = 256
+    num_layers: int = 4
+    num_heads: int = 4
+    intermediate_size: int = 384       # GeGLU width: W_in maps C -> 2 * intermediate_size
+    max_position_embeddings: int = 512
+    global_every: int = 3              # layer i attends globally when i % global_every == 0
+    local_window: int = 128            # local layers see tokens at most local_window // 2 away
+    global_rope_theta: float = 160_000.0
+    local_rope_theta: float = 10_000.0
+    norm_eps: float = 1e-5
+    embedding_dropout: float = 0.0
+    attention_dropout: float = 0.0
+    mlp_dropout: float = 0.0
+    hidden_act: str = "gelu"           # "gelu" (erf) or "gelu_tanh"
+    pad_token_id: int = 0
+    initializer_range: float = 0.02
+    initializer_cutoff_factor: float = 2.0  # weights drawn from a normal truncated at +-factor * std
+    decoder_bias: bool = True
+
+    def __post_init__(self):
+        if self.hidden_size % self.num_heads:
+            raise ValueError(f"hidden_size {self.hidden_size} is not a multiple of num_heads {self.num_heads}")
+        if (self.hidden_size // self.num_heads) % 2:
+            raise ValueError("rotary positions need an even head size (hidden_size / num_heads)")
+        if self.hidden_act not in ("gelu", "gelu_tanh"):
+            raise ValueError(f"hidden_act must be 'gelu' or 'gelu_tanh', not {self.hidden_act!r}")
+        if self.global_every < 1 or self.local_window < 2:
+            raise ValueError("global_every must be >= 1 and local_window >= 2")
+
+    @property
+    def layer_types(self) -> list[str]:
+        return ["global" if i % self.global_every == 0 else "local" for i in range(self.num_layers)]
+
+    def to_dict(self) -> dict:
+        return {"arch": "modernbert", **asdict(self)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ModernBertConfig":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def _gelu(x: Tensor, kind: str) -> Tensor:
+    return F.gelu(x, approximate="tanh" if kind == "gelu_tanh" else "none")
+
+
+def _norm(cfg: ModernBertConfig) -> nn.LayerNorm:
+    return nn.LayerNorm(cfg.hidden_size, eps=cfg.norm_eps, bias=False)
+
+
+class Rotary(nn.Module):
+    """cos and sin tables for one theta: position p rotates channel pair (j, j + D/2) by p * theta^(-2j/D)."""
+
+    def __init__(self, head_dim: int, theta: float, max_positions: int):
+        super().__init__()
+        inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)  # (D/2,)
+        angles = torch.arange(max_positions, dtype=torch.float32)[:, None] * inv_freq          # (P, D/2)
+        angles = torch.cat([angles, angles], dim=-1)                                            # (P, D)
+        self.register_buffer("cos", angles.cos(), persistent=False)
+        self.register_buffer("sin", angles.sin(), persistent=False)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Rotate (B, H, T, D) queries or keys; computed in float32, returned in x's dtype."""
+        T = x.shape[2]
+        xf = x.float()
+        half = x.shape[-1] // 2
+        rotated = torch.cat([-xf[..., half:], xf[..., :half]], dim=-1)  # (x1, x2) -> (-x2, x1)
+        return (xf * self.cos[:T] + rotated * self.sin[:T]).to(x.dtype)
+
+
+class EncoderLayer(nn.Module):
+    """Pre-norm: x = x + attn(norm(x)); x = x + geglu(norm(x))."""
+
+    def __init__(self, cfg: ModernBertConfig, index: int):
+        super().__init__()
+        C = cfg.hidden_size
+        self.n_head = cfg.num_heads
+        self.act = cfg.hidden_act
+        self.attn_p = cfg.attention_dropout
+        self.kind = cfg.layer_types[index]
+        # The first layer's input has just been normalised by the embeddings: no second norm there.
+        self.attn_norm = _norm(cfg) if index > 0 else nn.Identity()
+        self.qkv = nn.Linear(C, 3 * C, bias=False)
+        self.attn_out = nn.Linear(C, C, bias=False)
+        self.attn_drop = nn.Dropout(cfg.attention_dropout)
+        self.mlp_norm = _norm(cfg)
+        self.mlp_in = nn.Linear(C, 2 * cfg.intermediate_size, bias=False)  # value half, then gate half
+        self.mlp_out = nn.Linear(cfg.intermediate_size, C, bias=False)
+        self.mlp_drop = nn.Dropout(cfg.mlp_dropout)
+
+    def forward(self, x: Tensor, mask: Optional[Tensor], rotary: Rotary) -> Tensor:
+        B, T, C = x.shape
+        H = self.n_head
+        q, k, v = self.qkv(self.attn_norm(x)).view(B, T, 3, H, C // H).permute(2, 0, 3, 1, 4)  # each (B, H, T, D)
+        q, k = rotary(q), rotary(k)
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                           dropout_p=self.attn_p if self.training else 0.0)
+        x = x + self.attn_drop(self.attn_out(a.transpose(1, 2).reshape(B, T, C)))
+        value, gate = self.mlp_in(self.mlp_norm(x)).chunk(2, dim=-1)  # each (B, T, I)
+        return x + self.mlp_out(self.mlp_drop(_gelu(value, self.act) * gate))
+
+
+class ModernBertModel(nn.Module):
+    """The encoder: token ids (B, T) -> final-normed hidden states (B, T, C)."""
+
+    def __init__(self, cfg: ModernBertConfig):
+        super().__init__()
+        self.config = cfg
+        self.tok = nn.Embedding(cfg.vocab_size, cfg.hidden_size, padding_idx=cfg.pad_token_id)
+        self.emb_norm = _norm(cfg)
+        self.emb_drop = nn.Dropout(cfg.embedding_dropout)
+        self.layers = nn.ModuleList(EncoderLayer(cfg, i) for i in range(cfg.num_layers))
+        self.final_norm = _norm(cfg)
+        D = cfg.hidden_size // cfg.num_heads
+        self.rotary = nn.ModuleDict({
+            "global": Rotary(D, cfg.global_rope_theta, cfg.max_position_embeddings),
+            "local": Rotary(D, cfg.local_rope_theta, cfg.max_position_embeddings),
+        })
+        _init_weights(self, cfg)
+
+    def masks(self, T: int, attention_mask: Optional[Tensor], device) -> dict[str, Optional[Tensor]]:
+        """Boolean SDPA masks (True = may attend) per layer kind; None where nothing is hidden."""
+        keys = None
+        if attention_mask is not None and not bool(attention_mask.all()):
+            keys = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, T): padding keys hidden
+        half = self.config.local_window // 2
+        local = keys
+        if T - 1 > half:
+            pos = torch.arange(T, device=device)
+            band = (pos[:, None] - pos[None, :]).abs() <= half  # (T, T)
+            local = band if keys is None else band & keys        # (T, T) or (B, 1, T, T)
+        if keys is not None:
+            # A padding query far from every real token would otherwise see no key at all (NaN);
+            # letting every query see itself changes nothing at real positions.
+            eye = torch.eye(T, dtype=torch.bool, device=device)
+            keys = keys | eye
+            local = local | eye
+        return {"global": keys, "local": local}
+
+    def forward(self, input_ids: Tensor, attention_mask: Optional[Tensor] = None) -> Tensor:
+        T = input_ids.shape[1]
+        if T > self.config.max_position_embeddings:
+            raise ValueError(f"sequence length {T} exceeds max_position_embeddings "
+                             f"{self.config.max_position_embeddings}")
+        masks = self.masks(T, attention_mask, input_ids.device)
+        x = self.emb_drop(self.emb_norm(self.tok(input_ids)))  # (B, T, C)
+        for layer in self.layers:
+            x = layer(x, masks[layer.kind], self.rotary[layer.kind])
+        return self.final_norm(x)
+
+    @classmethod
+    def from_hf(cls, path, **kwargs) -> "ModernBertModel":
+        """Load a Hugging Face ModernBERT folder (config.json + model.safetensors)."""
+        from tokkit.bert.hf import load_hf
+
+        return load_hf(cls, path, **kwargs)
+
+
+class ModernBertForMaskedLM(nn.Module):
+    """ModernBERT with its MLM head: dense -> gelu -> norm -> decoder tied to the token embeddings.
+
+    Takes the same arguments as BertForPreTraining (token types and NSP labels are accepted and
+    ignored) and returns the same PreTrainingOutput, with `nsp_logits` None.
+    """
+
+    def __init__(self, cfg: ModernBertConfig):
+        super().__init__()
+        self.config = cfg
+        self.model = ModernBertModel(cfg)
+        self.head_dense = nn.Linear(cfg.hidden_size, cfg.hidden_size, bias=False)
+        self.head_norm = _norm(cfg)
+        self.decoder_bias = nn.Parameter(torch.zeros(cfg.vocab_size)) if cfg.decoder_bias else None
+        _trunc_normal(self.head_dense.weight, cfg.initializer_range / math.sqrt(2 * cfg.num_layers), cfg)
+
+    def mlm_head(self, h: Tensor) -> Tensor:
+        """(..., C) hidden states -> (..., V) logits."""
+        h = self.head_norm(_gelu(self.head_dense(h), self.config.hidden_act))
+        return F.linear(h, self.model.tok.weight, self.decoder_bias)
+
+    def forward(self, input_ids: Tensor, token_type_ids: Optional[Tensor] = None,
+                attention_mask: Optional[Tensor] = None, labels: Optional[Tensor] = None,
+                next_sentence_label: Optional[Tensor] = None) -> PreTrainingOutput:
+        if next_sentence_label is not None:
+            raise ValueError("ModernBERT has no next-sentence head: train it with the 'mlm' objective")
+        hidden = self.model(input_ids, attention_mask)
+        loss = mlm_sum = count = None
+        if labels is None:
+            logits = self.mlm_head(hidden)  # (B, T, V)
+        else:
+            # Sparse prediction: logits only where a label exists (15-30% of positions), the
+            # rows padded to a bucket so that batches share a few shapes (see tokkit.bert.sparse).
+            rows, target, n = labelled_rows(labels)
+            logits = self.mlm_head(hidden.reshape(-1, hidden.shape[-1])[rows])  # (N padded, V)
+            mlm_sum = F.cross_entropy(logits.float(), target, reduction="sum")
+            logits = logits[:n]  # (N, V)
+            count = (labels != IGNORE_INDEX).sum()
+            loss = mlm_sum / count.clamp(min=1)
+        return PreTrainingOutput(loss, logits, None, mlm_sum, count, None, hidden)
+
+    @classmethod
+    def from_hf(cls, path, **kwargs) -> "ModernBertForMaskedLM":
+        """Load a Hugging Face ModernBERT folder (config.json + model.safetensors)."""
+        from tokkit.bert.hf import load_hf
+
+        return load_hf(cls, path, **kwargs)
+
+
+def _trunc_normal(w: Tensor, std: float, cfg: ModernBertConfig) -> None:
+    c = cfg.initializer_cutoff_factor * std
+    nn.init.trunc_normal_(w, mean=0.0, std=std, a=-c, b=c)
+
+
+def _init_weights(model: ModernBertModel, cfg: ModernBertConfig) -> None:
+    # ModernBERT's scheme: truncated normals, std 0.02 into each block and the embeddings, and
+    # 0.02 / sqrt(2 * layers) on the projections that write back into the residual stream.
+    std_in = cfg.initializer_range
+    std_out = cfg.initializer_range / math.sqrt(2 * cfg.num_layers)
+    with torch.no_grad():
+        _trunc_normal(model.tok.weight, std_in, cfg)
+        model.tok.weight[cfg.pad_token_id].zero_()
+        for layer in model.layers:
+            _trunc_normal(layer.qkv.weight, std_in, cfg)
+            _trunc_normal(layer.mlp_in.weight, std_in, cfg)
+            _trunc_normal(layer.attn_out.weight, std_out, cfg)
+            _trunc_normal(layer.mlp_out.weight, std_out, cfg)
