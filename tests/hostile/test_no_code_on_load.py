@@ -47,3 +47,23 @@ def test_a_pickle_in_a_shard_is_refused_and_never_run(tmp_path, wp, monkeypatch)
     with pytest.raises(TokkitError, match="unreadable shard"):
         list(ShardDataset(out))
     assert not (tmp_path / "RAN").exists()
+
+
+def test_a_malicious_pytorch_model_bin_is_refused_and_never_run(tmp_path, monkeypatch):
+    """A BERT folder whose pytorch_model.bin is a code-running pickle: a TokkitError, and the code never runs."""
+    import pickle
+
+    torch = pytest.importorskip("torch")  # noqa: F841 - the bert extra
+    from tokkit.bert import BertConfig, BertForPreTraining, save_hf
+    from tokkit.bert.hf import load_hf
+
+    folder = tmp_path / "model"
+    tok = tokkit.train(texts=["the cat sat on the mat"] * 20, algo="wordpiece", vocab_size=60)
+    save_hf(BertForPreTraining(BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_layers=1,
+                                          num_heads=2, intermediate_size=32)), tok, folder)
+    (folder / "model.safetensors").unlink()
+    (folder / "pytorch_model.bin").write_bytes(pickle.dumps(_Boom()))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TokkitError, match="pytorch_model.bin: cannot read checkpoint"):
+        load_hf(BertForPreTraining, folder)
+    assert not (tmp_path / "RAN").exists()

@@ -73,7 +73,7 @@ def compose(runs: list[tuple[str, dict, str]], *, regenerate: str, quality: tupl
     if quality:
         command, data, chart_dir = quality
         lines += ["## Vocabulary quality: `tokkit compare --train`", "", f"Command: `{command}`", "",
-                  f"Candidates {data['setting']}. Figures as defined in `tokkit/quality.py`.", "",
+                  f"Candidates {data['setting']}. Figures as defined in `tokkit/quality/stats.py`.", "",
                   compare_table(data["results"], markdown=True), "", token_lists(data["results"], markdown=True), ""]
         if data.get("chart"):
             lines += [f"![compare]({chart_dir}/{data['chart']})", ""]
@@ -86,6 +86,7 @@ def chart_dir_for(results_md: str, output: str) -> str:
 
 
 PARTS = ("all", "scaling", "compare")
+SCRIPTS_HEADING = "## Per-target scripts"
 TITLES = {"all": "Speed and memory: `--suite all`", "scaling": "Scaling: `--suite scaling`"}
 
 
@@ -137,4 +138,12 @@ def write_results_md(results_md: str, results_dir: str, *, regenerate: str, comp
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             quality = (compare_command, json.load(f), chart_dir_for(results_md, os.path.dirname(path)))
-    atomic_write(results_md, compose(parts, regenerate=regenerate, quality=quality))
+    text = compose(parts, regenerate=regenerate, quality=quality)
+    # The per-script sections below this heading are recorded by hand, each with its command: keep them.
+    if os.path.exists(results_md):
+        with open(results_md, encoding="utf-8") as f:
+            old = f.read()
+        at = old.find("\n" + SCRIPTS_HEADING + "\n")
+        if at >= 0:
+            text += old[at:]
+    atomic_write(results_md, text)
