@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-IGNORE_INDEX = -100
+from tokkit.bert.sparse import sparse_mlm_loss
 
 
 @dataclass
@@ -187,15 +187,7 @@ class BertForPreTraining(nn.Module):
             mlm_logits = self.mlm_head(hidden)
         else:
             # Logits only where a label exists (~15% of positions): most of the head's cost saved.
-            # Rows padded to a bucket, so batches share a few shapes (see tokkit.bert.sparse).
-            from tokkit.bert.sparse import labelled_rows
-
-            rows, target, n = labelled_rows(labels)
-            mlm_logits = self.mlm_head(hidden.reshape(-1, hidden.shape[-1])[rows])  # (N padded, V)
-            mlm_sum = F.cross_entropy(mlm_logits.float(), target, reduction="sum")
-            mlm_logits = mlm_logits[:n]  # (N, V)
-            count = (labels != IGNORE_INDEX).sum()
-            loss = mlm_sum / count.clamp(min=1)
+            loss, mlm_logits, mlm_sum, count = sparse_mlm_loss(self.mlm_head, hidden, labels)  # (N, V)
         if next_sentence_label is not None:
             nsp_loss = F.cross_entropy(nsp_logits.float(), next_sentence_label.view(-1))
             loss = nsp_loss if loss is None else loss + nsp_loss

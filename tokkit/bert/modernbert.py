@@ -33,8 +33,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tokkit.bert.model import IGNORE_INDEX, PreTrainingOutput
-from tokkit.bert.sparse import labelled_rows
+from tokkit.bert.model import PreTrainingOutput
+from tokkit.bert.sparse import sparse_mlm_loss
 
 
 @dataclass
@@ -235,14 +235,7 @@ class ModernBertForMaskedLM(nn.Module):
         if labels is None:
             logits = self.mlm_head(hidden)  # (B, T, V)
         else:
-            # Sparse prediction: logits only where a label exists (15-30% of positions), the
-            # rows padded to a bucket so that batches share a few shapes (see tokkit.bert.sparse).
-            rows, target, n = labelled_rows(labels)
-            logits = self.mlm_head(hidden.reshape(-1, hidden.shape[-1])[rows])  # (N padded, V)
-            mlm_sum = F.cross_entropy(logits.float(), target, reduction="sum")
-            logits = logits[:n]  # (N, V)
-            count = (labels != IGNORE_INDEX).sum()
-            loss = mlm_sum / count.clamp(min=1)
+            loss, logits, mlm_sum, count = sparse_mlm_loss(self.mlm_head, hidden, labels)  # logits (N, V)
         return PreTrainingOutput(loss, logits, None, mlm_sum, count, None, hidden)
 
     @classmethod

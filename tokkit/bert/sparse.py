@@ -16,7 +16,8 @@ multiple of `ROW_BUCKET` (with ignored targets) leaves a handful of shapes for a
 from __future__ import annotations
 
 import torch
-from torch import Tensor
+import torch.nn.functional as F
+from torch import Tensor, nn
 
 IGNORE_INDEX = -100
 ROW_BUCKET = 64
@@ -36,3 +37,16 @@ def labelled_rows(labels: Tensor, bucket: int = ROW_BUCKET) -> tuple[Tensor, Ten
     target = flat[rows].clone()
     target[n:] = IGNORE_INDEX
     return rows, target, n
+
+
+def sparse_mlm_loss(head: nn.Module, hidden: Tensor, labels: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The MLM head at the labelled positions only: (loss, logits (N, V), summed loss, label count).
+
+    Both architectures train through this: logits only where a label exists (15-30% of positions),
+    rows padded to a bucket so batches share a few shapes.
+    """
+    rows, target, n = labelled_rows(labels)
+    logits = head(hidden.reshape(-1, hidden.shape[-1])[rows])  # (N padded, V)
+    mlm_sum = F.cross_entropy(logits.float(), target, reduction="sum")
+    count = (labels != IGNORE_INDEX).sum()
+    return mlm_sum / count.clamp(min=1), logits[:n], mlm_sum, count

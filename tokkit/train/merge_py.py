@@ -186,17 +186,23 @@ def pmi_score(count_ab: int, count_a: int, count_b: int) -> float:
     return count_ab / (float(count_a) * float(count_b))
 
 
-def _train_pmi(words, weights, min_frequency, vocab):
-    """Best score first, looking at every candidate pair at every step (no stale scores possible)."""
+def _count_symbols_and_pairs(words, weights):
+    """Weighted symbol counts, pair counts, and pair -> the words that may hold it (a superset)."""
     symbol_count = defaultdict(int)
     pair_count = defaultdict(int)
-    where = defaultdict(set)  # pair -> words that may hold it (a superset)
+    where = defaultdict(set)
     for i, word in enumerate(words):
         for s in word:
             symbol_count[s] += weights[i]
         for pair in _pairs(word):
             pair_count[pair] += weights[i]
             where[pair].add(i)
+    return symbol_count, pair_count, where
+
+
+def _train_pmi(words, weights, min_frequency, vocab):
+    """Best score first, looking at every candidate pair at every step (no stale scores possible)."""
+    symbol_count, pair_count, where = _count_symbols_and_pairs(words, weights)
     threshold = max(min_frequency, 1)
     while not vocab.full():
         best, best_key = None, None
@@ -301,16 +307,9 @@ def half_runs(word, x) -> int:
 
 def _train_likelihood(words, weights, min_frequency, vocab):
     """Best gain first, looking at every candidate pair at every step (no stale scores possible)."""
-    symbol_count = defaultdict(int)
-    pair_count = defaultdict(int)
+    symbol_count, pair_count, where = _count_symbols_and_pairs(words, weights)
     runs = defaultdict(int)  # x -> (x, x) merges a left-to-right pass would make, weighted
-    where = defaultdict(set)  # pair -> words that may hold it (a superset)
     for i, word in enumerate(words):
-        for s in word:
-            symbol_count[s] += weights[i]
-        for pair in _pairs(word):
-            pair_count[pair] += weights[i]
-            where[pair].add(i)
         for x in set(word):
             runs[x] += half_runs(word, x) * weights[i]
     total = sum(symbol_count.values())
