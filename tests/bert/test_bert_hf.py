@@ -9,6 +9,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from tokkit.bert import BertForPreTraining, BertModel, save_hf  # noqa: E402
+from tokkit.bert.hf import load_hf  # noqa: E402
 from tokkit.errors import TokkitError  # noqa: E402
 
 V = 97
@@ -51,7 +52,7 @@ def test_load_hf_matches_transformers(tmp_path, safe):
         hf.config.save_pretrained(tmp_path)
         torch.save(hf.state_dict(), tmp_path / "pytorch_model.bin")
     assert (tmp_path / ("model.safetensors" if safe else "pytorch_model.bin")).exists()
-    ours = BertForPreTraining.from_hf(tmp_path).eval()
+    ours = load_hf(BertForPreTraining, tmp_path).eval()
     ids, tt, am = inputs()
     h, mlm, nsp = hf_outputs(hf, ids, tt, am)
     with torch.no_grad():
@@ -60,14 +61,14 @@ def test_load_hf_matches_transformers(tmp_path, safe):
     assert torch.allclose(out.hidden_states[keep], h[keep], atol=1e-5)
     assert torch.allclose(out.mlm_logits[keep], mlm[keep], atol=1e-5)
     assert torch.allclose(out.nsp_logits, nsp, atol=1e-5)
-    base = BertModel.from_hf(tmp_path).eval()
+    base = load_hf(BertModel, tmp_path).eval()
     with torch.no_grad():
         assert torch.allclose(base(ids, tt, am)[0][keep], h[keep], atol=1e-5)
 
 
 def test_labelled_positions_only_match_full_logits(tmp_path):
     hf_model().save_pretrained(tmp_path)
-    ours = BertForPreTraining.from_hf(tmp_path).eval()
+    ours = load_hf(BertForPreTraining, tmp_path).eval()
     ids, tt, am = inputs()
     labels = torch.full_like(ids, -100)
     labels[0, 2], labels[2, 5], labels[2, 9] = 7, 8, 9
@@ -105,7 +106,7 @@ def test_save_hf_loads_in_transformers(tmp_path):
     assert torch.allclose(out.hidden_states[keep], hb[keep], atol=1e-5)
     # and back again, through the base-model folder layout transformers writes
     base.save_pretrained(tmp_path / "base")
-    again = BertModel.from_hf(tmp_path / "base").eval()
+    again = load_hf(BertModel, tmp_path / "base").eval()
     with torch.no_grad():
         assert torch.allclose(again(ids, tt, am)[0][keep], h[keep], atol=1e-5)
 
@@ -135,35 +136,35 @@ def test_missing_and_misshaped_tensors_are_clear_errors(tmp_path):
     state.pop("cls.predictions.decoder.weight", None)
     state.pop("bert.embeddings.position_ids", None)
     save_file(state, tmp_path / "a" / "model.safetensors")
-    BertForPreTraining.from_hf(tmp_path / "a")
+    load_hf(BertForPreTraining, tmp_path / "a")
 
     bad = dict(state)
     del bad["bert.encoder.layer.1.attention.self.key.weight"]
     save_file(bad, tmp_path / "a" / "model.safetensors")
     with pytest.raises(TokkitError, match="layer.1.attention.self.key.weight"):
-        BertForPreTraining.from_hf(tmp_path / "a")
+        load_hf(BertForPreTraining, tmp_path / "a")
 
     bad = dict(state)
     bad["bert.encoder.layer.0.intermediate.dense.weight"] = torch.zeros(50, 32)
     save_file(bad, tmp_path / "a" / "model.safetensors")
     with pytest.raises(TokkitError, match=r"intermediate.dense.weight has shape \(50, 32\)"):
-        BertForPreTraining.from_hf(tmp_path / "a")
+        load_hf(BertForPreTraining, tmp_path / "a")
 
 
 def test_corrupt_or_absent_checkpoint(tmp_path):
     with pytest.raises(TokkitError, match="no config.json"):
-        BertModel.from_hf(tmp_path)
+        load_hf(BertModel, tmp_path)
     hf_model().save_pretrained(tmp_path)
     (tmp_path / "model.safetensors").write_bytes(b"\x10\x00\x00\x00garbage")
     with pytest.raises(TokkitError, match="corrupt"):
-        BertModel.from_hf(tmp_path)
+        load_hf(BertModel, tmp_path)
     (tmp_path / "model.safetensors").unlink()
     (tmp_path / "pytorch_model.bin").write_bytes(b"not a zip file at all")
     with pytest.raises(TokkitError, match="cannot read checkpoint"):
-        BertModel.from_hf(tmp_path)
+        load_hf(BertModel, tmp_path)
     (tmp_path / "config.json").write_text(json.dumps({"hidden_size": 8}))
     with pytest.raises(TokkitError, match="missing key"):
-        BertModel.from_hf(tmp_path)
+        load_hf(BertModel, tmp_path)
 
 
 def test_import_tokkit_does_not_import_torch():

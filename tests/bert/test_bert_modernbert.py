@@ -7,6 +7,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from tokkit.bert import save_hf  # noqa: E402
+from tokkit.bert.hf import load_hf  # noqa: E402
 from tokkit.bert.modernbert import ModernBertConfig, ModernBertForMaskedLM, ModernBertModel  # noqa: E402
 from tokkit.errors import TokkitError  # noqa: E402
 
@@ -79,7 +80,7 @@ def test_load_hf_matches_transformers(tmp_path):
     hf.save_pretrained(tmp_path / "hf")
     ids, am = inputs()
     h_ref, logits_ref = hf_outputs(hf, ids, am)
-    ours = ModernBertForMaskedLM.from_hf(tmp_path / "hf").eval()
+    ours = load_hf(ModernBertForMaskedLM, tmp_path / "hf").eval()
     assert ours.config.layer_types == ["global", "local", "local", "global"]
     assert ours.config.local_window == WINDOW and ours.config.local_rope_theta == 50.0
     with torch.no_grad():
@@ -88,7 +89,7 @@ def test_load_hf_matches_transformers(tmp_path):
     assert _close(out.hidden_states, h_ref, keep) < 1e-5
     assert _close(out.mlm_logits, logits_ref, keep) < 1e-5
     # the bare encoder reads the same folder
-    base = ModernBertModel.from_hf(tmp_path / "hf").eval()
+    base = load_hf(ModernBertModel, tmp_path / "hf").eval()
     with torch.no_grad():
         assert _close(base(ids, am), h_ref, keep) < 1e-5
 
@@ -157,12 +158,12 @@ def test_wrong_architecture_and_unsupported_configs_are_clear_errors(tmp_path):
     from tokkit.bert import BertForPreTraining
 
     with pytest.raises(TokkitError, match="modernbert"):
-        BertForPreTraining.from_hf(tmp_path / "modern")
+        load_hf(BertForPreTraining, tmp_path / "modern")
     conf = json.loads((tmp_path / "modern" / "config.json").read_text())
     conf["mlp_bias"] = True
     (tmp_path / "modern" / "config.json").write_text(json.dumps(conf))
     with pytest.raises(TokkitError, match="mlp_bias"):
-        ModernBertForMaskedLM.from_hf(tmp_path / "modern")
+        load_hf(ModernBertForMaskedLM, tmp_path / "modern")
 
 
 def test_trains_with_the_shared_train_step():

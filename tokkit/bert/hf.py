@@ -1,7 +1,7 @@
 """Read and write Hugging Face BERT folders (config.json + model.safetensors / pytorch_model.bin).
 
 >>> from tokkit.bert import BertForPreTraining, save_hf   # doctest: +SKIP
->>> model = BertForPreTraining.from_hf("bert-folder")     # doctest: +SKIP
+>>> model = load_hf(BertForPreTraining, "bert-folder")     # doctest: +SKIP
 >>> save_hf(model, tokenizer, "exported")                 # doctest: +SKIP
 """
 from __future__ import annotations
@@ -13,7 +13,9 @@ from pathlib import Path
 import torch
 
 from tokkit._files import atomic_dir
+from tokkit.bert import hf_modernbert
 from tokkit.bert.model import BertConfig, BertForPreTraining, BertModel
+from tokkit.bert.modernbert import ModernBertForMaskedLM, ModernBertModel
 from tokkit.errors import TokkitError
 
 # tokkit name (relative to BertModel) -> Hugging Face name (relative to `bert.`), per layer `{i}`.
@@ -134,8 +136,6 @@ def _plan(cfg: BertConfig, heads: bool) -> list[tuple[str, list[str]]]:
 
 
 def _wants_modernbert(cls: type, raw: dict) -> bool:
-    from tokkit.bert.modernbert import ModernBertForMaskedLM, ModernBertModel
-
     modern = cls in (ModernBertModel, ModernBertForMaskedLM)
     if modern != (raw.get("model_type") == "modernbert"):
         raise TokkitError(f"config.json describes a {raw.get('model_type')!r} model, not one {cls.__name__} reads")
@@ -156,8 +156,6 @@ def load_hf(cls: type, path, *, strict: bool = True):
     except json.JSONDecodeError as exc:
         raise TokkitError(f"{path / 'config.json'}: invalid JSON ({exc})") from None
     if _wants_modernbert(cls, raw):
-        from tokkit.bert import hf_modernbert
-
         return hf_modernbert.load(cls, raw, read_hf_state(path), path, strict)
     cfg = config_from_hf(raw)
     state = _normalise(read_hf_state(path))
@@ -185,8 +183,6 @@ def load_hf(cls: type, path, *, strict: bool = True):
 
 def hf_state(model) -> tuple[dict[str, torch.Tensor], str]:
     """The model's tensors under Hugging Face names, and the matching architecture name."""
-    from tokkit.bert import hf_modernbert
-
     if hf_modernbert.is_modernbert(model):
         return hf_modernbert.hf_state(model)
     heads = isinstance(model, BertForPreTraining)
@@ -223,8 +219,6 @@ def save_hf(model, tokenizer, directory, *, force: bool = False) -> Path:
     with atomic_dir(directory, marker_files=markers, force=force) as tmp:
         save_file(state, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
         if arch.startswith("ModernBert"):
-            from tokkit.bert import hf_modernbert
-
             cfg = hf_modernbert.config_to_hf(model.config, arch, _special_ids(tokenizer))
         else:
             cfg = config_to_hf(model.config, arch)

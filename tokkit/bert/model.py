@@ -140,13 +140,6 @@ class BertModel(nn.Module):
         pooled = torch.tanh(self.pooler(x[:, 0]))
         return x, pooled
 
-    @classmethod
-    def from_hf(cls, path, **kwargs) -> "BertModel":
-        """Load a Hugging Face BERT folder (config.json + model.safetensors or pytorch_model.bin)."""
-        from tokkit.bert.hf import load_hf
-
-        return load_hf(cls, path, **kwargs)
-
 
 class PreTrainingOutput(NamedTuple):
     loss: Optional[Tensor]          # mean MLM loss + NSP loss (when their labels are given)
@@ -192,13 +185,6 @@ class BertForPreTraining(nn.Module):
             nsp_loss = F.cross_entropy(nsp_logits.float(), next_sentence_label.view(-1))
             loss = nsp_loss if loss is None else loss + nsp_loss
         return PreTrainingOutput(loss, mlm_logits, nsp_logits, mlm_sum, count, nsp_loss, hidden)
-
-    @classmethod
-    def from_hf(cls, path, **kwargs) -> "BertForPreTraining":
-        """Load a Hugging Face BERT folder (config.json + model.safetensors or pytorch_model.bin)."""
-        from tokkit.bert.hf import load_hf
-
-        return load_hf(cls, path, **kwargs)
 
 
 def _init(m: nn.Module, std: float) -> None:

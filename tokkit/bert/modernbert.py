@@ -196,13 +196,6 @@ class ModernBertModel(nn.Module):
             x = layer(x, masks[layer.kind], self.rotary[layer.kind])
         return self.final_norm(x)
 
-    @classmethod
-    def from_hf(cls, path, **kwargs) -> "ModernBertModel":
-        """Load a Hugging Face ModernBERT folder (config.json + model.safetensors)."""
-        from tokkit.bert.hf import load_hf
-
-        return load_hf(cls, path, **kwargs)
-
 
 class ModernBertForMaskedLM(nn.Module):
     """ModernBERT with its MLM head: dense -> gelu -> norm -> decoder tied to the token embeddings.
@@ -237,13 +230,6 @@ class ModernBertForMaskedLM(nn.Module):
         else:
             loss, logits, mlm_sum, count = sparse_mlm_loss(self.mlm_head, hidden, labels)  # logits (N, V)
         return PreTrainingOutput(loss, logits, None, mlm_sum, count, None, hidden)
-
-    @classmethod
-    def from_hf(cls, path, **kwargs) -> "ModernBertForMaskedLM":
-        """Load a Hugging Face ModernBERT folder (config.json + model.safetensors)."""
-        from tokkit.bert.hf import load_hf
-
-        return load_hf(cls, path, **kwargs)
 
 
 def _trunc_normal(w: Tensor, std: float, cfg: ModernBertConfig) -> None:

@@ -26,7 +26,10 @@ from tokkit.bert import checkpoint as ckpt
 from tokkit.bert import data
 from tokkit.bert.ddp import finish_distributed, init_distributed, make_optimizer, train_step, wrap
 from tokkit.bert.evaluate import evaluate, most_frequent_token, plot_loss_curve
+from tokkit.bert.hf import load_hf
+from tokkit.bert.memory import return_freed_memory
 from tokkit.bert.model import BertConfig, BertForPreTraining
+from tokkit.bert.modernbert import ModernBertConfig, ModernBertForMaskedLM
 from tokkit.errors import TokkitError
 
 log = logging.getLogger(__name__)
@@ -186,10 +189,8 @@ def resolve_arch(cfg: PretrainConfig, init=None, state: Optional[dict] = None) -
 def _build(arch: str, model_config: dict, init=None):
     """(model, its config) for `arch`: from a Hugging Face folder, or freshly initialised."""
     if arch == "modernbert":
-        from tokkit.bert.modernbert import ModernBertConfig, ModernBertForMaskedLM
-
         if init is not None:
-            model = ModernBertForMaskedLM.from_hf(init)
+            model = load_hf(ModernBertForMaskedLM, init)
             return model, model.config
         d = dict(model_config)
         if "dropout" in d:  # BERT's one dropout knob sets ModernBERT's three
@@ -198,7 +199,7 @@ def _build(arch: str, model_config: dict, init=None):
         cfg = ModernBertConfig.from_dict(d)
         return ModernBertForMaskedLM(cfg), cfg
     if init is not None:
-        model = BertForPreTraining.from_hf(init)
+        model = load_hf(BertForPreTraining, init)
         return model, model.config
     cfg = BertConfig.from_dict(model_config)
     return BertForPreTraining(cfg), cfg
@@ -252,8 +253,6 @@ def pretrain(tokenizer, corpus: Sequence, output, *, config: Optional[PretrainCo
     (also in summary.json): steps run, training seconds, final train and eval metrics. With
     `progress` not False, each evaluation is also printed to stderr as it happens.
     """
-    from tokkit.bert.memory import return_freed_memory
-
     return_freed_memory()
     cfg = config or PretrainConfig()
     tok = _load_tokenizer(tokenizer)
