@@ -25,6 +25,7 @@ extensions = [
         path[:-4].replace(os.sep, "."),
         [path],
         language="c++",
+        include_dirs=[os.path.dirname(path)],  # the kernels' own headers (merge.hpp)
         extra_compile_args=["-O3", "-std=c++17"] + (["-O0", "-g"] if DEBUG else [])
         # the merge engine's float scores must match tokkit/train/merge_py.py bit for bit: no fused multiply-add
         + (["-ffp-contract=off"] if os.path.basename(path) == "merge.pyx" else []),

@@ -43,7 +43,7 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.math cimport log
 from libcpp.vector cimport vector
 
-from tokkit.train.merge_py import PROGRESS_EVERY, check_inputs, check_new_id
+from tokkit._native.merge_inputs import PROGRESS_EVERY, check_inputs, check_new_id
 
 cdef uint64_t EMPTY = <uint64_t>-1
 cdef int LOW_SHIFT = 8  # likelihood: a symbol's floor sits 1/256 below its count (tuned on en/wiki)
