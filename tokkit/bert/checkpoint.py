@@ -110,15 +110,38 @@ def load_model_state(directory, model: torch.nn.Module) -> None:
 
 
 def load_optimizer_state(directory, model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> None:
-    """Restore AdamW moments and step counts saved by save_checkpoint."""
-    tensors = _load_tensors(Path(directory) / "optimizer.safetensors")
+    """Restore AdamW moments and step counts saved by save_checkpoint.
+
+    Every tensor is checked before any is used, as the model loader does: a moment must have its
+    parameter's shape and a floating dtype, a step count must be a scalar, and every parameter
+    must have its moments. A state from a model of another size is refused, never half-loaded.
+    """
+    path = Path(directory) / "optimizer.safetensors"
+    tensors = _load_tensors(path)
     params = dict(model.named_parameters())
+    seen: dict[str, set] = {}
     for key, value in tensors.items():
         name, _, field = key.partition("::")
         if name not in params:
-            raise TokkitError(f"{directory}: optimizer state for unknown parameter {name}")
+            raise TokkitError(f"{path}: optimizer state for unknown parameter {name}")
         p = params[name]
-        optimizer.state[p][field] = value.to(p.device) if field != "step" else value
+        if field == "step":
+            if value.numel() != 1:
+                raise TokkitError(f"{path}: {key} must hold one number, has shape {tuple(value.shape)}")
+        elif field in ("exp_avg", "exp_avg_sq"):
+            if value.shape != p.shape or not value.is_floating_point():
+                raise TokkitError(f"{path}: tensor {key} has shape {tuple(value.shape)} ({value.dtype}), "
+                                  f"expected {tuple(p.shape)} (floating point)")
+        else:
+            raise TokkitError(f"{path}: unknown optimizer field {key}")
+        seen.setdefault(name, set()).add(field)
+    for name, fields in seen.items():
+        if fields != {"step", "exp_avg", "exp_avg_sq"}:
+            raise TokkitError(f"{path}: parameter {name} lacks {sorted({'step', 'exp_avg', 'exp_avg_sq'} - fields)}")
+    for key, value in tensors.items():
+        name, _, field = key.partition("::")
+        p = params[name]
+        optimizer.state[p][field] = value.to(p.device, p.dtype) if field != "step" else value
 
 
 def load_checkpoint(directory, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer] = None) -> dict:

@@ -1,0 +1,39 @@
+"""A checkpoint whose optimizer state belongs to another model is refused before anything is used."""
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tokkit.bert import BertConfig, BertForPreTraining  # noqa: E402
+from tokkit.bert.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from tokkit.errors import TokkitError  # noqa: E402
+
+
+def trained(hidden, tmp_path, name):
+    torch.manual_seed(0)
+    model = BertForPreTraining(BertConfig(vocab_size=40, hidden_size=hidden, num_layers=1, num_heads=2,
+                                          intermediate_size=2 * hidden))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    ids = torch.randint(5, 40, (2, 8))
+    labels = ids.clone()
+    model(ids, labels=labels).loss.backward()
+    opt.step()
+    save_checkpoint(tmp_path / name, model, opt, {"step": 1})
+    return model, opt
+
+
+def test_optimizer_state_of_another_size_is_refused(tmp_path):
+    small, _ = trained(16, tmp_path, "small")
+    big, big_opt = trained(32, tmp_path, "big")
+    (tmp_path / "big" / "optimizer.safetensors").write_bytes((tmp_path / "small" / "optimizer.safetensors").read_bytes())
+    fresh = torch.optim.AdamW(big.parameters(), lr=1e-3)
+    with pytest.raises(TokkitError, match="optimizer.safetensors: tensor .* has shape"):
+        load_checkpoint(tmp_path / "big", big, fresh)
+    assert len(fresh.state) == 0  # nothing half-loaded
+
+
+def test_matching_optimizer_state_round_trips(tmp_path):
+    model, opt = trained(16, tmp_path, "run")
+    fresh = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    assert load_checkpoint(tmp_path / "run", model, fresh)["step"] == 1
+    p = next(model.parameters())
+    assert torch.equal(fresh.state[p]["exp_avg"], opt.state[p]["exp_avg"])
