@@ -65,7 +65,7 @@ def run_tokkit(name: str, spec: dict, tok: Path, out: Path, corpus_dir: Path, ar
     cmd = ["tokkit", "pretrain", "-t", str(tok), "-o", str(run), *train_files(corpus_dir),
            "--eval-file", str(corpus_dir / "096.txt"), "--eval-blocks", "1000",
            "--eval-every-seconds", str(args.seconds / 4), "--max-time", str(args.seconds),
-           "--threads", str(args.threads), "--checkpoint-every", "0", *spec["args"]]
+           "--threads", str(args.threads), "--checkpoint-every", "0", "--force", *spec["args"]]
     print("$", " ".join(cmd), flush=True)
     env = {**os.environ, **spec.get("env", {})}
     subprocess.run(cmd, check=True, env=env)

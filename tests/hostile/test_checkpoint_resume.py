@@ -37,3 +37,21 @@ def test_matching_optimizer_state_round_trips(tmp_path):
     assert load_checkpoint(tmp_path / "run", model, fresh)["step"] == 1
     p = next(model.parameters())
     assert torch.equal(fresh.state[p]["exp_avg"], opt.state[p]["exp_avg"])
+
+
+def test_pretrain_refuses_to_overwrite_a_run_or_other_files(tmp_path, capsys):
+    """`tokkit pretrain -o DIR`: an earlier run needs --resume or --force, other files need --force."""
+    from helpers.cli import run_cli
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "metrics.jsonl").write_text('{"kind": "train", "step": 5}\n')
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    for folder, message in ((run, "holds an earlier run"), (other, "holds no tokkit run")):
+        code = run_cli(["pretrain", "-t", str(tmp_path / "no-tok"), "-o", str(folder), str(tmp_path / "c.txt"), "-q"])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(err) == 1 and message in err[0]
+    assert (run / "metrics.jsonl").read_text() == '{"kind": "train", "step": 5}\n'
+    assert (other / "notes.txt").read_text() == "mine"

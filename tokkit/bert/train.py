@@ -244,8 +244,31 @@ def peak_rss_mb() -> Optional[float]:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
 
 
+def check_run_output(output, *, resume=None, force: bool = False) -> Path:
+    """Refuse an output folder that would lose work: an earlier run needs `resume` or `force`,
+    anything else in it needs `force`; a file is refused.
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp(); _ = open(os.path.join(d, "metrics.jsonl"), "w").write("{}")
+    >>> check_run_output(d)
+    Traceback (most recent call last):
+    tokkit.errors.TokkitError: ... holds an earlier run: continue it with --resume ... or replace it with --force
+    """
+    out = Path(output)
+    if out.exists() and not out.is_dir():
+        raise TokkitError(f"{out}: output path is a file, not a folder")
+    if force or not out.is_dir() or not any(out.iterdir()):
+        return out
+    holds_run = (out / "metrics.jsonl").exists() or (out / "checkpoint").exists()
+    if holds_run:
+        if resume is not None and Path(resume).resolve() in (out.resolve(), (out / "checkpoint").resolve()):
+            return out
+        raise TokkitError(f"{out} holds an earlier run: continue it with --resume {out} or replace it with --force")
+    raise TokkitError(f"{out}: folder is not empty and holds no tokkit run; use --force to write into it")
+
+
 def pretrain(tokenizer, corpus: Sequence, output, *, config: Optional[PretrainConfig] = None,
-             eval_file=None, resume=None, init=None, progress: Optional[bool] = None) -> dict:
+             eval_file=None, resume=None, init=None, progress: Optional[bool] = None, force: bool = False) -> dict:
     """Pretrain a BERT on `corpus` (text files or one shard folder) and write the run to `output`.
 
     `tokenizer`: a folder or a Tokenizer. `resume`: a run folder or checkpoint folder to continue
@@ -253,11 +276,11 @@ def pretrain(tokenizer, corpus: Sequence, output, *, config: Optional[PretrainCo
     (also in summary.json): steps run, training seconds, final train and eval metrics. With
     `progress` not False, each evaluation is also printed to stderr as it happens.
     """
+    out = check_run_output(output, resume=resume, force=force)  # before any work
     return_freed_memory()
     cfg = config or PretrainConfig()
     tok = _load_tokenizer(tokenizer)
     specials = data.check_tokenizer(tok)
-    out = Path(output)
     device = torch.device(cfg.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     if cfg.threads:
         torch.set_num_threads(cfg.threads)

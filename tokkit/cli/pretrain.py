@@ -65,12 +65,13 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
               help="bfloat16 autocast in the forward pass (weights stay float32). Default: on where it is "
                    "fast (CUDA, or a CPU with avx512_bf16/AMX).")
 @click.option("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when available).")
+@click.option("--force", is_flag=True, help="Write into RUN_DIR even if it holds an earlier run or other files.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 def command(corpus, tokenizer_dir, output, objective, arch, steps, batch_size, max_length, lr, warmup_steps,
             weight_decay, clip, seed, mlm_probability, mlm_probability_end, eval_file, eval_every,
             eval_every_seconds, eval_blocks, checkpoint_every,
             log_every, max_time, resume, init_dir, layers, hidden, heads, ffn, positions, dropout, threads,
-            bf16, device, quiet):
+            bf16, device, force, quiet):
     """Pretrain a BERT or ModernBERT on CORPUS (text files, or one shard folder from `tokkit encode --pretraining`).
 
     Runs under torchrun too: `torchrun --nproc-per-node 2 -m tokkit.cli pretrain ...`.
@@ -88,7 +89,7 @@ def command(corpus, tokenizer_dir, output, objective, arch, steps, batch_size, m
         checkpoint_every=checkpoint_every, log_every=log_every, max_time=max_time, threads=threads, bf16=bf16,
         device=device, model=_model_overrides(layers, hidden, heads, ffn, positions, dropout))
     summary = pretrain(tokenizer_dir, list(corpus), output, config=cfg, eval_file=eval_file, resume=resume,
-                       init=init_dir, progress=None if not quiet else False)
+                       init=init_dir, progress=None if not quiet else False, force=force)
     if not quiet:
         brief = {"arch": summary["arch"], "steps": summary["steps"], "train_seconds": summary["train_seconds"],
                  "peak_rss_mb": summary["peak_rss_mb"],
