@@ -55,3 +55,23 @@ def test_pretrain_refuses_to_overwrite_a_run_or_other_files(tmp_path, capsys):
         assert code == 2 and len(err) == 1 and message in err[0]
     assert (run / "metrics.jsonl").read_text() == '{"kind": "train", "step": 5}\n'
     assert (other / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--heads", "5", "--hidden", "32"], "must be a multiple of --heads 5"),
+    (["--dropout", "2"], "--dropout must be in"),
+    (["--device", "quantum"], "--device 'quantum' is not a device"),
+    (["--layers", "0"], "--layers must be at least 1"),
+])
+def test_pretrain_model_options_are_one_error_line(tmp_path, capsys, args, message):
+    from helpers.cli import run_cli
+
+    import tokkit
+
+    tokkit.train(texts=["the cat sat on the mat"] * 20, algo="wordpiece", vocab_size=60).save(tmp_path / "tok")
+    (tmp_path / "c.txt").write_text("The cat sat on the mat.\n\n" * 20)
+    code = run_cli(["pretrain", "-t", str(tmp_path / "tok"), "-o", str(tmp_path / "run"), str(tmp_path / "c.txt"),
+                    "--steps", "1", "-q", *args])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and message in err[0]
+    assert not (tmp_path / "run").exists()

@@ -9,6 +9,15 @@ from tokkit.errors import TokkitError
 
 
 def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
+    """The model options given on the command line, checked here so a bad value is one error line."""
+    for name, value in (("--layers", layers), ("--hidden", hidden), ("--heads", heads), ("--ffn", ffn),
+                        ("--positions", positions)):
+        if value is not None and value < 1:
+            raise TokkitError(f"{name} must be at least 1, got {value}")
+    if (hidden or 256) % (heads or 4):
+        raise TokkitError(f"--hidden {hidden or 256} must be a multiple of --heads {heads or 4}")
+    if dropout is not None and not 0 <= dropout < 1:
+        raise TokkitError(f"--dropout must be in [0, 1), got {dropout}")
     out = {}
     for key, value in (("num_layers", layers), ("hidden_size", hidden), ("num_heads", heads),
                        ("intermediate_size", ffn), ("max_position_embeddings", positions)):
@@ -81,6 +90,13 @@ def command(corpus, tokenizer_dir, output, objective, arch, steps, batch_size, m
     except ImportError as exc:
         raise TokkitError(f"tokkit pretrain needs torch and safetensors: pip install 'tokkit[bert]' ({exc})")
 
+    if device is not None:
+        import torch  # already loaded with tokkit.bert.train
+
+        try:
+            torch.device(device)
+        except (RuntimeError, ValueError):
+            raise TokkitError(f"--device {device!r} is not a device torch knows (cpu, cuda, cuda:1, ...)") from None
     cfg = PretrainConfig(
         objective=objective, arch=arch, steps=steps, batch_size=batch_size, max_length=max_length, lr=lr,
         warmup_steps=warmup_steps, weight_decay=weight_decay, clip=clip, seed=seed,
