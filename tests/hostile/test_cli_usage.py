@@ -80,3 +80,13 @@ def test_an_empty_output_path_is_refused_by_every_command(cli, command, tmp_path
     line = one_error_line(err)
     assert code == 2 and "--output" in line and "is empty" in line
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_scheduler_that_is_not_an_address_is_one_error_line(tmp_path, capsys):
+    from helpers.cli import run_cli
+
+    (tmp_path / "c.txt").write_text("some words\n" * 10)
+    code = run_cli(["train", "--algo", "wordpiece", "-q", "-o", str(tmp_path / "t"), "--scheduler", "not a url",
+                    str(tmp_path / "c.txt")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "expected 'local' or an address" in err[0]

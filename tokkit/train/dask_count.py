@@ -15,6 +15,7 @@ A compressed file is one task. dask is imported only here, and only when used.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -230,7 +231,9 @@ def connect(address: str, *, workers: int | None = None, timeout: float = 5.0, e
         client = Client(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True)
         echo(f"tokkit: started a local Dask cluster; dashboard: {client.dashboard_link}")
         return client
+    if not re.fullmatch(r"[a-z][a-z0-9+]*://[^\s/:]+(:\d+)?/?|[^\s/:]+:\d+", address):
+        raise TokkitError(f"--scheduler {address!r}: expected 'local' or an address such as tcp://host:8786")
     try:
         return Client(address, timeout=f"{timeout}s")
-    except (OSError, TimeoutError) as exc:
+    except (OSError, TimeoutError, ValueError) as exc:
         raise TokkitError(f"cannot reach the Dask scheduler at {address!r}: {exc}") from None
