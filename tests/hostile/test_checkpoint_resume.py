@@ -17,7 +17,7 @@ def trained(hidden, tmp_path, name):
     labels = ids.clone()
     model(ids, labels=labels).loss.backward()
     opt.step()
-    save_checkpoint(tmp_path / name, model, opt, {"step": 1})
+    save_checkpoint(tmp_path / name, model, opt, {"step": 1, "data": {"epoch": 0, "examples": 2}, "config": {}})
     return model, opt
 
 
@@ -75,3 +75,37 @@ def test_pretrain_model_options_are_one_error_line(tmp_path, capsys, args, messa
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and message in err[0]
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda s: s.__setitem__("step", -3), "field 'step'"),
+    (lambda s: s.__setitem__("step", 10**15), "field 'step'"),
+    (lambda s: s.__setitem__("step", "7"), "field 'step'"),
+    (lambda s: s.pop("data"), "field 'data'"),
+    (lambda s: s.__setitem__("data", {"epoch": 0, "examples": -1}), "field 'data.examples'"),
+    (lambda s: s.__setitem__("rng", {"torch": "%%%"}), "field 'rng.torch'"),
+    (lambda s: s.__setitem__("config", [1]), "field 'config'"),
+])
+def test_junk_state_json_is_one_error(tmp_path, edit, message):
+    import json
+
+    from tokkit.bert.checkpoint import read_state
+
+    trained(16, tmp_path, "run")
+    path = tmp_path / "run" / "state.json"
+    state = json.loads(path.read_text())
+    state.setdefault("data", {"epoch": 0, "examples": 4})
+    state.setdefault("config", {})
+    edit(state)
+    path.write_text(json.dumps(state))
+    with pytest.raises(TokkitError, match=message):
+        read_state(tmp_path / "run")
+
+
+def test_resume_drops_junk_metrics_lines(tmp_path):
+    from tokkit.bert.train import _Metrics
+
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1}\nnot json\n[1]\n{"step": "x"}\n{"step": 9}\n{"step": 3}\n')
+    _Metrics(path, True, start_step=5)
+    assert path.read_text() == '{"step": 1}\n{"step": 3}\n'

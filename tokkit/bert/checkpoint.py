@@ -81,7 +81,42 @@ def read_state(directory) -> dict:
         raise TokkitError(f"{path}: corrupt checkpoint state ({exc})") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT or "model_config" not in state:
         raise TokkitError(f"{path}: not a {FORMAT} state file")
+    _check_state(state, path)
     return state
+
+
+MAX_STEP = 10**12
+
+
+def _whole(value, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _check_state(state: dict, path: Path) -> None:
+    """Every field a resume relies on, with its type and range: an exact resume or one clear error."""
+    def bad(field, why):
+        raise TokkitError(f"{path}: field '{field}' {why}; the checkpoint cannot be resumed exactly")
+
+    if not _whole(state.get("step"), 0, MAX_STEP):
+        bad("step", f"must be a whole number in [0, {MAX_STEP}], got {state.get('step')!r}")
+    data = state.get("data")
+    if not isinstance(data, dict):
+        bad("data", "(the data position) is missing or not an object")
+    for key in ("epoch", "examples"):
+        if not _whole(data.get(key), 0, MAX_STEP * 10**6):
+            bad(f"data.{key}", f"must be a whole number >= 0, got {data.get(key)!r}")
+    for key in ("config", "model_config", "rng"):
+        if not isinstance(state.get(key), dict):
+            bad(key, "is missing or not an object")
+    rng = state["rng"].get("torch")
+    try:
+        if not isinstance(rng, str) or not base64.b64decode(rng, validate=True):
+            raise ValueError
+    except ValueError:
+        bad("rng.torch", "is not a saved random state")
+    seconds = state.get("train_seconds", 0.0)
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < 1e12:
+        bad("train_seconds", f"must be a number >= 0, got {seconds!r}")
 
 
 def _load_tensors(path: Path) -> dict[str, torch.Tensor]:

@@ -147,6 +147,16 @@ def _resume_dir(resume) -> Path:
     return p
 
 
+def _step_of(line: str) -> Optional[int]:
+    """The step of one metrics.jsonl line, or None for a line that is not a metrics record (dropped)."""
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    step = rec.get("step") if isinstance(rec, dict) else None
+    return step if isinstance(step, int) and not isinstance(step, bool) else None
+
+
 class _Metrics:
     """metrics.jsonl, appended line by line; a resumed run first drops lines past its checkpoint."""
 
@@ -156,8 +166,8 @@ class _Metrics:
         if enabled:
             keep = []
             if start_step and path.exists():
-                keep = [ln for ln in path.read_text(encoding="utf-8").splitlines()
-                        if ln.strip() and json.loads(ln)["step"] <= start_step]
+                keep = [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines()
+                        if _step_of(ln) is not None and _step_of(ln) <= start_step]
             path.write_text("".join(ln + "\n" for ln in keep), encoding="utf-8")
 
     def write(self, rec: dict) -> None:
@@ -290,10 +300,13 @@ def pretrain(tokenizer, corpus: Sequence, output, *, config: Optional[PretrainCo
     if resume is not None:
         rdir = _resume_dir(resume)
         state = ckpt.read_state(rdir)
-        cfg = PretrainConfig(**{**state["config"], "steps": cfg.steps, "max_time": cfg.max_time,
-                                "eval_every": cfg.eval_every, "checkpoint_every": cfg.checkpoint_every,
-                                "eval_every_seconds": cfg.eval_every_seconds,
-                                "threads": cfg.threads, "device": cfg.device})
+        try:
+            cfg = PretrainConfig(**{**state["config"], "steps": cfg.steps, "max_time": cfg.max_time,
+                                    "eval_every": cfg.eval_every, "checkpoint_every": cfg.checkpoint_every,
+                                    "eval_every_seconds": cfg.eval_every_seconds,
+                                    "threads": cfg.threads, "device": cfg.device})
+        except TypeError as exc:
+            raise TokkitError(f"{rdir}/state.json: field 'config' does not fit this tokkit ({exc})") from None
 
     arch = resolve_arch(cfg, init, state)
     cfg = cfg.with_arch_defaults(arch)
