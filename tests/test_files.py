@@ -133,3 +133,12 @@ def test_atomic_open_leaves_the_old_file_on_error(tmp_path):
             raise RuntimeError("stop")
     assert path.read_text() == "old"
     assert leftovers(tmp_path) == []
+
+
+def test_the_cli_restores_the_sigterm_handler_it_installs():
+    """main() run in-process leaves SIGTERM as it found it (forked pool workers must still die on it)."""
+    from helpers.cli import run_cli
+
+    before = signal.getsignal(signal.SIGTERM)
+    assert run_cli(["--version"]) == 0
+    assert signal.getsignal(signal.SIGTERM) is before

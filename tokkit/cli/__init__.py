@@ -68,33 +68,38 @@ def main(argv=None):
     line, `tokkit: error: ...`; `--help` and a bare `tokkit` print the help as click writes it.
     SIGTERM stops a run as Ctrl-C does (exit 130, temporary outputs removed).
     """
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _interrupt)
+    # The handler is the command's own: restored on return, so a program (or test) that calls
+    # main() in-process keeps its SIGTERM behaviour, and processes it forks later are not affected.
+    previous = signal.signal(signal.SIGTERM, _interrupt) if threading.current_thread() is threading.main_thread() else None
     try:
-        cli.main(args=argv, prog_name="tokkit", standalone_mode=False)
-    except TokkitError as exc:
-        error_line(str(exc))
-        sys.exit(2)
-    except click.exceptions.Abort:
-        click.echo("tokkit: interrupted", err=True)
-        sys.exit(130)
-    except _NO_ARGS_IS_HELP as exc:
-        exc.show()  # the help text, not an error
-        sys.exit(2)
-    except click.UsageError as exc:
-        hint = ""
-        if exc.ctx is not None:
-            hint = f" (see '{exc.ctx.command_path} --help')"
-        error_line(" ".join(exc.format_message().split()) + hint)
-        sys.exit(2)
-    except click.ClickException as exc:
-        error_line(" ".join(exc.format_message().split()))
-        sys.exit(2 if exc.exit_code in (1, 2) else exc.exit_code)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        click.echo("tokkit: interrupted", err=True)
-        sys.exit(130)
+        try:
+            cli.main(args=argv, prog_name="tokkit", standalone_mode=False)
+        except TokkitError as exc:
+            error_line(str(exc))
+            sys.exit(2)
+        except click.exceptions.Abort:
+            click.echo("tokkit: interrupted", err=True)
+            sys.exit(130)
+        except _NO_ARGS_IS_HELP as exc:
+            exc.show()  # the help text, not an error
+            sys.exit(2)
+        except click.UsageError as exc:
+            hint = ""
+            if exc.ctx is not None:
+                hint = f" (see '{exc.ctx.command_path} --help')"
+            error_line(" ".join(exc.format_message().split()) + hint)
+            sys.exit(2)
+        except click.ClickException as exc:
+            error_line(" ".join(exc.format_message().split()))
+            sys.exit(2 if exc.exit_code in (1, 2) else exc.exit_code)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("tokkit: interrupted", err=True)
+            sys.exit(130)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 # What str.splitlines() breaks at; an error message shows these escaped so it stays one line.
