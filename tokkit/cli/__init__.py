@@ -70,7 +70,8 @@ def main(argv=None):
     """
     # The handler is the command's own: restored on return, so a program (or test) that calls
     # main() in-process keeps its SIGTERM behaviour, and processes it forks later are not affected.
-    previous = signal.signal(signal.SIGTERM, _interrupt) if threading.current_thread() is threading.main_thread() else None
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _interrupt) if in_main_thread else None
     try:
         try:
             cli.main(args=argv, prog_name="tokkit", standalone_mode=False)
