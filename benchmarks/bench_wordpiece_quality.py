@@ -3,6 +3,7 @@
     python benchmarks/bench_wordpiece_quality.py                      # the quality bar: 8k and 30k, multilingual
     python benchmarks/bench_wordpiece_quality.py --sizes 8000 16000 32000 64000 --chart
     python benchmarks/bench_wordpiece_quality.py --sizes --no-multilingual --timing --engine
+    python benchmarks/bench_wordpiece_quality.py --sizes --no-multilingual --reference VOCAB_TXT
 
 Each figure is one `tokkit train --algo wordpiece` into a temporary folder (default options apart
 from --vocab-size and --scoring; "default" passes no --scoring) and one `tokkit stats` run:
@@ -49,8 +50,8 @@ def train(files, out: Path, vocab_size: int, scoring: str) -> float:
     return time.perf_counter() - t
 
 
-def stats(tok_dir: Path, text_files) -> dict:
-    out = tok_dir.with_suffix(".stats.json")
+def stats(tok_dir: Path, text_files, out: Path = None) -> dict:
+    out = out or tok_dir.with_suffix(".stats.json")
     tokkit("stats", "-t", tok_dir, "-o", out, *text_files)
     return json.loads(out.read_text())
 
@@ -225,6 +226,8 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--chart", action="store_true", help="plot en/wiki tokens per word against --sizes")
     parser.add_argument("--json", type=Path, help="also write every figure to this file")
+    parser.add_argument("--reference", type=Path, metavar="VOCAB",
+                        help="also measure an existing vocabulary on 096.txt (e.g. bert-base-uncased's vocab.txt)")
     parser.add_argument("--replot", type=Path, metavar="JSON", help="only redraw the chart from an earlier --json")
     args = parser.parse_args(argv)
     if args.replot:
@@ -250,6 +253,12 @@ def main(argv=None):
         print(table(rows))
     for line in verdict(rows):
         print(line)
+    if args.reference:
+        with tempfile.TemporaryDirectory(prefix="tokkit-wp-ref-") as tmp:
+            s = stats(args.reference, [held], Path(tmp) / "stats.json")
+        result["reference"] = {"vocab": str(args.reference), "tokens_per_word": s["fertility"],
+                               "unk_rate": s["unk_rate"]}
+        print(f"reference {args.reference}: tokens/word {s['fertility']:.3f}, [UNK] {s['unk_rate']:.4%}")
     if args.timing:
         result["timing"] = timing(args.corpus, args.repeat)
         t = result["timing"]

@@ -6,7 +6,7 @@
 import numpy as np
 
 from cpython.list cimport PyList_GET_ITEM
-from cpython.unicode cimport PyUnicode_Check
+from cpython.unicode cimport PyUnicode_Check, PyUnicode_CheckExact
 from libc.stdint cimport int64_t
 from libcpp.vector cimport vector
 
@@ -21,6 +21,8 @@ cdef extern from "Python.h":
 def text_lengths(list texts, str name="texts"):
     """Code-point length of each text (int64); an item that is not a str is a TypeError naming its index.
 
+    Items of a str subclass (numpy.str_, enum members) are replaced in `texts` by plain str copies,
+    since the encode kernels read exact str only: pass a list the caller owns.
     One C loop: batch encoders call it on every batch, and a Python loop over 100,000 texts would
     cost milliseconds of serial time before the threads start.
 
@@ -33,8 +35,11 @@ def text_lengths(list texts, str name="texts"):
     cdef object item
     for i in range(n):
         item = <object>PyList_GET_ITEM(texts, i)
-        if not PyUnicode_Check(item):
-            raise TypeError(f"{name}[{i}] must be str, not {type(item).__name__}")
+        if not PyUnicode_CheckExact(item):
+            if not PyUnicode_Check(item):
+                raise TypeError(f"{name}[{i}] must be str, not {type(item).__name__}")
+            item = str.__str__(item)  # a plain copy of the subclass's text
+            texts[i] = item
         view[i] = PyUnicode_GET_LENGTH(item)
     return out
 

@@ -18,9 +18,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from tokkit._threads import run_sliced
 from tokkit.errors import TokkitError
 from tokkit.tokenizer import Tokenizer, check_texts
-from tokkit.tokenizer.tokenizer import encode_sliced
 
 TRUNCATIONS = ("longest_first", "only_first", "only_second")
 PADDINGS = ("longest", "max_length")
@@ -153,8 +153,7 @@ def encode_flat(tokenizer: Tokenizer, texts: list[str], sizes: np.ndarray,
     no per-character spans, which spares it work on every character and token.
     """
     kernel = tokenizer._encoder
-    parts = encode_sliced(lambda items, a, b: kernel.encode_rows(items, a, b, offsets).arrays(), texts, sizes,
-                          num_threads)
+    parts = run_sliced(lambda a, b: kernel.encode_rows(texts, a, b, offsets).arrays(), sizes, num_threads)
     if len(parts) == 1:
         return parts[0]
     keys = ("ids", "starts", "ends", "words") if offsets else ("ids", "words")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence, TypeVar
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -30,7 +30,6 @@ from tokkit.tokenizer.spec import KINDS, AddedToken, Spec, bert_post
 
 __all__ = ["Tokenizer", "Encoding", "load"]
 
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -207,7 +206,7 @@ class Tokenizer:
         [[1, 2, 1], [], [0]]
         """
         texts, sizes = check_texts(texts)
-        parts = encode_sliced(self._encoder.encode_many, texts, sizes, num_threads)
+        parts = run_sliced(lambda a, b: self._encoder.encode_many(texts, a, b), sizes, num_threads)
         rows = parts[0]
         for part in parts[1:]:
             rows.extend(part)
@@ -231,7 +230,7 @@ class Tokenizer:
         kernel = self._encoder
         if not texts:
             return np.empty(0, dtype=np.uint32), np.zeros(1, dtype=np.int64)
-        return join_flat(encode_sliced(kernel.encode_flat, texts, sizes, num_threads))
+        return join_flat(run_sliced(lambda a, b: kernel.encode_flat(texts, a, b), sizes, num_threads))
 
     # ------------------------------------------------------------------------------ decoding
     def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> str:
@@ -281,29 +280,13 @@ def as_str(text) -> str:
 
 
 def check_texts(texts, name: str = "texts") -> tuple[list[str], np.ndarray]:
-    """`texts` as a list of str and their lengths (what threads balance on); anything else is a
-    TypeError naming the type and the batch index."""
+    """`texts` as a new list of exact str (subclasses copied) and their lengths (what threads balance
+    on); anything else is a TypeError naming the type and the batch index."""
 
     if isinstance(texts, str):
         raise TypeError(f"{name} must be a sequence of str, not a single str")
     texts = list(texts)
     return texts, text_lengths(texts, name)
-
-
-def encode_sliced(work: Callable[[list, int, int], T], texts: list, sizes: np.ndarray,
-                  num_threads: int | None) -> list[T]:
-    """`run_sliced` of `work(texts, a, b)`, a compiled kernel that takes exact str items only.
-
-    Items of a str subclass (numpy.str_) are copied to plain str and the batch is run again: the
-    copy is made only when the kernel refuses one, so ordinary batches pay nothing for it.
-    """
-    try:
-        return run_sliced(lambda a, b: work(texts, a, b), sizes, num_threads)
-    except TypeError:
-        if all(type(t) is str for t in texts):
-            raise
-    plain = [t if type(t) is str else str.__str__(t) for t in texts]
-    return run_sliced(lambda a, b: work(plain, a, b), sizes, num_threads)
 
 
 def join_flat(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:

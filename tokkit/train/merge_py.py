@@ -144,6 +144,18 @@ def pmi_score(count_ab: int, count_a: int, count_b: int) -> float:
     return count_ab / (float(count_a) * float(count_b))
 
 
+def _best_pair(pair_count, threshold, score):
+    """The pair with the highest score(a, b, count) among those seen `threshold` times; ties go to
+    the higher count, then the smaller (left, right). None when no pair qualifies."""
+    best, best_key = None, None
+    for (a, b), n in pair_count.items():
+        if n >= threshold:
+            key = (score(a, b, n), n, -a, -b)
+            if best_key is None or key > best_key:
+                best, best_key = (a, b), key
+    return best
+
+
 def _count_symbols_and_pairs(words, weights):
     """Weighted symbol counts, pair counts, and pair -> the words that may hold it (a superset)."""
     symbol_count = defaultdict(int)
@@ -163,12 +175,7 @@ def _train_pmi(words, weights, min_frequency, vocab):
     symbol_count, pair_count, where = _count_symbols_and_pairs(words, weights)
     threshold = max(min_frequency, 1)
     while not vocab.full():
-        best, best_key = None, None
-        for (a, b), n in pair_count.items():
-            if n >= threshold:
-                key = (pmi_score(n, symbol_count[a], symbol_count[b]), n, -a, -b)
-                if best_key is None or key > best_key:
-                    best, best_key = (a, b), key
+        best = _best_pair(pair_count, threshold, lambda a, b, n: pmi_score(n, symbol_count[a], symbol_count[b]))
         if best is None:
             break
         a, b = best
@@ -273,13 +280,8 @@ def _train_likelihood(words, weights, min_frequency, vocab):
     total = sum(symbol_count.values())
     threshold = max(min_frequency, 1)
     while not vocab.full():
-        best, best_key = None, None
-        for (a, b), n in pair_count.items():
-            if n >= threshold:
-                score = likelihood_score(runs[a] if a == b else n, symbol_count[a], symbol_count[b], total, a == b)
-                key = (score, n, -a, -b)
-                if best_key is None or key > best_key:
-                    best, best_key = (a, b), key
+        best = _best_pair(pair_count, threshold, lambda a, b, n: likelihood_score(
+            runs[a] if a == b else n, symbol_count[a], symbol_count[b], total, a == b))
         if best is None:
             break
         a, b = best
