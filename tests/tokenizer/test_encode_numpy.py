@@ -32,6 +32,8 @@ def assert_flat_equals_lists(tok, texts, threads):
     for text, row in zip(texts, rows):
         arr = tok.encode_to_numpy(text)
         assert arr.dtype == np.uint32 and arr.tolist() == row
+        # the offsets path reads code points, not UTF-8: an independent scanner for byte-level text
+        assert tok.encode_with_offsets(text).ids == row
 
 
 def test_edge_cases_and_lines(tok):
@@ -142,3 +144,46 @@ def test_warm_caches_give_the_ids_of_a_fresh_tokenizer(oracle_paths):
             assert [warm.encode_to_numpy(text).tolist() for text in probe] == expected, kind
             ids, offsets = warm.encode_batch_flat(probe, num_threads=3)
             assert [ids[offsets[r]:offsets[r + 1]].tolist() for r in range(len(probe))] == expected, kind
+
+
+# ASCII-heavy text longer than the 64-byte blocks the byte-level scanner classes at once, with the
+# cases its bit rules handle: contractions, runs of spaces before words and at the end, other
+# whitespace, digits, punctuation, and non-ASCII characters that end a block early.
+BLOCK_PARTS = st.sampled_from(["'s", "'re", "'ll", "'t", "'", "''", " ", "  ", "   ", "\n", "\n\n", "\t", "\r\n",
+                               "\x0b", "\x1c", "a", "word", "Word", "12", "3.5", ".", ",", "!?", "\u3000", "\u00a0",
+                               "é", "中", "😀", "[SEP]", "<|endoftext|>", "\ud800"])
+BLOCK_TEXT = st.lists(BLOCK_PARTS, max_size=90).map("".join)
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_byte_level_scanner_modes_agree(oracle_paths, mode):
+    """SSE2 blocks, SWAR words and one byte at a time all give the pieces of the code-point scanner."""
+    tok = tokkit.load(oracle_paths["bytelevel"])
+    used = tok._encoder.scan_mode(mode)
+    assert used <= mode
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.one_of(BLOCK_TEXT, TEXT))
+    def check(text):
+        assert tok.encode_to_numpy(text).tolist() == tok.encode_with_offsets(text).ids
+
+    check()
+    text = "\n".join(sample_lines(30))
+    assert tok.encode_to_numpy(text).tolist() == tok.encode_with_offsets(text).ids
+
+
+def test_piece_tables_cleared_at_their_limit_keep_ids_exact(oracle_paths):
+    """A thread's piece table that reaches its cap starts again; the ids do not change."""
+    import random
+
+    rng = random.Random(7)
+    noise = " ".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9)))
+                     for _ in range(30000))
+    fresh = tokkit.load(oracle_paths["bytelevel"])
+    expected = fresh.encode_with_offsets(noise).ids
+    small = tokkit.load(oracle_paths["bytelevel"])
+    small._encoder.limit_piece_tables(4096)
+    half = noise[: noise.index(" ", len(noise) // 2)]
+    for _ in range(2):
+        assert small.encode_to_numpy(noise).tolist() == expected
+        assert small.encode(half) == fresh.encode_with_offsets(half).ids

@@ -8,6 +8,33 @@ from tokkit._native.text cimport TextView, Piece, BertOptions
 from tokkit._native.encode_tables cimport StrMap, PairMap, PieceCache
 from tokkit._native.rows cimport Rows
 
+cdef extern from "gpt2_utf8.hpp" namespace "tokkit" nogil:
+    cdef cppclass Gpt2Classes:
+        int mode
+        void init(const uint8_t* per_code_point)
+        int set_mode(int wanted)
+    size_t gpt2_piece_end(const Gpt2Classes& cls, const uint8_t* p, size_t i, size_t end, size_t n)
+    size_t gpt2_piece_ends(const Gpt2Classes& cls, const uint8_t* p, size_t a, size_t end, size_t n,
+                           size_t* ends, size_t room)
+    void prefetch_line(const void* p)
+    void piece_key(const uint8_t* p, size_t n, bint room, uint64_t* k0, uint64_t* k1)
+    size_t utf8_from_str(const void* data, int kind, size_t n, uint8_t* out)
+
+cdef extern from "piece_table.hpp" namespace "tokkit" nogil:
+    cdef struct PieceEntry:
+        int32_t ids[3]
+        uint8_t count
+    cdef cppclass PieceTable:
+        @staticmethod
+        uint64_t hash(uint64_t k0, uint64_t k1, size_t n)
+        const void* slot_address(uint64_t h)
+        const PieceEntry* find(uint64_t k0, uint64_t k1, size_t n, uint64_t h)
+        const int32_t* ids_of(const PieceEntry* e)
+        bint insert(uint64_t k0, uint64_t k1, size_t n, uint64_t h, const int32_t* ids, size_t count)
+        void clear()
+        size_t size()
+        void set_max_slots(size_t slots)
+
 cdef enum:
     HOT_SLOTS = 8192    # hot-cache entries per thread, in sets of two (40 bytes each: it stays in L2)
     HOT_BYTES = 16      # longest piece (UTF-8 bytes) the hot cache holds
@@ -32,6 +59,9 @@ cdef class Scratch:
     cdef vector[int32_t] cpos, bpos, sid, ss, se
     cdef PieceCache cache                # merged BPE pieces, or WordPiece words split into tokens
     cdef vector[HotEntry] hot            # ids of short common pieces (id-only outputs)
+    cdef PieceTable pieces_seen          # UTF-8 piece -> ids, for the byte-level id-only path
+    cdef uint8_t* utf8                   # a text's UTF-8 (byte-level id-only path), utf8_cap bytes
+    cdef size_t utf8_cap
 
 
 @cython.final
@@ -47,12 +77,27 @@ cdef class Encoder:
     cdef vector[Py_ssize_t] sp_start
     cdef vector[int32_t] sp_ids
     cdef vector[uint8_t] first          # bitmap of the added tokens' first characters
+    cdef vector[char] sp_utf8           # the added tokens' UTF-8, concatenated (sp_ustart like sp_start)
+    cdef vector[Py_ssize_t] sp_ustart
+    cdef uint8_t sp_first_byte[256]     # 1 for a byte that starts an added token's UTF-8
+    cdef int sp_first_count             # how many distinct first bytes (one: memchr finds them)
+    cdef uint8_t sp_only_byte           # that byte, when there is one
+    cdef Gpt2Classes classes            # GPT-2 classes for the UTF-8 scanner
+    cdef size_t piece_table_slots       # the most slots a thread's piece table grows to
     cdef object pattern                 # compiled custom pattern (byte-level), or None
     cdef tuple ints                     # ints[i] is i: list building reuses these objects
     cdef list pool                      # idle Scratch objects, each with a warm piece cache
 
     cdef Py_ssize_t match_special(self, TextView t, Py_ssize_t i, int32_t* sid) noexcept nogil
     cdef void encode_text(self, TextView t, Scratch s, Rows out) noexcept nogil
+    cdef void encode_str_utf8(self, TextView t, Scratch s, Rows out) noexcept nogil
+    cdef void encode_utf8(self, const uint8_t* p, Py_ssize_t n, Scratch s, Rows out) noexcept nogil
+    cdef Py_ssize_t match_special_utf8(self, const uint8_t* p, Py_ssize_t i, Py_ssize_t n,
+                                       int32_t* sid) noexcept nogil
+    cdef void pieces_utf8(self, const uint8_t* p, Py_ssize_t a, Py_ssize_t b, Py_ssize_t n, Scratch s,
+                          Rows out) noexcept nogil
+    cdef void piece_miss(self, const uint8_t* piece, Py_ssize_t m, const PieceEntry* hit, uint64_t k0, uint64_t k1,
+                         uint64_t h, Scratch s, Rows out) noexcept nogil
     cdef int32_t encode_segment(self, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word, Scratch s,
                                 Rows out) noexcept nogil
     cdef void fill_utf8(self, Scratch s, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b) noexcept nogil

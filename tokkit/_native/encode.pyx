@@ -11,9 +11,10 @@ All per-character and per-word work runs without the GIL; the tables are read-on
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
-from libc.string cimport memcpy
-from tokkit._native.text cimport (TextView, text_view, text_at, utf8_put, Piece, BertOptions, bert_pieces,
-                           bert_norm_pieces, gpt2_pieces_tokenizers)
+from libc.stdlib cimport free, realloc
+from libc.string cimport memchr, memcmp, memcpy
+from tokkit._native.text cimport (TextView, text_view, text_at, utf8_put, ascii_only, Piece, BertOptions,
+                                  bert_pieces, bert_norm_pieces, gpt2_pieces_tokenizers, gpt2_tokenizers_classes)
 from tokkit._native.encode_tables cimport StrMap, PairMap, PieceCache
 from tokkit._native.hashing cimport hash_bytes
 from tokkit._native.bpe cimport bpe_merge
@@ -28,6 +29,8 @@ from tokkit.errors import TokkitError
 cdef enum:
     CACHE_PIECE_BYTES = 48  # longer pieces are rare and cheap to merge relative to their length
     CACHE_WORDS = 65536     # the cache is cleared when it holds this many pieces
+    PIECE_TABLE_SLOTS = 524288  # a thread's piece table grows to at most this many 32-byte slots
+    PIECE_BATCH = 32        # pieces scanned (and their hot-cache sets prefetched) before lookups
     CHUNK_CHARS = 8192      # byte-level text is cut (at safe points) into chunks of about this size
 
 cdef enum:
@@ -43,6 +46,16 @@ NO_TEXT.data = NULL
 NO_TEXT.kind = 4
 NO_TEXT.length = 0
 
+cdef inline HotEntry* hot_set(Scratch s, uint64_t k0, uint64_t k1, Py_ssize_t n) noexcept nogil:
+    """The hot-cache set (two entries) of a piece's key: every key bit reaches the set index
+    (a single multiply would leave bytes 6 and 7 out of it, and " states" would meet " stated")."""
+    cdef uint64_t h = (k0 ^ (k1 * 0x9E3779B97F4A7C15ULL) ^ <uint64_t>n) * 0xBF58476D1CE4E5B9ULL
+    h ^= h >> 32
+    h *= 0x94D049BB133111EBULL
+    h ^= h >> 29
+    return &s.hot[(h & (HOT_SLOTS - 1)) & ~(<uint64_t>1)]
+
+
 cdef inline HotEntry* hot_entry(Scratch s, Rows out, Py_ssize_t n, uint64_t* k0, uint64_t* k1) noexcept nogil:
     """The hot-cache set (two entries, most recently used first) for the piece in s.buf[0:n], its key
     in *k0, *k1; NULL when the piece is too long or the caller keeps offsets (entries hold ids only)."""
@@ -57,9 +70,7 @@ cdef inline HotEntry* hot_entry(Scratch s, Rows out, Py_ssize_t n, uint64_t* k0,
         memcpy(k1, p + 8, n - 8)
     else:
         memcpy(k0, p, n)
-    h = (k0[0] ^ (k1[0] * 0x9E3779B97F4A7C15ULL) ^ <uint64_t>n) * 0xBF58476D1CE4E5B9ULL
-    h ^= h >> 31
-    return &s.hot[(h & (HOT_SLOTS - 1)) & ~(<uint64_t>1)]
+    return hot_set(s, k0[0], k1[0], n)
 
 
 cdef inline bint hot_emit(HotEntry* e, Py_ssize_t n, uint64_t k0, uint64_t k1, Rows out, int32_t word) noexcept nogil:
@@ -110,10 +121,8 @@ cdef inline bint hot_text(Scratch s, Rows out, TextView t, const Py_UCS4* cps, P
             w0 |= c << (8 * i)
         else:
             w1 |= c << (8 * (i - 8))
-    # the same hash as hot_entry: an ASCII piece's UTF-8 is its code points
-    h = (w0 ^ (w1 * 0x9E3779B97F4A7C15ULL) ^ <uint64_t>n) * 0xBF58476D1CE4E5B9ULL
-    h ^= h >> 31
-    return hot_emit(&s.hot[(h & (HOT_SLOTS - 1)) & ~(<uint64_t>1)], n, w0, w1, out, word)
+    # an ASCII piece's UTF-8 is its code points, so this is hot_entry's key
+    return hot_emit(hot_set(s, w0, w1, n), n, w0, w1, out, word)
 
 
 cdef inline Py_ssize_t safe_cut(TextView t, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
@@ -153,6 +162,11 @@ cdef class Scratch:
     def __cinit__(self):
         self.cache = PieceCache(CACHE_WORDS)
         self.hot.resize(HOT_SLOTS)  # zeroed: length 0 marks an empty slot
+        self.utf8 = NULL
+        self.utf8_cap = 0
+
+    def __dealloc__(self):
+        free(self.utf8)
 
 cdef class Encoder:
     """Read-only tables plus the nogil kernels; see _encode.pxd for the layout."""
@@ -199,6 +213,136 @@ cdef class Encoder:
                 else:
                     i += 1
         self.encode_segment(t, seg, t.length, word, s, out)
+
+    # ----------------------------------------------------------------------------- byte-level over UTF-8
+    # The id-only byte-level path (encode, encode_batch, the numpy APIs) reads the text's UTF-8 once:
+    # added tokens are found by their first byte (memchr when they share one), the GPT-2 scanner
+    # steps over bytes, and a piece's hot-cache key is two loads from the text itself.
+    cdef void encode_str_utf8(self, TextView t, Scratch s, Rows out) noexcept nogil:
+        """encode_text() for byte-level ids only: an ASCII str is read in place, others as UTF-8
+        written into the thread's buffer (lone surrogates in their 3-byte form, as fill_utf8 does)."""
+        cdef size_t need, n
+        cdef uint8_t* grown
+        if t.kind == 1 and ascii_only(<const unsigned char*>t.data, t.length):
+            self.encode_utf8(<const uint8_t*>t.data, t.length, s, out)
+            return
+        need = <size_t>t.length * (2 if t.kind == 1 else (3 if t.kind == 2 else 4))
+        if need > s.utf8_cap:
+            grown = <uint8_t*>realloc(s.utf8, need)
+            if grown == NULL:  # no room for a copy: the code-point path needs none
+                self.encode_text(t, s, out)
+                return
+            s.utf8 = grown
+            s.utf8_cap = need
+        n = utf8_from_str(t.data, t.kind, t.length, s.utf8)
+        self.encode_utf8(s.utf8, n, s, out)
+        if s.utf8_cap > (64 << 20):  # a huge text does not keep its buffer in the pool
+            free(s.utf8)
+            s.utf8 = NULL
+            s.utf8_cap = 0
+
+    cdef void encode_utf8(self, const uint8_t* p, Py_ssize_t n, Scratch s, Rows out) noexcept nogil:
+        cdef Py_ssize_t i = 0, seg = 0, m
+        cdef int32_t sid = -1
+        cdef const void* hit
+        if self.sp_ids.size():
+            while i < n:
+                if self.sp_first_count == 1:
+                    hit = memchr(p + i, self.sp_only_byte, n - i)
+                    if hit == NULL:
+                        break
+                    i = <const uint8_t*>hit - p
+                elif not self.sp_first_byte[p[i]]:
+                    i += 1
+                    continue
+                m = self.match_special_utf8(p, i, n, &sid)
+                if m:
+                    self.pieces_utf8(p, seg, i, n, s, out)
+                    out.ids.push_back(sid)
+                    i += m
+                    seg = i
+                else:
+                    i += 1
+        self.pieces_utf8(p, seg, n, n, s, out)
+
+    cdef Py_ssize_t match_special_utf8(self, const uint8_t* p, Py_ssize_t i, Py_ssize_t n,
+                                       int32_t* sid) noexcept nogil:
+        """match_special() on UTF-8: byte length of the longest added token at p[i] (0 if none).
+        UTF-8 is prefix-free on code points, so byte matches are character matches."""
+        cdef Py_ssize_t k, a, m, best = 0
+        for k in range(<Py_ssize_t>self.sp_ids.size()):
+            a = self.sp_ustart[k]
+            m = self.sp_ustart[k + 1] - a
+            if m > best and i + m <= n and memcmp(p + i, self.sp_utf8.data() + a, m) == 0:
+                best = m
+                sid[0] = self.sp_ids[k]
+        return best
+
+    cdef void pieces_utf8(self, const uint8_t* p, Py_ssize_t a, Py_ssize_t b, Py_ssize_t n, Scratch s,
+                          Rows out) noexcept nogil:
+        """Ids of the GPT-2 pieces of p[a:b] (p holds n bytes): the piece table first, else BPE.
+
+        Pieces go in batches: the scanner finds a batch's ends, a first pass hashes the pieces and
+        prefetches their table slots, and a second looks them up, so the lookups' cache misses
+        overlap instead of queueing one by one. A hit copies three ids whatever its count (the room
+        is there) and moves on by its count: no branch on how many ids a piece has.
+        """
+        cdef size_t ends[PIECE_BATCH]
+        cdef uint64_t key0[PIECE_BATCH]
+        cdef uint64_t key1[PIECE_BATCH]
+        cdef uint64_t hashes[PIECE_BATCH]
+        cdef Py_ssize_t e, m, q, count, prev, mark
+        cdef const PieceEntry* hit
+        cdef int32_t* w
+        cdef size_t written
+        while a < b:
+            count = gpt2_piece_ends(self.classes, p, a, b, n, ends, PIECE_BATCH)
+            prev = a
+            for q in range(count):
+                e = ends[q]
+                m = e - prev
+                if m <= HOT_BYTES:
+                    piece_key(p + prev, m, prev + 16 <= n, &key0[q], &key1[q])
+                    hashes[q] = PieceTable.hash(key0[q], key1[q], m)
+                    prefetch_line(s.pieces_seen.slot_address(hashes[q]))
+                prev = e
+            written = out.ids.size()
+            out.ids.resize(written + 3 * count)
+            w = out.ids.data() + written
+            prev = a
+            for q in range(count):
+                e = ends[q]
+                m = e - prev
+                hit = s.pieces_seen.find(key0[q], key1[q], m, hashes[q]) if m <= HOT_BYTES else NULL
+                if hit != NULL and hit.count <= 3:
+                    memcpy(w, hit.ids, 3 * sizeof(int32_t))
+                    w += hit.count
+                else:
+                    out.ids.resize(w - out.ids.data())
+                    self.piece_miss(p + prev, m, hit, key0[q], key1[q], hashes[q], s, out)
+                    written = out.ids.size()
+                    out.ids.resize(written + 3 * (count - q))
+                    w = out.ids.data() + written
+                prev = e
+            out.ids.resize(w - out.ids.data())
+            a = ends[count - 1]
+
+    cdef void piece_miss(self, const uint8_t* piece, Py_ssize_t m, const PieceEntry* hit, uint64_t k0, uint64_t k1,
+                         uint64_t h, Scratch s, Rows out) noexcept nogil:
+        """pieces_utf8() for a piece with more than three ids in the table, or not in it: BPE, then
+        remember it (pieces of up to 16 bytes)."""
+        cdef const int32_t* ids
+        cdef Py_ssize_t k, mark
+        if hit != NULL:
+            ids = s.pieces_seen.ids_of(hit)
+            for k in range(hit.count):
+                out.ids.push_back(ids[k])
+            return
+        s.buf.assign(<const char*>piece, <const char*>piece + m)
+        mark = out.ids.size()
+        self.bpe_bytes(s, out, 0, 0, 0, 0)
+        if m <= HOT_BYTES:
+            s.pieces_seen.insert(k0, k1, m, h, out.ids.data() + mark, out.ids.size() - mark)
 
     # ----------------------------------------------------------------------------- segments
     cdef int32_t encode_segment(self, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word, Scratch s,
@@ -492,10 +636,13 @@ cdef class Encoder:
     cdef Scratch take_scratch(self):
         """A Scratch no other thread holds: its piece cache stays warm from call to call."""
         # list.pop and list.append are atomic under the GIL, so threads never share one
+        cdef Scratch s
         try:
-            return self.pool.pop()
+            s = self.pool.pop()
         except IndexError:
-            return Scratch()
+            s = Scratch()
+        s.pieces_seen.set_max_slots(self.piece_table_slots)
+        return s
 
     cdef Rows run_many(self, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets, bint with_words=False):
         cdef Scratch s = self.take_scratch()
@@ -523,9 +670,13 @@ cdef class Encoder:
             return out
         for k in range(a, b):
             views.push_back(text_view(texts[k]))
+        cdef bint utf8_path = self.kind == BYTELEVEL and not out.with_words
         with nogil:
             for k in range(<Py_ssize_t>views.size()):
-                self.encode_text(views[k], s, out)
+                if utf8_path:
+                    self.encode_str_utf8(views[k], s, out)
+                else:
+                    self.encode_text(views[k], s, out)
                 out.ptr.push_back(out.ids.size())
         return out
 
@@ -554,6 +705,20 @@ cdef class Encoder:
         tokkit._native.rows.Rows). Without offsets the encoder tracks no per-character spans."""
         return self.run_many(texts, a, b, offsets, True)
 
+    def scan_mode(self, int mode=-1) -> int:
+        """The GPT-2 scanner's way of classing bytes: 2 SSE2 blocks, 1 SWAR words, 0 one byte at a time.
+        `mode` >= 0 asks for that one (the best this machine and table allow is used if it cannot be);
+        returns the mode in use. All give the same pieces; tests run each of them."""
+        if mode >= 0:
+            self.classes.set_mode(mode)
+        return self.classes.mode
+
+    def limit_piece_tables(self, size_t slots):
+        """Cap each thread's piece table at `slots` (rounded up to a power of two, at least 4,096):
+        a table that would grow past it is cleared. The default, 2**19 slots, is 16 MB."""
+        self.piece_table_slots = slots
+        self.pool.clear()
+
     @staticmethod
     def from_spec(spec, bint split_special_tokens=False):
         """Compile a Spec (tokkit.tokenizer.spec) into read-only lookup tables.
@@ -578,6 +743,7 @@ cdef class Encoder:
         e.max_token_chars = max(len(t) for t in vocab)
         e.pattern = None
         e.pool = []
+        e.piece_table_slots = PIECE_TABLE_SLOTS
         e.ints = tuple(range(len(vocab)))
         utf8 = [t.encode("utf-8", "surrogatepass") for t in vocab]
         if e.kind == WORDPIECE:
@@ -610,6 +776,19 @@ cdef class Encoder:
                          for u in utf8]
             e.compute_direct(words)
         added = [a for a in spec.added if not (split_special_tokens and a.special)]
+        e.classes.init(gpt2_tokenizers_classes())
+        e.sp_ustart.push_back(0)
+        for byte in range(256):
+            e.sp_first_byte[byte] = 0
+        for a in added:
+            u = a.content.encode("utf-8", "surrogatepass")
+            for ch in u:
+                e.sp_utf8.push_back(ch)
+            e.sp_ustart.push_back(e.sp_utf8.size())
+            if u:  # an empty one never matches (match_special_utf8 needs m > 0)
+                e.sp_first_byte[u[0]] = 1
+                e.sp_only_byte = u[0]
+        e.sp_first_count = sum(e.sp_first_byte[byte] for byte in range(256))
         e.sp_start.push_back(0)
         top = max([ord(a.content[0]) for a in added] or [0])
         e.first.assign(top // 8 + 1, 0)

@@ -5,7 +5,7 @@
 # Everything here is thread-safe: the Unicode tables are built once at import and only read after,
 # so `bert_pieces` / `gpt2_pieces` may run inside `with nogil:` on several threads at once.
 # Both functions APPEND to their output vectors (clear them yourself between texts if you want).
-from libc.stdint cimport uint32_t, uint64_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
@@ -155,3 +155,7 @@ cdef void gpt2_pieces(TextView text, Py_ssize_t begin, Py_ssize_t end, vector[Pi
 # ByteLevel pre-tokenizer and tiktoken exactly; gpt2_pieces matches the `regex` package.
 cdef void gpt2_pieces_tokenizers(TextView text, Py_ssize_t begin, Py_ssize_t end,
                                  vector[Piece]& pieces) noexcept nogil
+
+# The per-code-point class table gpt2_pieces_tokenizers reads (GPT-2 classes in the low three bits,
+# 0x110000 entries), for scanners that work on UTF-8 bytes (encode.pyx).
+cdef const uint8_t* gpt2_tokenizers_classes() noexcept nogil

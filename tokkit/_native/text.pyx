@@ -192,6 +192,10 @@ cdef void gpt2_pieces_tokenizers(TextView text, Py_ssize_t begin, Py_ssize_t end
     gpt2_run(text, begin, end, pieces, TKCLS)
 
 
+cdef const uint8_t* gpt2_tokenizers_classes() noexcept nogil:
+    return TKCLS
+
+
 # ---------------------------------------------------------------- BERT normalize + pre-tokenize
 # Per original character: clean_text (delete / space), handle_chinese_chars (pad), strip_accents,
 # lowercase; each resulting character is fed to the pre-tokenizer, which closes the open piece at
