@@ -55,6 +55,18 @@ def test_gpt2_counts_equal_regex_line_by_line(text):
     assert counted("gpt2", text.encode(), gpt2_classes="regex") == gpt2_reference(text)
 
 
+# long ASCII-heavy lines: the scanner classes 64 bytes at a time, and these cross its block edges
+BLOCK_PARTS = st.sampled_from(["'s", "'re", "'ll", "'", " ", "  ", "   ", "\t", "\r", "\x0b", "a", "word", "12", ".",
+                               ",!", "\u3000", "é", "😀", "\n"])
+block_texts = st.lists(BLOCK_PARTS, max_size=120).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(block_texts)
+def test_gpt2_counts_across_scanner_blocks(text):
+    assert counted("gpt2", text.encode(), gpt2_classes="regex") == gpt2_reference(text)
+
+
 @settings(max_examples=200, deadline=None)
 @given(texts)
 def test_gpt2_counts_with_tokenizers_classes(text):

@@ -14,10 +14,13 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memchr, memcmp, memcpy
 from libcpp.vector cimport vector
+from libcpp cimport bool as cpp_bool
 
 from tokkit._native.hashing cimport hash_bytes
-from tokkit._native.text cimport (BertOptions, Piece, TextView, ascii_only, bert_norm_pieces, gpt2_pieces,
-                           gpt2_pieces_tokenizers, utf8_check, utf8_decode, utf8_len, utf8_put)
+from tokkit._native.short_keys cimport CountEntry, CountTable, piece_key, prefetch_line, short_key_hash
+from tokkit._native.text cimport (BertOptions, Piece, TextView, ascii_only, bert_norm_pieces, utf8_check,
+                                  utf8_decode, utf8_put, Gpt2Classes, gpt2_piece_ends, gpt2_regex_classes,
+                                  gpt2_tokenizers_classes)
 
 import numpy as np
 
@@ -40,6 +43,8 @@ cdef extern from *:
 cdef enum:
     MODE_GPT2 = 0
     MODE_BERT = 1
+    PIECES_AT_ONCE = 64  # piece ends the GPT-2 scanner hands over per call
+    SHORT_SLOTS = 131072  # the short-word table's cap: 4 MB, room for the 65,536 most frequent words
 
 
 cdef class WordCounter:
@@ -56,12 +61,15 @@ cdef class WordCounter:
     """
     cdef int mode
     cdef bint tk_classes             # gpt2: tokenizers' Unicode classes instead of the regex package's
+    cdef Gpt2Classes classes         # gpt2: the scanner's classes (one of the two tables)
     cdef BertOptions opts
     cdef vector[uint64_t] slots      # 0 = empty, else (hash >> 32) << 32 | (entry + 1)
     cdef uint64_t mask
     cdef vector[unsigned char] arena
     cdef vector[uint64_t] offs       # entry i is arena[offs[i]:offs[i + 1]]
     cdef vector[int64_t] cnts
+    cdef CountTable short_words      # words of up to 16 bytes, keys inline (see count_short); flushed
+                                     # into the table above before anything reads the counts
     cdef int64_t total_
     cdef bint busy
 
@@ -76,6 +84,7 @@ cdef class WordCounter:
         if gpt2_classes not in ("regex", "tokenizers"):
             raise ValueError(f"gpt2_classes must be 'regex' or 'tokenizers', not {gpt2_classes!r}")
         self.tk_classes = gpt2_classes == "tokenizers"
+        self.classes.init(gpt2_tokenizers_classes() if self.tk_classes else gpt2_regex_classes())
         self.opts.lowercase = bool(lowercase)
         self.opts.strip_accents = bool(lowercase if strip_accents is None else strip_accents)
         self.opts.clean_text = bool(clean_text)
@@ -83,8 +92,10 @@ cdef class WordCounter:
         self.slots.assign(1 << 14, 0)
         self.mask = (1 << 14) - 1
         self.offs.push_back(0)
+        self.short_words.set_max_slots(SHORT_SLOTS)
 
     def __len__(self):
+        self.flush()
         return self.cnts.size()
 
     @property
@@ -95,7 +106,7 @@ cdef class WordCounter:
     @property
     def nbytes(self):
         """Bytes held by the table (capacity of its arrays)."""
-        return (self.slots.capacity() * 8 + self.arena.capacity() + self.offs.capacity() * 8
+        return (self.short_words.capacity() * sizeof(CountEntry) + self.slots.capacity() * 8 + self.arena.capacity() + self.offs.capacity() * 8
                 + self.cnts.capacity() * 8)
 
     cdef int grow(self) except -1 nogil:
@@ -149,15 +160,24 @@ cdef class WordCounter:
         cdef unsigned char buf[4]
         cdef vector[unsigned char] word
         cdef TextView v
-        cdef Py_ssize_t a = 0, b, q, q2, k, j
+        cdef Py_ssize_t a = 0, b, q, k, j, got
+        cdef size_t ends[PIECES_AT_ONCE]
         cdef const void* nl
-        cdef bint ascii
         cdef Piece pc
         while a < n:
             nl = memchr(p + a, 10, n - a)
             b = (<const unsigned char*>nl - p) + 1 if nl != NULL else n
-            ascii = ascii_only(p + a, b - a)
-            if ascii:             # zero copy: a latin-1 view of the bytes themselves
+            if self.mode == MODE_GPT2:
+                # the UTF-8 scanner: the pieces of gpt2_pieces*, straight from the bytes
+                q = a
+                while q < b:
+                    got = gpt2_piece_ends(self.classes, p, q, b, n, ends, PIECES_AT_ONCE)
+                    self.count_short(p, q, ends, got, n)
+                    q = ends[got - 1]
+                    self.total_ += got
+                a = b
+                continue
+            if ascii_only(p + a, b - a):  # zero copy: a latin-1 view of the bytes themselves
                 v.data = p + a
                 v.kind = 1
                 v.length = b - a
@@ -167,36 +187,68 @@ cdef class WordCounter:
                 v.kind = 4
                 v.length = ucs.size()
             pieces.clear()
-            if self.mode == MODE_GPT2:
-                if self.tk_classes:
-                    gpt2_pieces_tokenizers(v, 0, v.length, pieces)
-                else:
-                    gpt2_pieces(v, 0, v.length, pieces)
-                q = a
-                for k in range(<Py_ssize_t>pieces.size()):
-                    pc = pieces[k]
-                    if ascii:
-                        q2 = a + pc.end
-                    else:         # pieces tile the line: walk the bytes by the piece's code-point count
-                        q2 = q
-                        for j in range(pc.end - pc.start):
-                            q2 += utf8_len(p[q2])
-                    self.add(p + q, q2 - q, 1)
-                    q = q2
-            else:
-                norm.clear()
-                bert_norm_pieces(v, &self.opts, norm, pieces)
-                for k in range(<Py_ssize_t>pieces.size()):
-                    pc = pieces[k]
-                    word.clear()
-                    for j in range(pc.norm_start, pc.norm_end):
-                        if norm[j] < 128:
-                            word.push_back(<unsigned char>norm[j])
-                        else:
-                            word.insert(word.end(), buf, buf + utf8_put(norm[j], buf))
-                    self.add(word.data(), word.size(), 1)
+            norm.clear()
+            bert_norm_pieces(v, &self.opts, norm, pieces)
+            for k in range(<Py_ssize_t>pieces.size()):
+                pc = pieces[k]
+                word.clear()
+                for j in range(pc.norm_start, pc.norm_end):
+                    if norm[j] < 128:
+                        word.push_back(<unsigned char>norm[j])
+                    else:
+                        word.insert(word.end(), buf, buf + utf8_put(norm[j], buf))
+                self.add(word.data(), word.size(), 1)
             self.total_ += pieces.size()
             a = b
+        return 0
+
+    cdef int count_short(self, const unsigned char* p, Py_ssize_t a, const size_t* ends, Py_ssize_t got,
+                         Py_ssize_t n) except -1 nogil:
+        """Count the words p[a:ends[0]], p[ends[0]:ends[1]], ...: first hash them all and prefetch
+        their slots in the short-word table, then count them there (words over 16 bytes, and new
+        words once that table is at its cap, go to the main table)."""
+        cdef uint64_t k0[PIECES_AT_ONCE]
+        cdef uint64_t k1[PIECES_AT_ONCE]
+        cdef uint64_t h[PIECES_AT_ONCE]
+        cdef Py_ssize_t q, start = a, m
+        cdef CountEntry* e
+        cdef cpp_bool full
+        for q in range(got):
+            m = ends[q] - start
+            if m <= 16:
+                piece_key(p + start, m, start + 16 <= n, &k0[q], &k1[q])
+                h[q] = short_key_hash(k0[q], k1[q], m)
+                prefetch_line(self.short_words.slot_address(h[q]))
+            start = ends[q]
+        start = a
+        for q in range(got):
+            m = ends[q] - start
+            e = NULL
+            if m <= 16:
+                e = self.short_words.find(k0[q], k1[q], m, h[q])
+                if e == NULL:
+                    e = self.short_words.add(k0[q], k1[q], m, h[q], &full)
+            if e != NULL:
+                e.count += 1
+            else:
+                self.add(p + start, m, 1)
+            start = ends[q]
+        return 0
+
+    cdef int flush(self) except -1 nogil:
+        """Move the short-word table's counts into the main table (before anything reads them)."""
+        cdef size_t i
+        cdef CountEntry* e
+        cdef uint64_t words[2]
+        if not self.short_words.size():
+            return 0
+        for i in range(self.short_words.capacity()):
+            e = self.short_words.slot(i)
+            if e.length:
+                words[0] = e.k0
+                words[1] = e.k1
+                self.add(<const unsigned char*>words, e.length, e.count)
+        self.short_words.clear()
         return 0
 
     def count(self, data, *, str errors="strict"):
@@ -238,6 +290,8 @@ cdef class WordCounter:
     def update(self, WordCounter other):
         """Add `other`'s counts to this counter."""
         cdef size_t e
+        self.flush()
+        other.flush()
         if other is self:
             for e in range(self.cnts.size()):
                 self.cnts[e] *= 2
@@ -277,6 +331,7 @@ cdef class WordCounter:
 
     def to_arrays(self):
         """(blob, offsets int64 (n+1), counts int64 (n)): the words sorted by their UTF-8 bytes."""
+        self.flush()
         cdef size_t n = self.cnts.size(), e, k, pos = 0, size
         cdef vector[uint32_t] order
         order.resize(n)

@@ -4,36 +4,10 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
-from tokkit._native.text cimport TextView, Piece, BertOptions
+from tokkit._native.text cimport TextView, Piece, BertOptions, Gpt2Classes
 from tokkit._native.encode_tables cimport StrMap, PairMap, PieceCache
 from tokkit._native.rows cimport Rows
-
-cdef extern from "gpt2_utf8.hpp" namespace "tokkit" nogil:
-    cdef cppclass Gpt2Classes:
-        int mode
-        void init(const uint8_t* per_code_point)
-        int set_mode(int wanted)
-    size_t gpt2_piece_end(const Gpt2Classes& cls, const uint8_t* p, size_t i, size_t end, size_t n)
-    size_t gpt2_piece_ends(const Gpt2Classes& cls, const uint8_t* p, size_t a, size_t end, size_t n,
-                           size_t* ends, size_t room)
-    void prefetch_line(const void* p)
-    void piece_key(const uint8_t* p, size_t n, bint room, uint64_t* k0, uint64_t* k1)
-    size_t utf8_from_str(const void* data, int kind, size_t n, uint8_t* out)
-
-cdef extern from "piece_table.hpp" namespace "tokkit" nogil:
-    cdef struct PieceEntry:
-        int32_t ids[3]
-        uint8_t count
-    cdef cppclass PieceTable:
-        @staticmethod
-        uint64_t hash(uint64_t k0, uint64_t k1, size_t n)
-        const void* slot_address(uint64_t h)
-        const PieceEntry* find(uint64_t k0, uint64_t k1, size_t n, uint64_t h)
-        const int32_t* ids_of(const PieceEntry* e)
-        bint insert(uint64_t k0, uint64_t k1, size_t n, uint64_t h, const int32_t* ids, size_t count)
-        void clear()
-        size_t size()
-        void set_max_slots(size_t slots)
+from tokkit._native.short_keys cimport PieceEntry, PieceTable
 
 cdef enum:
     HOT_SLOTS = 8192    # hot-cache entries per thread, in sets of two (40 bytes each: it stays in L2)

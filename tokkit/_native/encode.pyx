@@ -14,7 +14,9 @@ from libcpp.vector cimport vector
 from libc.stdlib cimport free, realloc
 from libc.string cimport memchr, memcmp, memcpy
 from tokkit._native.text cimport (TextView, text_view, text_at, utf8_put, ascii_only, Piece, BertOptions,
-                                  bert_pieces, bert_norm_pieces, gpt2_pieces_tokenizers, gpt2_tokenizers_classes)
+                                  bert_pieces, bert_norm_pieces, gpt2_pieces_tokenizers, gpt2_tokenizers_classes,
+                                  Gpt2Classes, gpt2_piece_ends, utf8_from_str)
+from tokkit._native.short_keys cimport PieceEntry, PieceTable, piece_key, prefetch_line, short_key_hash
 from tokkit._native.encode_tables cimport StrMap, PairMap, PieceCache
 from tokkit._native.hashing cimport hash_bytes
 from tokkit._native.bpe cimport bpe_merge
@@ -303,7 +305,7 @@ cdef class Encoder:
                 m = e - prev
                 if m <= HOT_BYTES:
                     piece_key(p + prev, m, prev + 16 <= n, &key0[q], &key1[q])
-                    hashes[q] = PieceTable.hash(key0[q], key1[q], m)
+                    hashes[q] = short_key_hash(key0[q], key1[q], m)
                     prefetch_line(s.pieces_seen.slot_address(hashes[q]))
                 prev = e
             written = out.ids.size()

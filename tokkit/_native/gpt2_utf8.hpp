@@ -372,44 +372,6 @@ inline size_t gpt2_piece_ends(const Gpt2Classes& cls, const uint8_t* p, size_t a
     return count;
 }
 
-// The hot cache's key for the n (1 to 16) bytes at p: the bytes zero-padded into two 64-bit words,
-// as memcpy into zeroed words gives them. `room`: 16 bytes may be read at p, so on little-endian
-// machines two loads and a mask do it.
-inline void piece_key(const uint8_t* p, size_t n, bool room, uint64_t* k0, uint64_t* k1) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (room) {
-        uint64_t a, b;
-        std::memcpy(&a, p, 8);
-        std::memcpy(&b, p + 8, 8);
-        if (n >= 8) {
-            *k0 = a;
-            *k1 = n == 16 ? b : (b & ((1ULL << (8 * (n - 8))) - 1));
-        } else {
-            *k0 = a & ((1ULL << (8 * n)) - 1);
-            *k1 = 0;
-        }
-        return;
-    }
-#endif
-    *k0 = 0;
-    *k1 = 0;
-    if (n > 8) {
-        std::memcpy(k0, p, 8);
-        std::memcpy(k1, p + 8, n - 8);
-    } else {
-        std::memcpy(k0, p, n);
-    }
-}
-
-// Ask for the cache line at p ahead of use (a no-op where the compiler has no such builtin).
-inline void prefetch_line(const void* p) {
-#if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(p);
-#else
-    (void)p;
-#endif
-}
-
 // UTF-8 of n code units of a str (PEP 393 kind 1, 2 or 4) into out, which has room for
 // n * (kind == 1 ? 2 : kind == 2 ? 3 : 4) bytes; returns the bytes written. Lone surrogates are
 // written in their 3-byte form, as Python's "surrogatepass" does.

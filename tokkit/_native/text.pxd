@@ -156,6 +156,20 @@ cdef void gpt2_pieces(TextView text, Py_ssize_t begin, Py_ssize_t end, vector[Pi
 cdef void gpt2_pieces_tokenizers(TextView text, Py_ssize_t begin, Py_ssize_t end,
                                  vector[Piece]& pieces) noexcept nogil
 
-# The per-code-point class table gpt2_pieces_tokenizers reads (GPT-2 classes in the low three bits,
-# 0x110000 entries), for scanners that work on UTF-8 bytes (encode.pyx).
+# The per-code-point class tables gpt2_pieces_tokenizers and gpt2_pieces read (GPT-2 classes in the
+# low three bits, 0x110000 entries), for the scanner over UTF-8 bytes below.
 cdef const uint8_t* gpt2_tokenizers_classes() noexcept nogil
+cdef const uint8_t* gpt2_regex_classes() noexcept nogil
+
+# The GPT-2 scanner over UTF-8 bytes (gpt2_utf8.hpp): the same pieces as gpt2_pieces*, found many at a
+# time in blocks. Gpt2Classes.init() takes one of the tables above.
+cdef extern from "gpt2_utf8.hpp" namespace "tokkit" nogil:
+    cdef cppclass Gpt2Classes:
+        int mode
+        void init(const uint8_t* per_code_point)
+        int set_mode(int wanted)
+    size_t gpt2_piece_end(const Gpt2Classes& cls, const uint8_t* p, size_t i, size_t end, size_t n)
+    size_t gpt2_piece_ends(const Gpt2Classes& cls, const uint8_t* p, size_t a, size_t end, size_t n,
+                           size_t* ends, size_t room)
+    size_t utf8_from_str(const void* data, int kind, size_t n, uint8_t* out)
+

@@ -196,6 +196,10 @@ cdef const uint8_t* gpt2_tokenizers_classes() noexcept nogil:
     return TKCLS
 
 
+cdef const uint8_t* gpt2_regex_classes() noexcept nogil:
+    return FLAGS
+
+
 # ---------------------------------------------------------------- BERT normalize + pre-tokenize
 # Per original character: clean_text (delete / space), handle_chinese_chars (pad), strip_accents,
 # lowercase; each resulting character is fed to the pre-tokenizer, which closes the open piece at

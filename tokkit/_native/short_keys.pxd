@@ -1,0 +1,35 @@
+# Hash tables keyed by short byte strings held inline (short_keys.hpp): the encoder's piece table
+# and the word counter's table of short words.
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libcpp cimport bool
+
+cdef extern from "short_keys.hpp" namespace "tokkit" nogil:
+    void piece_key(const uint8_t* p, size_t n, bint room, uint64_t* k0, uint64_t* k1)
+    uint64_t short_key_hash(uint64_t k0, uint64_t k1, size_t n)
+    void prefetch_line(const void* p)
+
+    cdef struct PieceEntry:
+        int32_t ids[3]
+        uint8_t count
+    cdef cppclass PieceTable:
+        const void* slot_address(uint64_t h)
+        const PieceEntry* find(uint64_t k0, uint64_t k1, size_t n, uint64_t h)
+        const int32_t* ids_of(const PieceEntry* e)
+        bint insert(uint64_t k0, uint64_t k1, size_t n, uint64_t h, const int32_t* ids, size_t count)
+        void clear()
+        size_t size()
+        void set_max_slots(size_t slots)
+
+    cdef struct CountEntry:
+        uint64_t k0, k1
+        int64_t count
+        uint8_t length
+    cdef cppclass CountTable:
+        const void* slot_address(uint64_t h)
+        CountEntry* find(uint64_t k0, uint64_t k1, size_t n, uint64_t h)
+        CountEntry* add(uint64_t k0, uint64_t k1, size_t n, uint64_t h, bool* full)
+        void clear()
+        size_t size()
+        size_t capacity()
+        CountEntry* slot(size_t i)
+        void set_max_slots(size_t slots)
