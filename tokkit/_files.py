@@ -19,8 +19,10 @@ import errno
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import uuid
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -64,8 +66,9 @@ def atomic_dir(dest: str | os.PathLike, *, marker_files: Iterable[str], force: b
     Replacing is safe at every instant: where the OS can (Linux's renameat2 with RENAME_EXCHANGE)
     the new folder and the old one swap names in one step, so `dest` always exists, holding either
     the old or the new output. Elsewhere the old folder is first renamed to `.DEST.old-PID-...`;
-    if the process dies between the two renames, the next run on the same destination puts it back
-    (and says so). Temporary folders of dead runs (`.DEST.tmp-PID-...`) are removed the same way.
+    if the process is killed between the two renames, the next run on the same destination puts it
+    back (and says so). Temporary folders of dead runs (`.DEST.tmp-PID-...`) are removed the same
+    way. Ctrl-C and SIGTERM during the swap take effect once it and the clean-up are done.
     """
     dest = check_destination(dest, marker_files=marker_files, force=force)
     parent = dest.resolve().parent
@@ -74,18 +77,62 @@ def atomic_dir(dest: str | os.PathLike, *, marker_files: Iterable[str], force: b
     os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private; the result should look like any new folder
     try:
         yield tmp
-        if dest.exists() and _exchange(tmp, dest):
-            pass  # tmp now holds the old output, removed below
-        elif dest.exists():
-            old = parent / f".{dest.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-            os.rename(dest, old)
-            os.rename(tmp, dest)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(tmp, dest)
+        # Ctrl-C or SIGTERM from here on acts once the new output is in place and the old one gone:
+        # stopping between the steps would leave `dest` missing or a stale folder beside it.
+        with signals_held():
+            if dest.exists() and _exchange(tmp, dest):
+                pass  # tmp now holds the old output, removed below
+            elif dest.exists():
+                old = parent / f".{dest.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+                os.rename(dest, old)
+                os.rename(tmp, dest)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.rename(tmp, dest)
+            if os.path.exists(tmp):
+                shutil.rmtree(tmp, ignore_errors=True)
     finally:
         if os.path.exists(tmp):
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def signals_held(signums=(signal.SIGINT, signal.SIGTERM)) -> Iterator[None]:
+    """Hold SIGINT and SIGTERM for a few steps that must not be cut apart, then act on them as usual.
+
+    Between the two renames of a folder swap without renameat2 the destination is missing; a
+    Ctrl-C there waits until the new folder is in place. Only the main thread runs signal
+    handlers, so elsewhere (and for handlers not set from Python) nothing changes.
+
+    >>> got = []
+    >>> before = signal.signal(signal.SIGUSR1, lambda n, frame: got.append("handled"))
+    >>> with signals_held((signal.SIGUSR1,)):
+    ...     os.kill(os.getpid(), signal.SIGUSR1)
+    ...     got.append("block done")
+    >>> got
+    ['block done', 'handled']
+    >>> _ = signal.signal(signal.SIGUSR1, before)
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {}
+    for signum in signums:
+        handler = signal.getsignal(signum)
+        if handler is not None and handler != signal.SIG_IGN:
+            previous[signum] = signal.signal(signum, lambda n, frame: caught.append(n))
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if caught:
+            handler = previous[caught[0]]
+            if callable(handler):
+                handler(caught[0], None)
+            else:  # the default action (SIG_DFL): end the process as the signal would have
+                os.kill(os.getpid(), caught[0])
 
 
 _RENAME_EXCHANGE = 2

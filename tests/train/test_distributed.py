@@ -222,3 +222,40 @@ def test_cli_train_wrong_scheduler_fails_fast(tmp_path):
                           cwd=tmp_path, capture_output=True, timeout=120)
     assert proc.returncode == 2 and b"cannot reach" in proc.stderr
     assert time.perf_counter() - start < 30
+
+
+def bad_byte_corpus(path, size, bad_at):
+    """`size` bytes of short lines with an invalid UTF-8 byte at `bad_at`, not at a line start."""
+    line = b"some words on a line\n"
+    data = bytearray(line * (size // len(line) + 1))[:size]
+    assert data[bad_at - 1 : bad_at] != b"\n"
+    data[bad_at] = 0xFF
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_invalid_utf8_in_a_later_range_names_its_byte(tmp_path):
+    """A range starts after the line it cuts; the byte named is still counted from the file's start."""
+    path = bad_byte_corpus(tmp_path / "c.txt", 5000, 3010)
+    with pytest.raises(TokkitError, match="c.txt: invalid UTF-8 at byte 3010 "):
+        tokkit.train(str(path), algo="bpe", vocab_size=300)  # the local path, for reference
+    for range_size in (1000, 1001, 3000):
+        tasks = dist.plan(resolve([str(path)]), range_size=range_size)
+        with pytest.raises(ValueError, match="c.txt: invalid UTF-8 at byte 3010 "):
+            for task in tasks:
+                dist.count_task([task], "bert", {}, "strict", chunk_size=64)
+
+
+def test_cli_train_on_a_local_cluster_quiet_is_one_error_line(tmp_path):
+    """-q with --scheduler local: the error line alone, with the right byte; no cluster or worker logs."""
+    import subprocess
+    import sys
+
+    bad_byte_corpus(tmp_path / "big.txt", 2_500_000, 2_000_010)  # past the first of two 1.25 MB ranges
+    proc = subprocess.run([sys.executable, "-m", "tokkit.cli", "train", "--algo", "bpe", "--vocab-size", "300",
+                           "--scheduler", "local", "--workers", "1", "-q", "-o", "out", "big.txt"],
+                          cwd=tmp_path, capture_output=True, timeout=300, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.decode().splitlines() == [
+        "tokkit: error: big.txt: invalid UTF-8 at byte 2000010 (use --errors replace to substitute U+FFFD)"]
+    assert proc.stdout == b"" and not (tmp_path / "out").exists()

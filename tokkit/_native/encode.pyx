@@ -608,10 +608,15 @@ cdef class Encoder:
                 self.bpe_piece(s, out, t, NULL, p.start, p.end, <int32_t>k, 0)
 
     cdef prepare_regex(self, str text, TextView t, Scratch s):
-        """Split like tokenizers' Split(pattern, "isolated"): matches and the gaps between them."""
+        """Split like tokenizers' Split(pattern, "isolated"): matches and the gaps between them.
+
+        Each search runs under a time limit (tokkit._native.regex_limit): a pattern that
+        backtracks without end on this text is a TokkitError naming it.
+        """
         cdef Py_ssize_t i = 0, seg = 0, n
         cdef int32_t sid = -1
         cdef Piece p
+        from tokkit._native import regex_limit
         s.pieces.clear()
         while i <= t.length:
             n = self.match_special(t, i, &sid) if i < t.length and self.sp_ids.size() else 0
@@ -619,7 +624,7 @@ cdef class Encoder:
                 i += 1
                 continue
             pos = seg
-            for m in self.pattern.finditer(text, seg, i):
+            for m in regex_limit.finditer(self.pattern, text, seg, i):
                 for a, b in ((pos, m.start()), (m.start(), m.end())):
                     if b > a:
                         p.start, p.end, p.norm_start, p.norm_end = a, b, a, b

@@ -89,7 +89,7 @@ def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_
     if scheduler:
         if not corpus or "-" in corpus:
             raise TokkitError("--scheduler reads files: give corpus files (not stdin)")
-        client = connect(scheduler, workers=workers, echo=lambda m: click.echo(m, err=True))
+        client = connect(scheduler, workers=workers, echo=lambda m: click.echo(m, err=True), quiet=quiet)
     try:
         tokenizer, summary = train(
             files, texts=texts, algo=algo, vocab_size=vocab_size, min_frequency=min_frequency,

@@ -1,6 +1,7 @@
 """BERT inputs from text: `tokkit.encode` -> a mapping of numpy arrays.
 
-Template `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`, truncation, padding, overlapping windows.
+The tokenizer's template (BERT's `[CLS] A [SEP]` / `[CLS] A [SEP] B [SEP]`, RoBERTa's, or any
+TemplateProcessing of its tokenizer.json), truncation, padding, overlapping windows.
 Texts are encoded on threads with the GIL released; the assembly into rows is vectorised numpy.
 
 >>> from tokkit.tokenizer import Tokenizer
@@ -77,19 +78,19 @@ def encode(tokenizer: Tokenizer, texts: Sequence[str], text_pairs: Sequence[str]
     lengths = np.diff(ptr)
     la = lengths[:n]
     lb = lengths[n:] if pairs is not None else None
-    cls_id, sep_id = (tokenizer.token_to_id(t) for t in tokenizer.template)
+    budget = max_length - tokenizer.template.specials(pairs is not None)
 
     src = np.arange(n)
     a0 = np.zeros(n, dtype=np.int64)
     if pairs is not None:
-        ka, kb = truncate_pair(la, lb, max_length - 3, truncation)
+        ka, kb = truncate_pair(la, lb, budget, truncation)
     else:
         if truncation == "only_second":
             raise ValueError("truncation='only_second' needs text_pairs")
-        ka, kb = (np.minimum(la, max_length - 2) if truncation else la), None
+        ka, kb = (np.minimum(la, budget) if truncation else la), None
         if return_overflowing and truncation:
-            src, a0, ka = windows(la, max_length - 2, stride)
-    return assemble(tokenizer, flat, n, src, a0, ka, kb, cls_id, sep_id, max_length, padding,
+            src, a0, ka = windows(la, budget, stride)
+    return assemble(tokenizer, flat, n, src, a0, ka, kb, max_length, padding,
                     pad_to_multiple_of, padding_side, return_offsets,
                     src if return_overflowing else None)
 
@@ -100,7 +101,8 @@ def _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding
         raise TypeError(f"tokenizer must be a tokkit.Tokenizer, not {type(tokenizer).__name__}")
     if tokenizer.template is None:
         raise TokkitError("this tokenizer has no [CLS]/[SEP] template (it was built without [CLS] and [SEP] "
-                          "special tokens), so tokkit.encode cannot build BERT inputs; use Tokenizer.encode")
+                          "special tokens, and its tokenizer.json has no post_processor), so tokkit.encode "
+                          "cannot build BERT inputs; use Tokenizer.encode")
     truncation = _switch("truncation", truncation, "do_not_truncate", TRUNCATIONS)
     padding = _switch("padding", padding, "do_not_pad", PADDINGS)
     if padding_side not in ("right", "left"):
@@ -110,12 +112,13 @@ def _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding
     if pad_to_multiple_of is not None and pad_to_multiple_of > MAX_PADDED_LENGTH:
         raise TokkitError(f"pad_to_multiple_of={pad_to_multiple_of} is above the {MAX_PADDED_LENGTH:,} tokens "
                           "tokkit pads to (tokkit.inputs.encode.MAX_PADDED_LENGTH)")
-    template = 3 if text_pairs is not None else 2
+    template = tokenizer.template.specials(text_pairs is not None)
     if isinstance(max_length, (int, np.integer)) and not isinstance(max_length, (bool, np.bool_)):
         max_length = int(max_length)
-    if not isinstance(max_length, int) or max_length < template:
+    if not isinstance(max_length, int) or max_length < max(template, 1):
         # tokenizers silently skips truncation here; tokkit refuses rather than overflow max_length.
-        raise ValueError(f"max_length={max_length!r} is below the {template} template tokens")
+        raise ValueError(f"max_length={max_length!r} is below the {template} template tokens" if template
+                         else f"max_length must be a positive int, got {max_length!r}")
     if padding == "max_length" and max_length > MAX_PADDED_LENGTH:
         # Every row would be max_length wide: refuse before numpy tries to allocate terabytes.
         raise TokkitError(f"padding='max_length' pads every row to max_length={max_length}, above the "
@@ -212,12 +215,27 @@ def _ragged(starts: np.ndarray, lengths: np.ndarray):
     return row, pos, np.repeat(starts, lengths) + pos
 
 
-def assemble(tokenizer, flat, n, src, a0, ka, kb, cls_id, sep_id, max_length, padding, multiple, side,
+def pad_token_id(tokenizer: Tokenizer) -> int | None:
+    """The padding id: the tokenizer.json's `padding.pad_id` when it sets one, else [PAD] or <pad>."""
+    pad = tokenizer.spec.extra.get("padding") or {}
+    if isinstance(pad.get("pad_id"), int) and tokenizer.id_to_token(pad["pad_id"]) is not None:
+        return pad["pad_id"]
+    for name in ("[PAD]", "<pad>"):
+        if tokenizer.token_to_id(name) is not None:
+            return tokenizer.token_to_id(name)
+    return None
+
+
+def assemble(tokenizer, flat, n, src, a0, ka, kb, max_length, padding, multiple, side,
              return_offsets, sample_map):
+    """Rows from the kept runs of A (and B) and the template's special tokens around them."""
     ptr = flat["ptr"]
     rows = src.size
     pair = kb is not None
-    total = 2 + ka + (kb + 1 if pair else 0)
+    parts = tokenizer.template.parts(pair)
+    sizes = {"$A": ka, "$B": kb}
+    part_len = [sizes[name] if name in sizes else np.ones(rows, dtype=np.int64) for name, _ in parts]
+    total = np.sum(part_len, axis=0) if parts else np.zeros(rows, dtype=np.int64)
     if padding == "max_length":
         width = max(max_length, int(total.max(initial=0)))
     else:
@@ -225,9 +243,10 @@ def assemble(tokenizer, flat, n, src, a0, ka, kb, cls_id, sep_id, max_length, pa
     if multiple:
         width = -(-width // multiple) * multiple
     shift = (width - total) if side == "left" else np.zeros(rows, dtype=np.int64)
-    pad_id = tokenizer.token_to_id("[PAD]")
+    pad_id = pad_token_id(tokenizer)
     if pad_id is None and padding is not None and bool((total < width).any()):
-        raise TokkitError("padding needs a '[PAD]' token, and this tokenizer has none")
+        raise TokkitError("padding needs a '[PAD]' or '<pad>' token (or a tokenizer.json padding.pad_id), "
+                          "and this tokenizer has none")
     ids = np.full((rows, width), pad_id if pad_id is not None else 0, dtype=np.int32)
     types = np.zeros((rows, width), dtype=np.int32)
     attention = np.zeros((rows, width), dtype=np.int32)
@@ -237,8 +256,6 @@ def assemble(tokenizer, flat, n, src, a0, ka, kb, cls_id, sep_id, max_length, pa
     r = np.arange(rows)
     col = np.arange(width)[None, :]
     attention[(col >= shift[:, None]) & (col < (shift + total)[:, None])] = 1
-    ids[r, shift] = cls_id
-    ids[r, shift + 1 + ka] = sep_id
 
     def place(starts, lengths, col0, type_id, word_offset):
         row, pos, flat_idx = _ragged(starts, lengths)
@@ -249,17 +266,23 @@ def assemble(tokenizer, flat, n, src, a0, ka, kb, cls_id, sep_id, max_length, pa
         if type_id:
             types[row, col] = type_id
         if offsets is not None:
-            offsets[row, col, 0] = flat["starts"][flat_idx]
-            offsets[row, col, 1] = flat["ends"][flat_idx]
+            offsets[row, col, 0], offsets[row, col, 1] = tokenizer.trimmed_offsets(
+                flat["ids"][flat_idx], flat["starts"][flat_idx], flat["ends"][flat_idx], pos == 0)
 
-    place(ptr[src] + a0, ka, shift + 1, 0, None)
-    if pair:
-        last_a = ptr[src] + a0 + ka - 1
-        a_words = np.where(ka > 0, flat["words"][np.maximum(last_a, 0)] + 1, 0) if flat["words"].size else \
-            np.zeros(rows, dtype=np.int64)
-        place(ptr[n + src], kb, shift + 2 + ka, 1, a_words)
-        ids[r, shift + 2 + ka + kb] = sep_id
-        types[r, shift + 2 + ka + kb] = 1
+    a_start = ptr[src] + a0
+    col0 = shift.copy()
+    for (name, type_id), length in zip(parts, part_len):
+        if name == "$A":
+            place(a_start, ka, col0, type_id, None)
+        elif name == "$B":
+            last_a = a_start + ka - 1
+            a_words = np.where(ka > 0, flat["words"][np.maximum(last_a, 0)] + 1, 0) if flat["words"].size else \
+                np.zeros(rows, dtype=np.int64)
+            place(ptr[n + src], kb, col0, type_id, a_words)
+        else:
+            ids[r, col0] = tokenizer.token_to_id(name)
+            types[r, col0] = type_id
+        col0 = col0 + length
     out = {"input_ids": ids, "token_type_ids": types, "attention_mask": attention,
            "special_tokens_mask": special, "word_ids": words}
     if offsets is not None:

@@ -19,6 +19,7 @@ from typing import Iterable
 import numpy as np
 import regex
 
+from tokkit._native import regex_limit
 from tokkit._progress import Progress
 from tokkit.errors import TokkitError
 from tokkit.text.corpus import CHUNK_SIZE, Source, iter_source_chunks, texts_as_chunks
@@ -184,7 +185,7 @@ class RegexCounter:
             raise ValueError(f"invalid UTF-8 at byte {exc.start}") from None
         words = self.words
         for line in _split_lf(text):
-            for piece in self.regex.findall(line):
+            for piece in regex_limit.findall(self.regex, line):
                 key = piece.encode("utf-8", "surrogatepass")
                 words[key] = words.get(key, 0) + 1
                 self.total += 1

@@ -16,6 +16,7 @@ from functools import lru_cache
 
 import regex
 
+from tokkit._native import regex_limit
 from tokkit._native.text_api import gpt2_spans_str, gpt2_split_str
 
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -28,12 +29,13 @@ def compiled(pattern: str) -> regex.Pattern:
 
 
 def split_regex(text: str, pattern: str = GPT2_PATTERN) -> list[str]:
-    """All matches of `pattern` in `text`, as `regex.findall` (the general path).
+    """All matches of `pattern` in `text`, as `regex.findall` (the general path), within the time
+    limit of tokkit._native.regex_limit.
 
     >>> split_regex("ab  c")
     ['ab', ' ', ' c']
     """
-    return compiled(pattern).findall(text)
+    return regex_limit.findall(compiled(pattern), text)
 
 
 def _tokenizers_classes(classes: str) -> bool:

@@ -16,6 +16,7 @@ import regex
 from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm
 from tokkit.text.pretokenize import GPT2_PATTERN
+from tokkit.tokenizer.post import post_json, read_post
 from tokkit.tokenizer.spec import AddedToken, Spec, check_merge, vocab_from_mapping
 
 SPECIAL_NAMES = {"[UNK]": "unk_token", "[SEP]": "sep_token", "[PAD]": "pad_token",
@@ -82,14 +83,18 @@ def spec_from_json(data: dict, where: str) -> Spec:
             spec.kind = "bpe"
         else:
             spec.kind = "bytelevel"
-            spec.pattern = _bytelevel_pattern(pre, where)
+            spec.pattern, spec.add_prefix_space = _bytelevel_pattern(pre, where)
+            if spec.add_prefix_space and any(a.content.startswith(" ") for a in added):
+                # the space put before the text after such a token would make it match where it did not
+                raise TokkitError(f"{where}: pre_tokenizer.add_prefix_space=true with an added token that "
+                                  "starts with a space is not supported")
             if norm is not None:
                 raise TokkitError(f"{where}: field 'normalizer' must be null for a byte-level BPE")
             if spec.suffix is not None:
                 raise TokkitError(f"{where}: model.end_of_word_suffix must be null for a byte-level BPE")
     else:
         raise TokkitError(f"{where}: model.type {mtype!r} is not supported (WordPiece or BPE)")
-    spec.post = _post_processor(_field(data, "post_processor", (dict, type(None)), None, where), spec, where)
+    spec.post = read_post(_field(data, "post_processor", (dict, type(None)), None, where), spec.token_ids(), where)
     spec.decoder_cleanup = _decoder(_field(data, "decoder", (dict, type(None)), None, where), spec, where)
     return spec
 
@@ -194,13 +199,14 @@ def _merges(entries: list, known: set[str], where: str) -> list[tuple[str, str]]
     return merges
 
 
-def _bytelevel_pattern(pre, where: str) -> str | None:
-    def is_bytelevel(p, use_regex):
+def _bytelevel_pattern(pre, where: str) -> tuple[str | None, bool]:
+    """(Split pattern or None for GPT-2's, add_prefix_space) of a byte-level pre-tokenizer."""
+    def is_bytelevel(p, use_regex, prefix=(False,)):
         return (isinstance(p, dict) and p.get("type") == "ByteLevel" and p.get("use_regex", True) == use_regex
-                and p.get("add_prefix_space", True) is False)
+                and p.get("add_prefix_space", True) in prefix)
 
-    if is_bytelevel(pre, True):
-        return None
+    if is_bytelevel(pre, True, (False, True)):
+        return None, pre.get("add_prefix_space", True)
     if (isinstance(pre, dict) and pre.get("type") == "Sequence" and len(pre.get("pretokenizers", [])) == 2
             and is_bytelevel(pre["pretokenizers"][1], False)):
         split = pre["pretokenizers"][0]
@@ -211,41 +217,10 @@ def _bytelevel_pattern(pre, where: str) -> str | None:
                 regex.compile(pattern)
             except (regex.error, RecursionError, OverflowError) as exc:
                 raise TokkitError(f"{where}: pre_tokenizer Split pattern is not a valid regex ({exc})") from None
-            return None if pattern == GPT2_PATTERN else pattern
-    raise TokkitError(f"{where}: field 'pre_tokenizer' must be ByteLevel(add_prefix_space=false) or "
+            return (None if pattern == GPT2_PATTERN else pattern), False
+    # After a Split, add_prefix_space would put a space before every piece: not supported.
+    raise TokkitError(f"{where}: field 'pre_tokenizer' must be ByteLevel(use_regex=true) or "
                       f"Sequence[Split(Regex, Isolated), ByteLevel(use_regex=false)], got {pre}")
-
-
-def _post_processor(post, spec: Spec, where: str) -> tuple[str, str] | None:
-    if post is None:
-        return None
-    ptype = post.get("type")
-    if ptype == "ByteLevel" and not post.get("trim_offsets", True):
-        return None  # with trim_offsets off it changes nothing
-    if ptype == "BertProcessing":
-        try:
-            cls, sep = post["cls"][0], post["sep"][0]
-        except (KeyError, IndexError, TypeError):
-            raise TokkitError(f"{where}: post_processor BertProcessing needs 'cls' and 'sep' as [token, id]") from None
-        _typed(cls, (str,), where, "post_processor.cls[0]")
-        _typed(sep, (str,), where, "post_processor.sep[0]")
-    elif ptype == "TemplateProcessing":
-        try:
-            cls = post["single"][0]["SpecialToken"]["id"]
-            sep = post["single"][2]["SpecialToken"]["id"]
-        except (KeyError, IndexError, TypeError):
-            raise TokkitError(f"{where}: post_processor template is not '[CLS] $A [SEP]'") from None
-        if _template(cls, sep) != {k: post.get(k) for k in ("single", "pair")}:
-            raise TokkitError(f"{where}: post_processor template is not '{cls} $A {sep}' / "
-                              f"'{cls} $A {sep} $B:1 {sep}:1'")
-    else:
-        raise TokkitError(f"{where}: post_processor type {ptype!r} is not supported "
-                          "(BertProcessing, TemplateProcessing or null)")
-    ids = spec.token_ids()
-    for tok in (cls, sep):
-        if tok not in ids:
-            raise TokkitError(f"{where}: post_processor names {tok!r}, which is not in the vocabulary")
-    return cls, sep
 
 
 def _decoder(dec, spec: Spec, where: str) -> bool:
@@ -261,17 +236,6 @@ def _decoder(dec, spec: Spec, where: str) -> bool:
 
 
 # ---------------------------------------------------------------------------------------- writing
-def _template(cls: str, sep: str) -> dict:
-    def special(tok, type_id):
-        return {"SpecialToken": {"id": tok, "type_id": type_id}}
-
-    def seq(name, type_id):
-        return {"Sequence": {"id": name, "type_id": type_id}}
-
-    return {"single": [special(cls, 0), seq("A", 0), special(sep, 0)],
-            "pair": [special(cls, 0), seq("A", 0), special(sep, 0), seq("B", 1), special(sep, 1)]}
-
-
 def to_json(spec: Spec) -> dict:
     """The tokenizer.json object for `spec`, keys in the order tokenizers writes them."""
     ids = spec.token_ids()
@@ -283,7 +247,8 @@ def to_json(spec: Spec) -> dict:
     out["normalizer"] = None if n is None else {
         "type": "BertNormalizer", "clean_text": n.clean_text, "handle_chinese_chars": n.handle_chinese_chars,
         "strip_accents": n.strip_accents, "lowercase": n.lowercase}
-    bytelevel = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    bytelevel = {"type": "ByteLevel", "add_prefix_space": spec.add_prefix_space, "trim_offsets": True,
+                 "use_regex": True}
     if spec.kind != "bytelevel":
         out["pre_tokenizer"] = {"type": "BertPreTokenizer"}
     elif spec.pattern is None:
@@ -292,12 +257,7 @@ def to_json(spec: Spec) -> dict:
         out["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
             {"type": "Split", "pattern": {"Regex": spec.pattern}, "behavior": "Isolated", "invert": False},
             dict(bytelevel, use_regex=False)]}
-    if spec.post is None:
-        out["post_processor"] = None
-    else:
-        cls, sep = spec.post
-        out["post_processor"] = {"type": "TemplateProcessing", **_template(cls, sep), "special_tokens": {
-            tok: {"id": tok, "ids": [ids[tok]], "tokens": [tok]} for tok in sorted({cls, sep})}}
+    out["post_processor"] = post_json(spec.post, ids)
     if spec.kind == "wordpiece":
         out["decoder"] = {"type": "WordPiece", "prefix": spec.prefix, "cleanup": spec.decoder_cleanup}
         out["model"] = {"type": "WordPiece", "unk_token": spec.unk_token, "continuing_subword_prefix": spec.prefix,

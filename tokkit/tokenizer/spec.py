@@ -26,12 +26,56 @@ class AddedToken:
     special: bool = True
 
 
+@dataclass(frozen=True)
+class Template:
+    """The post-processor: the special tokens around one text or a pair, and the offset trimming.
+
+    `single` and `pair` list the row's parts in order as (name, type id): "$A" and "$B" stand for
+    the texts, any other name is a special token. `trim_offsets` drops the spaces a byte-level
+    token carries from its offsets (`add_prefix_space`: except the one space of a first token).
+    `style` is the tokenizer.json type it is written back as.
+
+    >>> t = bert_template("[CLS]", "[SEP]")
+    >>> t.pair
+    (('[CLS]', 0), ('$A', 0), ('[SEP]', 0), ('$B', 1), ('[SEP]', 1))
+    >>> t.specials(pair=True)
+    3
+    """
+
+    single: tuple[tuple[str, int], ...]
+    pair: tuple[tuple[str, int], ...]
+    trim_offsets: bool = False
+    add_prefix_space: bool = False
+    style: str = "TemplateProcessing"
+
+    def parts(self, pair: bool) -> tuple[tuple[str, int], ...]:
+        return self.pair if pair else self.single
+
+    def specials(self, pair: bool) -> int:
+        """How many special tokens a row gets (what truncation leaves room for)."""
+        return sum(name not in SEQUENCES for name, _ in self.parts(pair))
+
+    def tokens(self) -> list[str]:
+        """The special tokens the template names, each once, in order of appearance."""
+        return list(dict.fromkeys(n for n, _ in self.single + self.pair if n not in SEQUENCES))
+
+
+SEQUENCES = ("$A", "$B")
+
+
+def bert_template(cls: str, sep: str, style: str = "TemplateProcessing") -> Template:
+    """`cls $A sep` and `cls $A sep $B:1 sep:1`: BERT's template."""
+    return Template(single=((cls, 0), ("$A", 0), (sep, 0)),
+                    pair=((cls, 0), ("$A", 0), (sep, 0), ("$B", 1), (sep, 1)), style=style)
+
+
 @dataclass
 class Spec:
     """Everything that defines a tokenizer, as plain data (what gets pickled and saved).
 
     `vocab` lists every token by id (model vocabulary and added tokens). `pattern` is None for
-    the GPT-2 pattern. `post` is the (cls, sep) pair of the BERT template, or None.
+    the GPT-2 pattern; `add_prefix_space` puts a space before each byte-level text part (between
+    added tokens) that does not start with one. `post` is the post-processor's Template, or None.
     """
 
     kind: str
@@ -41,10 +85,11 @@ class Spec:
     unk_token: str | None = None
     normalizer: BertNorm | None = None
     pattern: str | None = None
+    add_prefix_space: bool = False
     prefix: str = "##"
     max_input_chars_per_word: int = 100
     suffix: str | None = None
-    post: tuple[str, str] | None = None
+    post: Template | None = None
     decoder_cleanup: bool = True
     model_max_length: int = 512
     extra: dict = field(default_factory=dict)
@@ -56,9 +101,9 @@ class Spec:
         return replace(self, **changes)
 
 
-def bert_post(vocab: list[str] | dict, specials: list[str]) -> tuple[str, str] | None:
-    """The BERT template pair when both [CLS] and [SEP] are special tokens, else None."""
-    return ("[CLS]", "[SEP]") if "[CLS]" in specials and "[SEP]" in specials else None
+def bert_post(vocab: list[str] | dict, specials: list[str]) -> Template | None:
+    """The BERT template when both [CLS] and [SEP] are special tokens, else None."""
+    return bert_template("[CLS]", "[SEP]") if "[CLS]" in specials and "[SEP]" in specials else None
 
 
 def vocab_from_mapping(mapping: dict, where: str) -> list[str]:

@@ -26,7 +26,9 @@ from tokkit.text.pretokenize import GPT2_PATTERN
 from tokkit.tokenizer.decode import decode
 from tokkit.tokenizer.hf_json import encode_defaults, special_tokens_map, to_json, tokenizer_config
 from tokkit.tokenizer.load import load_spec
-from tokkit.tokenizer.spec import KINDS, AddedToken, Spec, bert_post
+from tokkit.tokenizer.prefix_space import PrefixSpaceEncoder
+from tokkit.tokenizer.spec import KINDS, AddedToken, Spec, Template, bert_post
+from tokkit.tokenizer.trim import space_counts, trim
 
 __all__ = ["Tokenizer", "Encoding", "load"]
 
@@ -65,6 +67,7 @@ class Tokenizer:
         self._ids = spec.token_ids()
         self._kernel = None
         self._decode_table = None
+        self._spaces = None
 
     # ------------------------------------------------------------------------------ construction
     @classmethod
@@ -125,8 +128,8 @@ class Tokenizer:
         return self._spec.model_max_length
 
     @property
-    def template(self) -> tuple[str, str] | None:
-        """The (cls, sep) tokens of the BERT template, or None when the tokenizer has none."""
+    def template(self) -> Template | None:
+        """The post-processor's template (the special tokens around a text or a pair), or None."""
         return self._spec.post
 
     @property
@@ -166,8 +169,25 @@ class Tokenizer:
     def _encoder(self):
         """The compiled encoder (built on first use; read-only afterwards, so threads share it)."""
         if self._kernel is None:
-            self._kernel = Encoder.from_spec(self._spec, self.split_special_tokens)
+            kernel = Encoder.from_spec(self._spec, self.split_special_tokens)
+            if self._spec.add_prefix_space:
+                kernel = PrefixSpaceEncoder(kernel, [a.content for a in self._spec.added
+                                                     if not (self.split_special_tokens and a.special)])
+            self._kernel = kernel
         return self._kernel
+
+    def trimmed_offsets(self, ids: np.ndarray, starts: np.ndarray, ends: np.ndarray, first: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        """Offsets after the post-processor's `trim_offsets` (unchanged when it has none).
+
+        `first` marks each sequence's first token (tokenizers trims every sequence on its own).
+        """
+        post = self._spec.post
+        if post is None or not post.trim_offsets:
+            return starts, ends
+        if self._spaces is None:
+            self._spaces = space_counts(self._spec.vocab)
+        return trim(ids, starts, ends, first, *self._spaces, add_prefix_space=post.add_prefix_space)
 
     def encode(self, text: str) -> list[int]:
         """Token ids of `text`, without the template's [CLS]/[SEP].
@@ -189,9 +209,17 @@ class Tokenizer:
         return self._encoder.encode_numpy(as_str(text))
 
     def encode_with_offsets(self, text: str) -> Encoding:
-        """`encode` plus tokens, code-point offsets into `text` and word numbers."""
+        """`encode` plus tokens, code-point offsets into `text` and word numbers.
+
+        The offsets are trimmed as the post-processor says (tokenizers does so even without the
+        template's special tokens).
+        """
         ids, starts, ends, words = self._encoder.encode_full(as_str(text))
         vocab = self._spec.vocab
+        if self._spec.post is not None and self._spec.post.trim_offsets and ids:
+            first = np.arange(len(ids)) == 0
+            s, e = self.trimmed_offsets(np.array(ids), np.array(starts), np.array(ends), first)
+            starts, ends = s.tolist(), e.tolist()
         return Encoding(ids=ids, tokens=[vocab[i] for i in ids], offsets=list(zip(starts, ends)), word_ids=words)
 
     def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:

@@ -14,6 +14,7 @@ A compressed file is one task. dask is imported only here, and only when used.
 """
 from __future__ import annotations
 
+import logging
 import os
 import re
 from dataclasses import dataclass
@@ -91,7 +92,7 @@ def _count_range(counter, r: Task, errors: str, chunk_size: int) -> None:
         raise FileNotFoundError(f"{r.path}: file disappeared during the job") from None
     with stream:
         reader = stream if r.compressed else _LineRange(stream, r.start, r.end)
-        offset = r.start
+        offset = 0 if r.compressed else reader.pos  # the range begins at the first line that starts in it
         for chunk in iter_chunks(reader, chunk_size=chunk_size):
             try:
                 counter.count(chunk, errors=errors)
@@ -220,16 +221,21 @@ def run_tasks(client, tasks: list[list[Task]], *, mode: str, options: dict, erro
     return WordTable(blob, offsets, counts, total), stats
 
 
-def connect(address: str, *, workers: int | None = None, timeout: float = 5.0, echo=print):
-    """A dask Client for `address`, or a new LocalCluster for "local" (its dashboard link is printed)."""
+def connect(address: str, *, workers: int | None = None, timeout: float = 5.0, echo=print, quiet: bool = False):
+    """A dask Client for `address`, or a new LocalCluster for "local" (its dashboard link is printed
+    unless `quiet`)."""
     try:
         from distributed import Client
     except ImportError:
         raise TokkitError("--scheduler needs dask: pip install 'tokkit[dask]'") from None
     if address == "local":
-        # The client owns this cluster: closing the client shuts the workers down.
-        client = Client(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True)
-        echo(f"tokkit: started a local Dask cluster; dashboard: {client.dashboard_link}")
+        # The client owns this cluster: closing the client shuts the workers down. Its workers and
+        # scheduler log only critical events: tokkit reports a failed task itself, in one line.
+        # Quiet, the dashboard takes any free port, so a busy 8787 gives no warning either.
+        client = Client(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                        silence_logs=logging.CRITICAL, **({"dashboard_address": ":0"} if quiet else {}))
+        if not quiet:
+            echo(f"tokkit: started a local Dask cluster; dashboard: {client.dashboard_link}")
         return client
     if not re.fullmatch(r"[a-z][a-z0-9+]*://[^\s/:]+(:\d+)?/?|[^\s/:]+:\d+", address):
         raise TokkitError(f"--scheduler {address!r}: expected 'local' or an address such as tcp://host:8786")
