@@ -187,3 +187,57 @@ def test_piece_tables_cleared_at_their_limit_keep_ids_exact(oracle_paths):
     for _ in range(2):
         assert small.encode_to_numpy(noise).tolist() == expected
         assert small.encode(half) == fresh.encode_with_offsets(half).ids
+
+
+@pytest.mark.parametrize("specials", [["<|end|>"], ["<|end|>", "<|end of text|>", "<x>"], ["[É]", "中文", "<s>", "😀!"]])
+def test_byte_level_added_tokens_found_in_utf8(specials):
+    """The UTF-8 path finds added tokens by their first byte (memchr when they share one): longest
+    match first, non-ASCII tokens too, the same ids as the code-point path."""
+    tok = tokkit.train(texts=["the cat sat on the mat, 中文 too"] * 20, algo="bytelevel", vocab_size=300,
+                       special_tokens=specials)
+    pieces = specials + ["<|", "<|end", "[É", "中", "😀", "the cat", " ", "<", "[", "\ud800"]
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.sampled_from(pieces), max_size=30).map("".join))
+    def check(text):
+        assert tok.encode_to_numpy(text).tolist() == tok.encode_with_offsets(text).ids
+
+    check()
+
+
+# ASCII words, punctuation and controls around non-ASCII letters, marks, CJK and odd spaces: the
+# BERT kinds' ASCII path hands stretches with non-ASCII characters to the general path.
+BERT_PARTS = st.sampled_from(["the", "The", "CAT", "a", "12", ".", ",", "'", "-", "[SEP]", "[CLS]", "[MASK]", " ", "  ",
+                              "\t", "\n", "\r", "\x00", "\x01", "\x7f", "é", "e\u0301", "\u0301", "中", "文", "\u3000",
+                              "\u00a0", "İ", "ß", "\u200d", "😀", "\ud800", "xxxxxxxxxxxxxxxxxxxx", "Ü-ber"])
+BERT_TEXT = st.lists(BERT_PARTS, max_size=40).map("".join)
+
+
+@pytest.mark.parametrize("flags", [(True, True, None, True), (True, True, None, False), (False, False, True, False),
+                                   (False, True, False, True)])
+@pytest.mark.parametrize("kind", ["wordpiece", "bpe"])
+def test_bert_ascii_path_equals_the_general_path(oracle_paths, kind, flags):
+    """Ids (and word numbers) without offsets equal those of the offsets path, which always runs
+    the general per-code-point normalizer, for every BertNorm setting."""
+    import dataclasses
+
+    from tokkit.text.normalize import BertNorm
+    from tokkit.tokenizer import Tokenizer
+
+    base = tokkit.load(oracle_paths[kind])
+    clean, chinese, strip, lower = flags
+    spec = dataclasses.replace(base._spec, normalizer=BertNorm(clean_text=clean, handle_chinese_chars=chinese,
+                                                               strip_accents=strip, lowercase=lower))
+    tok = Tokenizer(spec)
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.one_of(BERT_TEXT, TEXT), min_size=1, max_size=4))
+    def check(texts):
+        full = [tok.encode_with_offsets(text) for text in texts]
+        assert [tok.encode_to_numpy(text).tolist() for text in texts] == [f.ids for f in full]
+        rows = tokkit.encode(tok, texts)
+        for r, f in enumerate(full):
+            n = len(f.ids)
+            assert rows["input_ids"][r][1:1 + n].tolist() == f.ids
+
+    check()

@@ -10,17 +10,7 @@ from tokkit._native.rows cimport Rows
 from tokkit._native.short_keys cimport PieceEntry, PieceTable
 
 cdef enum:
-    HOT_SLOTS = 8192    # hot-cache entries per thread, in sets of two (40 bytes each: it stays in L2)
-    HOT_BYTES = 16      # longest piece (UTF-8 bytes) the hot cache holds
-    HOT_IDS = 4         # most ids one hot entry holds
-
-cdef struct HotEntry:
-    # a piece of up to HOT_BYTES bytes (zero-padded into k0, k1) and its ids; length 0: empty
-    uint64_t k0
-    uint64_t k1
-    int32_t ids[4]
-    uint8_t length
-    uint8_t count
+    SHORT_BYTES = 16    # longest piece (UTF-8 bytes) the piece table holds
 
 
 @cython.final
@@ -32,8 +22,7 @@ cdef class Scratch:
     cdef vector[char] buf
     cdef vector[int32_t] cpos, bpos, sid, ss, se
     cdef PieceCache cache                # merged BPE pieces, or WordPiece words split into tokens
-    cdef vector[HotEntry] hot            # ids of short common pieces (id-only outputs)
-    cdef PieceTable pieces_seen          # UTF-8 piece -> ids, for the byte-level id-only path
+    cdef PieceTable pieces_seen          # UTF-8 piece (or BERT word) of up to 16 bytes -> ids (id-only outputs)
     cdef uint8_t* utf8                   # a text's UTF-8 (byte-level id-only path), utf8_cap bytes
     cdef size_t utf8_cap
 
@@ -42,6 +31,8 @@ cdef class Scratch:
 cdef class Encoder:
     cdef int kind                       # WORDPIECE, CHARBPE or BYTELEVEL
     cdef BertOptions opts
+    cdef uint8_t bert_act[128]          # what BERT normalization does with each ASCII character ...
+    cdef uint8_t bert_out[128]          # ... and the character it keeps (text.pxd, bert_ascii_actions)
     cdef StrMap vocab, cont             # token bytes -> id; WordPiece continuations without their prefix
     cdef PairMap merges
     cdef int32_t unk_id, max_chars, max_token_chars
@@ -51,7 +42,8 @@ cdef class Encoder:
     cdef vector[Py_ssize_t] sp_start
     cdef vector[int32_t] sp_ids
     cdef vector[uint8_t] first          # bitmap of the added tokens' first characters
-    cdef vector[char] sp_utf8           # the added tokens' UTF-8, concatenated (sp_ustart like sp_start)
+    cdef int sp_first_char              # their one first character when they share one below 256, else -1
+    cdef vector[uint8_t] sp_utf8        # the added tokens' UTF-8, concatenated (sp_ustart like sp_start)
     cdef vector[Py_ssize_t] sp_ustart
     cdef uint8_t sp_first_byte[256]     # 1 for a byte that starts an added token's UTF-8
     cdef int sp_first_count             # how many distinct first bytes (one: memchr finds them)
@@ -74,6 +66,10 @@ cdef class Encoder:
                          uint64_t h, Scratch s, Rows out) noexcept nogil
     cdef int32_t encode_segment(self, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word, Scratch s,
                                 Rows out) noexcept nogil
+    cdef int32_t bert_segment(self, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word, Scratch s,
+                              Rows out) noexcept nogil
+    cdef void ascii_word(self, const void* u, int kind, Py_ssize_t a, Py_ssize_t b, Py_ssize_t n, uint64_t w0,
+                         uint64_t w1, int32_t word, Scratch s, Rows out) noexcept nogil
     cdef void fill_utf8(self, Scratch s, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b) noexcept nogil
     cdef void fill_cpos(self, Scratch s) noexcept nogil
     cdef void wordpiece(self, Scratch s, Rows out, Py_ssize_t na, Py_ssize_t nb, int32_t word,

@@ -9,12 +9,13 @@ All per-character and per-word work runs without the GIL; the tables are read-on
 >>> tok._encoder.encode_full("Unaff x")
 ([1, 2, 0], [0, 2, 6], [2, 5, 7], [0, 0, 1])
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 from libc.stdlib cimport free, realloc
 from libc.string cimport memchr, memcmp, memcpy
 from tokkit._native.text cimport (TextView, text_view, text_at, utf8_put, ascii_only, Piece, BertOptions,
                                   bert_pieces, bert_norm_pieces, gpt2_pieces_tokenizers, gpt2_tokenizers_classes,
+                                  bert_ascii_actions, BERT_WORD, BERT_DROP, BERT_SPLIT, BERT_PUNCT,
                                   Gpt2Classes, gpt2_piece_ends, utf8_from_str)
 from tokkit._native.short_keys cimport PieceEntry, PieceTable, piece_key, prefetch_line, short_key_hash
 from tokkit._native.encode_tables cimport StrMap, PairMap, PieceCache
@@ -24,6 +25,7 @@ from tokkit._native.rows cimport Rows
 
 import regex
 
+from tokkit._native import regex_limit
 from tokkit._native.byte_symbols import bytes_to_unicode, decode_symbols
 from tokkit._native.rows import rows_to_lists
 from tokkit.errors import TokkitError
@@ -32,7 +34,7 @@ cdef enum:
     CACHE_PIECE_BYTES = 48  # longer pieces are rare and cheap to merge relative to their length
     CACHE_WORDS = 65536     # the cache is cleared when it holds this many pieces
     PIECE_TABLE_SLOTS = 524288  # a thread's piece table grows to at most this many 32-byte slots
-    PIECE_BATCH = 32        # pieces scanned (and their hot-cache sets prefetched) before lookups
+    PIECE_BATCH = 32        # pieces scanned (and their piece-table slots prefetched) before lookups
     CHUNK_CHARS = 8192      # byte-level text is cut (at safe points) into chunks of about this size
 
 cdef enum:
@@ -48,72 +50,28 @@ NO_TEXT.data = NULL
 NO_TEXT.kind = 4
 NO_TEXT.length = 0
 
-cdef inline HotEntry* hot_set(Scratch s, uint64_t k0, uint64_t k1, Py_ssize_t n) noexcept nogil:
-    """The hot-cache set (two entries) of a piece's key: every key bit reaches the set index
-    (a single multiply would leave bytes 6 and 7 out of it, and " states" would meet " stated")."""
-    cdef uint64_t h = (k0 ^ (k1 * 0x9E3779B97F4A7C15ULL) ^ <uint64_t>n) * 0xBF58476D1CE4E5B9ULL
-    h ^= h >> 32
-    h *= 0x94D049BB133111EBULL
-    h ^= h >> 29
-    return &s.hot[(h & (HOT_SLOTS - 1)) & ~(<uint64_t>1)]
-
-
-cdef inline HotEntry* hot_entry(Scratch s, Rows out, Py_ssize_t n, uint64_t* k0, uint64_t* k1) noexcept nogil:
-    """The hot-cache set (two entries, most recently used first) for the piece in s.buf[0:n], its key
-    in *k0, *k1; NULL when the piece is too long or the caller keeps offsets (entries hold ids only)."""
-    cdef const char* p = s.buf.data()
-    cdef uint64_t h
-    k0[0] = 0
-    k1[0] = 0
-    if n > HOT_BYTES or out.with_offsets:
-        return NULL
-    if n > 8:
-        memcpy(k0, p, 8)
-        memcpy(k1, p + 8, n - 8)
-    else:
-        memcpy(k0, p, n)
-    return hot_set(s, k0[0], k1[0], n)
-
-
-cdef inline bint hot_emit(HotEntry* e, Py_ssize_t n, uint64_t k0, uint64_t k1, Rows out, int32_t word) noexcept nogil:
-    """Push the ids of this piece if its set holds it (a hit in the second entry moves it first)."""
+cdef inline bint table_emit(Scratch s, Rows out, uint64_t k0, uint64_t k1, Py_ssize_t n, uint64_t h,
+                            int32_t word) noexcept nogil:
+    """Push the ids of a piece from the thread's piece table; False if it is not there."""
+    cdef const PieceEntry* e = s.pieces_seen.find(k0, k1, n, h)
+    cdef const int32_t* ids
     cdef int k
-    cdef HotEntry tmp
     if e == NULL:
         return False
-    if e[0].length != n or e[0].k0 != k0 or e[0].k1 != k1:
-        if e[1].length != n or e[1].k0 != k0 or e[1].k1 != k1:
-            return False
-        tmp = e[0]
-        e[0] = e[1]
-        e[1] = tmp
-    for k in range(e[0].count):
-        out.push(e[0].ids[k], 0, 0, word)
+    ids = s.pieces_seen.ids_of(e)
+    for k in range(e.count):
+        out.push(ids[k], 0, 0, word)
     return True
 
 
-cdef inline void hot_store(HotEntry* e, Py_ssize_t n, uint64_t k0, uint64_t k1, Rows out, Py_ssize_t mark) noexcept nogil:
-    """Keep the ids the piece just produced (out.ids[mark:]) when there are few enough, first in its
-    set; the set's least recently used piece is dropped."""
-    cdef Py_ssize_t k, count = <Py_ssize_t>out.ids.size() - mark
-    if e == NULL or count > HOT_IDS:
-        return
-    e[1] = e[0]
-    for k in range(count):
-        e[0].ids[k] = out.ids[mark + k]
-    e[0].k0 = k0
-    e[0].k1 = k1
-    e[0].count = <uint8_t>count
-    e[0].length = <uint8_t>n
-
-
-cdef inline bint hot_text(Scratch s, Rows out, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b,
-                          int32_t word) noexcept nogil:
-    """Push the ids of an ASCII piece (code points a:b of cps, or of t when cps is NULL) straight from
-    the hot cache, its key built in registers from the code points; False if not there."""
+cdef inline bint table_text(Scratch s, Rows out, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b,
+                            int32_t word) noexcept nogil:
+    """Push the ids of an ASCII piece (code points a:b of cps, or of t when cps is NULL) from the
+    piece table, its key built in registers from the code points; False if not there. Pieces of
+    other characters are looked up by their UTF-8 in bpe_piece() and wordpiece()."""
     cdef Py_ssize_t n = b - a, i
-    cdef uint64_t w0 = 0, w1 = 0, c, h
-    if n > HOT_BYTES or out.with_offsets:
+    cdef uint64_t w0 = 0, w1 = 0, c
+    if n > SHORT_BYTES or out.with_offsets:
         return False
     for i in range(n):
         c = cps[a + i] if cps != NULL else text_at(t, a + i)
@@ -123,8 +81,8 @@ cdef inline bint hot_text(Scratch s, Rows out, TextView t, const Py_UCS4* cps, P
             w0 |= c << (8 * i)
         else:
             w1 |= c << (8 * (i - 8))
-    # an ASCII piece's UTF-8 is its code points, so this is hot_entry's key
-    return hot_emit(hot_set(s, w0, w1, n), n, w0, w1, out, word)
+    # an ASCII piece's UTF-8 is its code points: the key piece_key() gives for the same bytes
+    return table_emit(s, out, w0, w1, n, short_key_hash(w0, w1, n), word)
 
 
 cdef inline Py_ssize_t safe_cut(TextView t, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
@@ -145,6 +103,67 @@ cdef inline Py_ssize_t safe_cut(TextView t, Py_ssize_t i, Py_ssize_t end) noexce
     return end
 
 
+ctypedef fused unit_t:
+    uint8_t
+    uint16_t
+    uint32_t
+
+
+cdef int32_t bert_ascii_words(Encoder e, const unit_t* u, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word,
+                              Scratch s, Rows out) noexcept nogil:
+    """BERT normalization, pre-tokenization and the ids of each word, for ids (and word numbers)
+    only, over code units a:b of t (u is t's data).
+
+    ASCII goes through the per-character actions (bert_ascii_actions); a word's key for the piece
+    table is built in registers as its characters go by. A stretch holding non-ASCII characters, from
+    the start of its word to the next ASCII split character, goes through the general path
+    (bert_segment): no ASCII split character combines with what is around it, so cutting there
+    gives the same pieces.
+    """
+    cdef Py_ssize_t i = a, ws = a, j, n = 0
+    cdef uint64_t w0 = 0, w1 = 0
+    cdef uint32_t c
+    cdef uint8_t act
+    while i < b:
+        c = u[i]
+        if c >= 128:
+            j = i + 1
+            while j < b and not (u[j] < 128 and e.bert_act[u[j]] == BERT_SPLIT):
+                j += 1
+            word = e.bert_segment(t, ws, j, word, s, out)
+            i = j
+            ws = j
+            n = 0
+            w0 = w1 = 0
+            continue
+        act = e.bert_act[c]
+        if act == BERT_WORD:
+            if n < 8:
+                w0 |= <uint64_t>e.bert_out[c] << (8 * n)
+            elif n < 16:
+                w1 |= <uint64_t>e.bert_out[c] << (8 * (n - 8))
+            n += 1
+            i += 1
+            continue
+        if act == BERT_DROP:
+            i += 1
+            continue
+        if n:
+            e.ascii_word(u, t.kind, ws, i, n, w0, w1, word, s, out)
+            word += 1
+        if act == BERT_PUNCT:
+            e.ascii_word(u, t.kind, i, i + 1, 1, e.bert_out[c], 0, word, s, out)
+            word += 1
+        i += 1
+        ws = i
+        n = 0
+        w0 = w1 = 0
+    if n:
+        e.ascii_word(u, t.kind, ws, b, n, w0, w1, word, s, out)
+        word += 1
+    return word
+
+
 def prefix_table(tokens) -> StrMap:
     """UTF-8 of each token -> its id, and of each proper prefix (by character) -> -2."""
     table = {}
@@ -163,7 +182,6 @@ cdef class Scratch:
 
     def __cinit__(self):
         self.cache = PieceCache(CACHE_WORDS)
-        self.hot.resize(HOT_SLOTS)  # zeroed: length 0 marks an empty slot
         self.utf8 = NULL
         self.utf8_cap = 0
 
@@ -198,8 +216,15 @@ cdef class Encoder:
         cdef int32_t word = 0, sid = -1
         cdef uint32_t c
         cdef Py_ssize_t nfirst = self.first.size() * 8
+        cdef const void* hit
         if self.sp_ids.size():
             while i < t.length:
+                if t.kind == 1 and self.sp_first_char >= 0:
+                    # one first character for every added token, in a 1-byte str: memchr finds it
+                    hit = memchr(<const uint8_t*>t.data + i, self.sp_first_char, t.length - i)
+                    if hit == NULL:
+                        break
+                    i = <const uint8_t*>hit - <const uint8_t*>t.data
                 c = text_at(t, i)
                 # most characters cannot start an added token: test the bitmap before calling
                 if c >= nfirst or not (self.first[c >> 3] >> (c & 7)) & 1:
@@ -219,7 +244,7 @@ cdef class Encoder:
     # ----------------------------------------------------------------------------- byte-level over UTF-8
     # The id-only byte-level path (encode, encode_batch, the numpy APIs) reads the text's UTF-8 once:
     # added tokens are found by their first byte (memchr when they share one), the GPT-2 scanner
-    # steps over bytes, and a piece's hot-cache key is two loads from the text itself.
+    # steps over bytes, and a piece's piece-table key is two loads from the text itself.
     cdef void encode_str_utf8(self, TextView t, Scratch s, Rows out) noexcept nogil:
         """encode_text() for byte-level ids only: an ASCII str is read in place, others as UTF-8
         written into the thread's buffer (lone surrogates in their 3-byte form, as fill_utf8 does)."""
@@ -303,7 +328,7 @@ cdef class Encoder:
             for q in range(count):
                 e = ends[q]
                 m = e - prev
-                if m <= HOT_BYTES:
+                if m <= SHORT_BYTES:
                     piece_key(p + prev, m, prev + 16 <= n, &key0[q], &key1[q])
                     hashes[q] = short_key_hash(key0[q], key1[q], m)
                     prefetch_line(s.pieces_seen.slot_address(hashes[q]))
@@ -315,7 +340,7 @@ cdef class Encoder:
             for q in range(count):
                 e = ends[q]
                 m = e - prev
-                hit = s.pieces_seen.find(key0[q], key1[q], m, hashes[q]) if m <= HOT_BYTES else NULL
+                hit = s.pieces_seen.find(key0[q], key1[q], m, hashes[q]) if m <= SHORT_BYTES else NULL
                 if hit != NULL and hit.count <= 3:
                     memcpy(w, hit.ids, 3 * sizeof(int32_t))
                     w += hit.count
@@ -343,7 +368,7 @@ cdef class Encoder:
         s.buf.assign(<const char*>piece, <const char*>piece + m)
         mark = out.ids.size()
         self.bpe_bytes(s, out, 0, 0, 0, 0)
-        if m <= HOT_BYTES:
+        if m <= SHORT_BYTES:
             s.pieces_seen.insert(k0, k1, m, h, out.ids.data() + mark, out.ids.size() - mark)
 
     # ----------------------------------------------------------------------------- segments
@@ -362,11 +387,28 @@ cdef class Encoder:
                 gpt2_pieces_tokenizers(t, a, cut, s.pieces)  # tokenizers' (and tiktoken's) Unicode classes
                 for k in range(<Py_ssize_t>s.pieces.size()):
                     p = s.pieces[k]
-                    if not hot_text(s, out, t, NULL, p.start, p.end, word):
+                    if not table_text(s, out, t, NULL, p.start, p.end, word):
                         self.bpe_piece(s, out, t, NULL, p.start, p.end, word, 0)
                     word += 1
                 a = cut
             return word
+        if not out.with_offsets:
+            if t.kind == 1:
+                return bert_ascii_words(self, <const uint8_t*>t.data, t, a, b, word, s, out)
+            if t.kind == 2:
+                return bert_ascii_words(self, <const uint16_t*>t.data, t, a, b, word, s, out)
+            return bert_ascii_words(self, <const uint32_t*>t.data, t, a, b, word, s, out)
+        return self.bert_segment(t, a, b, word, s, out)
+
+    cdef int32_t bert_segment(self, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word, Scratch s,
+                              Rows out) noexcept nogil:
+        """The general BERT path over code points a:b: normalize, pre-tokenize, then each piece."""
+        cdef TextView sub
+        cdef Py_ssize_t k
+        cdef Piece p
+        if b <= a:
+            return word
+        s.pieces.clear()
         sub.data = (<const char*>t.data) + a * t.kind
         sub.kind = t.kind
         sub.length = b - a
@@ -379,7 +421,7 @@ cdef class Encoder:
             bert_norm_pieces(sub, &self.opts, s.norm, s.pieces)  # no per-character spans to track
         for k in range(<Py_ssize_t>s.pieces.size()):
             p = s.pieces[k]
-            if hot_text(s, out, NO_TEXT, s.norm.data(), p.norm_start, p.norm_end, word):
+            if table_text(s, out, NO_TEXT, s.norm.data(), p.norm_start, p.norm_end, word):
                 pass
             elif self.kind == WORDPIECE:
                 self.wordpiece(s, out, p.norm_start, p.norm_end, word, a)
@@ -387,6 +429,24 @@ cdef class Encoder:
                 self.bpe_piece(s, out, NO_TEXT, s.norm.data(), p.norm_start, p.norm_end, word, a)
             word += 1
         return word
+
+    cdef void ascii_word(self, const void* u, int kind, Py_ssize_t a, Py_ssize_t b, Py_ssize_t n, uint64_t w0,
+                         uint64_t w1, int32_t word, Scratch s, Rows out) noexcept nogil:
+        """The ids of one word of ASCII code units a:b (n kept characters; w0, w1: the first 16 as
+        its key): the piece table, else the word's normalized characters through WordPiece or BPE."""
+        cdef Py_ssize_t i
+        cdef uint32_t c
+        if n <= SHORT_BYTES and table_emit(s, out, w0, w1, n, short_key_hash(w0, w1, n), word):
+            return
+        s.norm.clear()
+        for i in range(a, b):
+            c = (<const uint8_t*>u)[i] if kind == 1 else ((<const uint16_t*>u)[i] if kind == 2 else (<const uint32_t*>u)[i])
+            if self.bert_act[c] != BERT_DROP:
+                s.norm.push_back(self.bert_out[c])
+        if self.kind == WORDPIECE:
+            self.wordpiece(s, out, 0, n, word, 0)
+        else:
+            self.bpe_piece(s, out, NO_TEXT, s.norm.data(), 0, n, word, 0)
 
     cdef void fill_utf8(self, Scratch s, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
         """UTF-8 of code points a:b (of cps, or of t when cps is NULL) into s.buf; s.bpos[k] = byte
@@ -425,13 +485,17 @@ cdef class Encoder:
             self.push_norm(s, out, self.unk_id, na, nb, word, base)
             return
         self.fill_utf8(s, NO_TEXT, s.norm.data(), na, nb)
-        cdef uint64_t k0, k1
-        cdef HotEntry* e = hot_entry(s, out, s.buf.size(), &k0, &k1)
-        if hot_emit(e, s.buf.size(), k0, k1, out, word):
+        cdef uint64_t k0, k1, h
+        cdef Py_ssize_t n = s.buf.size(), mark = out.ids.size()
+        if out.with_offsets or n > SHORT_BYTES:  # the table holds ids only, of short words
+            self.wp_word(s, out, na, nb, word, base)
             return
-        cdef Py_ssize_t mark = out.ids.size()
+        piece_key(<const uint8_t*>s.buf.data(), n, False, &k0, &k1)
+        h = short_key_hash(k0, k1, n)
+        if table_emit(s, out, k0, k1, n, h, word):
+            return
         self.wp_word(s, out, na, nb, word, base)
-        hot_store(e, s.buf.size(), k0, k1, out, mark)
+        s.pieces_seen.insert(k0, k1, n, h, out.ids.data() + mark, out.ids.size() - mark)
 
     cdef void wp_word(self, Scratch s, Rows out, Py_ssize_t na, Py_ssize_t nb, int32_t word,
                       Py_ssize_t base) noexcept nogil:
@@ -505,15 +569,18 @@ cdef class Encoder:
                         int32_t word, Py_ssize_t base) noexcept nogil:
         """BPE over one piece: code points a:b of the text (byte-level) or of s.norm (char BPE)."""
         self.fill_utf8(s, t, cps, a, b)
-        # Common pieces skip the vocabulary and the merges: their ids sit in a small direct-mapped
-        # table that stays in the core's cache (the vocabulary's table does not).
-        cdef uint64_t k0, k1
-        cdef HotEntry* e = hot_entry(s, out, s.buf.size(), &k0, &k1)
-        if hot_emit(e, s.buf.size(), k0, k1, out, word):
+        # Pieces seen before skip the vocabulary and the merges: the thread's piece table has their ids.
+        cdef uint64_t k0, k1, h
+        cdef Py_ssize_t n = s.buf.size(), mark = out.ids.size()
+        if out.with_offsets or n > SHORT_BYTES:  # the table holds ids only, of short pieces
+            self.bpe_bytes(s, out, a, b, word, base)
             return
-        cdef Py_ssize_t mark = out.ids.size()
+        piece_key(<const uint8_t*>s.buf.data(), n, False, &k0, &k1)
+        h = short_key_hash(k0, k1, n)
+        if table_emit(s, out, k0, k1, n, h, word):
+            return
         self.bpe_bytes(s, out, a, b, word, base)
-        hot_store(e, s.buf.size(), k0, k1, out, mark)
+        s.pieces_seen.insert(k0, k1, n, h, out.ids.data() + mark, out.ids.size() - mark)
 
     cdef void bpe_bytes(self, Scratch s, Rows out, Py_ssize_t a, Py_ssize_t b, int32_t word,
                         Py_ssize_t base) noexcept nogil:
@@ -616,7 +683,6 @@ cdef class Encoder:
         cdef Py_ssize_t i = 0, seg = 0, n
         cdef int32_t sid = -1
         cdef Piece p
-        from tokkit._native import regex_limit
         s.pieces.clear()
         while i <= t.length:
             n = self.match_special(t, i, &sid) if i < t.length and self.sp_ids.size() else 0
@@ -745,6 +811,7 @@ cdef class Encoder:
         e.opts.handle_chinese_chars = norm is not None and norm.handle_chinese_chars
         e.opts.strip_accents = norm is not None and norm.strips_accents
         e.opts.lowercase = norm is not None and norm.lowercase
+        bert_ascii_actions(&e.opts, e.bert_act, e.bert_out)
         e.unk_id = ids[spec.unk_token] if spec.unk_token is not None else -1
         e.max_chars = spec.max_input_chars_per_word
         e.max_token_chars = max(len(t) for t in vocab)
@@ -799,6 +866,8 @@ cdef class Encoder:
         e.sp_start.push_back(0)
         top = max([ord(a.content[0]) for a in added] or [0])
         e.first.assign(top // 8 + 1, 0)
+        firsts = {ord(a.content[0]) for a in added if a.content}
+        e.sp_first_char = min(firsts) if len(firsts) == 1 and min(firsts) < 256 else -1
         for a in added:
             for ch in a.content:
                 e.sp_chars.push_back(ord(ch))

@@ -141,6 +141,18 @@ cdef void bert_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& n
                       vector[Py_ssize_t]& orig_start, vector[Py_ssize_t]& orig_end,
                       vector[Piece]& pieces) noexcept nogil
 
+# What BERT normalization and pre-tokenization do with each ASCII character, for scanners that skip
+# the general path on ASCII text: act[c] is BERT_WORD (out[c], lowercased if asked, joins the word),
+# BERT_DROP (clean_text deletes it: it neither joins nor ends a word), BERT_SPLIT (ends the word) or
+# BERT_PUNCT (ends the word and is a piece of its own, out[c]). ASCII characters never combine with
+# their neighbours, so these are exact.
+cdef enum:
+    BERT_WORD = 0
+    BERT_DROP = 1
+    BERT_SPLIT = 2
+    BERT_PUNCT = 3
+cdef void bert_ascii_actions(const BertOptions* o, uint8_t* act, uint8_t* out) noexcept nogil
+
 # The same pieces without the per-character spans (cheaper; Piece.start/end are still filled).
 cdef void bert_norm_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& norm,
                            vector[Piece]& pieces) noexcept nogil

@@ -406,6 +406,25 @@ cdef void bert_scan(const char_t* s, Py_ssize_t n, const BertOptions* o, BertSta
     bert_close(st, st.norm.size())
 
 
+cdef void bert_ascii_actions(const BertOptions* o, uint8_t* act, uint8_t* out) noexcept nogil:
+    """What bert_scan does with each ASCII character under options o (see text.pxd)."""
+    cdef uint32_t c, d
+    cdef uint8_t f
+    for c in range(128):
+        f = flags_of(c)
+        out[c] = <uint8_t>c
+        if o.clean_text and f & B_REMOVE:
+            act[c] = BERT_DROP
+            continue
+        if o.clean_text and f & B_CLEANSP:
+            act[c] = BERT_SPLIT
+            continue
+        d = c + 32 if o.lowercase and 65 <= c <= 90 else c
+        f = flags_of(d)
+        out[c] = <uint8_t>d
+        act[c] = BERT_SPLIT if f & B_SPLIT else (BERT_PUNCT if f & B_PUNCT else BERT_WORD)
+
+
 cdef void bert_run(TextView text, const BertOptions* opts, BertState* st) noexcept nogil:
     if text.kind == 1:
         bert_scan(<const uint8_t*>text.data, text.length, opts, st)
