@@ -59,17 +59,34 @@ def _data(corpus: str, nbytes: int, mode: str):
     return pairs_of(lines) if mode == "pairs" else lines
 
 
+def fresh_copies(text: str, calls: int):
+    """A callable giving a new copy of `text` each call (made ahead, `calls` of them): the same
+    characters in a str object that no encoder has read yet. Python keeps a str's UTF-8 once some
+    code asks for it, so encoding one object again and again measures a cached conversion."""
+    copies = [text[:-1] + text[-1:] for _ in range(calls)]
+
+    def take():
+        if not copies:
+            raise RuntimeError("more calls than fresh copies were made")
+        return copies.pop()
+    return take
+
+
 def input_mb(corpus: str, nbytes: int) -> float:
     return len(read_corpus(corpus, nbytes).encode("utf-8")) / 1e6
 
 
 # ---------------------------------------------------------------------------------------- tasks
-def tokkit_task(vocab_dir: str, corpus: str, nbytes: int, api: str, threads: int = 1):
-    """tokkit: api is "numpy" (encode_to_numpy, whole text), "list" (encode, whole text),
+def tokkit_task(vocab_dir: str, corpus: str, nbytes: int, api: str, threads: int = 1, calls: int = 0):
+    """tokkit: api is "numpy" (encode_to_numpy, whole text), "fresh" (the same on a new str each call,
+    `calls` of them), "list" (encode, whole text),
     "flat" (encode_batch_flat, lines), "batch" (encode_batch, lines) or "pairs" (tokkit.encode)."""
     import tokkit
 
     tok = tokkit.load(vocab_dir)
+    if api == "fresh":
+        take = fresh_copies(_data(corpus, nbytes, "whole"), calls)
+        return lambda: tok.encode_to_numpy(take())
     if api in ("numpy", "list"):
         text = _data(corpus, nbytes, "whole")
         return (lambda: tok.encode_to_numpy(text)) if api == "numpy" else (lambda: tok.encode(text))
@@ -83,12 +100,16 @@ def tokkit_task(vocab_dir: str, corpus: str, nbytes: int, api: str, threads: int
     return lambda: tok.encode_batch(lines, num_threads=threads)
 
 
-def gigatoken_task(vocab_dir: str, corpus: str, nbytes: int, api: str):
-    """gigatoken: "numpy" (encode, whole text), "list" (encode(...).tolist()), "padded"
+def gigatoken_task(vocab_dir: str, corpus: str, nbytes: int, api: str, calls: int = 0):
+    """gigatoken: "numpy" (encode, whole text), "fresh" (the same on a new str each call), "list"
+    (encode(...).tolist()), "padded"
     (encode_batch_padded over lines, max_length=128) or "batch_list" (encode_batch_list)."""
     import gigatoken
 
     tok = gigatoken.Tokenizer(os.path.join(vocab_dir, "tokenizer.json"))
+    if api == "fresh":
+        take = fresh_copies(_data(corpus, nbytes, "whole"), calls)
+        return lambda: tok.encode(take())
     if api in ("numpy", "list"):
         text = _data(corpus, nbytes, "whole")
         return (lambda: tok.encode(text)) if api == "numpy" else (lambda: tok.encode(text).tolist())
@@ -112,7 +133,7 @@ def tokie_task(vocab_dir: str, corpus: str, nbytes: int, api: str):
 
 
 # ---------------------------------------------------------------------------------------- suite
-def plan(vocab: dict, corpus: str, nbytes: int, before: str | None, slice_path: str = "") -> list:
+def plan(vocab: dict, corpus: str, nbytes: int, before: str | None, slice_path: str = "", repeat: int = 3) -> list:
     """(group, threads, target, {contender: (module needed, setup, kwargs, uses the older tree)})."""
     def k(kind, api, **extra):
         return {"vocab_dir": vocab[kind], "corpus": corpus, "nbytes": nbytes, "api": api, **extra}
@@ -135,6 +156,9 @@ def plan(vocab: dict, corpus: str, nbytes: int, before: str | None, slice_path: 
             "gigatoken encode": ("gigatoken", T + "gigatoken_task", k(bl, "numpy"), False),
             "gigatoken encode().tolist()": ("gigatoken", T + "gigatoken_task", k(bl, "list"), False),
             "tokie encode().ids": ("tokie", T + "tokie_task", k(bl, "numpy"), False)}),
+        ("bytelevel 50,257: whole text, a new str each call, 1 thread", 1, "(no target: without Python's cached UTF-8)", {
+            "tokkit encode_to_numpy": (None, T + "tokkit_task", k(bl, "fresh", calls=repeat + 1), False),
+            "gigatoken encode": ("gigatoken", T + "gigatoken_task", k(bl, "fresh", calls=repeat + 1), False)}),
         ("bytelevel 50,257: lines", 2, "2 threads >= 1.0x gigatoken encode_batch_padded, >= 1.8x 1 thread", {
             "tokkit encode_batch_flat, 2 threads": (None, T + "tokkit_task", k(bl, "flat", threads=2), False),
             "tokkit encode_batch_flat, 1 thread": (None, T + "tokkit_task", k(bl, "flat", threads=1), False),
@@ -179,7 +203,7 @@ def run_suite(corpus: str, workdir: str, *, mb: float = 10.0, repeat: int = 3, b
             f.write(read_corpus(corpus, nbytes))
     os.chdir(workdir)  # workers start here: the current folder must not shadow --before on sys.path
     rows = []
-    for group, threads, target, candidates in plan(vocab, corpus, nbytes, before, slice_path):
+    for group, threads, target, candidates in plan(vocab, corpus, nbytes, before, slice_path, repeat):
         if only and not any(word in group for word in only):
             continue
         env = dict(os.environ, RAYON_NUM_THREADS=str(threads), OMP_NUM_THREADS="1")

@@ -1,4 +1,4 @@
-"""Training speed and memory: tokkit's three trainers against `tokenizers`, `sentencepiece`, `bpeasy`.
+"""Training speed and memory: tokkit's three trainers against `tokenizers`, `gigatoken`, `sentencepiece`, `bpeasy`.
 
 Each contender trains in its own process on the same files with the same vocab size and thread
 count; we time the whole process (imports and file writing included) and sample the peak RSS
@@ -74,6 +74,15 @@ vocab = bpeasy.train_bpe(lines(), GPT2_PATTERN, 128, int(sys.argv[2]))
 open(sys.argv[1] + "/vocab.txt", "w").write(str(len(vocab)))
 """
 
+# gigatoken reads the same files itself (each file one document, on its own threads) and returns the
+# vocabulary and merges; writing the merges keeps the comparison honest about producing a result.
+GIGATOKEN_BYTELEVEL = """
+import sys, gigatoken
+vocab, merges = gigatoken.train_bpe(gigatoken.TextFileSource(sys.argv[3:]), int(sys.argv[2]), ["<|endoftext|>"])
+with open(sys.argv[1] + "/merges.txt", "wb") as f:
+    f.writelines(a + b" " + b + b"\\n" for a, b in merges)
+"""
+
 TOKKIT = """
 import sys
 from tokkit.cli import main
@@ -86,6 +95,7 @@ def contenders(algo: str) -> dict[str, tuple[str, str | None]]:
     """name -> (snippet, module it needs); the first entry is tokkit."""
     table = {
         "bytelevel": {"tokenizers": (TOKENIZERS_BYTELEVEL, "tokenizers"),
+                      "gigatoken train_bpe": (GIGATOKEN_BYTELEVEL, "gigatoken"),
                       "sentencepiece (bpe, not byte-level)": (SENTENCEPIECE_BPE, "sentencepiece"),
                       "bpeasy": (BPEASY, "bpeasy")},
         "bpe": {"tokenizers": (TOKENIZERS_CHAR_BPE, "tokenizers")},
