@@ -19,6 +19,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from tokkit._native.rows import place_runs
 from tokkit._threads import run_sliced
 from tokkit.errors import TokkitError
 from tokkit.tokenizer import Tokenizer, check_texts
@@ -254,18 +255,23 @@ def assemble(tokenizer, flat, n, src, a0, ka, kb, max_length, padding, multiple,
     words = np.full((rows, width), -1, dtype=np.int32)
     offsets = np.zeros((rows, width, 2), dtype=np.int32) if return_offsets else None
     r = np.arange(rows)
-    col = np.arange(width)[None, :]
-    attention[(col >= shift[:, None]) & (col < (shift + total)[:, None])] = 1
+    none = np.zeros(rows, dtype=np.int64)
+    place_runs(attention, None, none, np.ascontiguousarray(total, dtype=np.int64),
+               np.ascontiguousarray(shift, dtype=np.int64), fill=1)
 
     def place(starts, lengths, col0, type_id, word_offset):
-        row, pos, flat_idx = _ragged(starts, lengths)
-        col = col0[row] + pos
-        ids[row, col] = flat["ids"][flat_idx]
-        special[row, col] = 0
-        words[row, col] = flat["words"][flat_idx] + (word_offset[row] if word_offset is not None else 0)
+        # one short copy per row (compiled), not a (row, column) index pair per token
+        starts, lengths, col0 = (np.ascontiguousarray(x, dtype=np.int64) for x in (starts, lengths, col0))
+        if word_offset is not None:
+            word_offset = np.ascontiguousarray(word_offset, dtype=np.int64)
+        place_runs(ids, flat["ids"], starts, lengths, col0)
+        place_runs(special, None, starts, lengths, col0, fill=0)
+        place_runs(words, flat["words"], starts, lengths, col0, word_offset)
         if type_id:
-            types[row, col] = type_id
+            place_runs(types, None, starts, lengths, col0, fill=type_id)
         if offsets is not None:
+            row, pos, flat_idx = _ragged(starts, lengths)
+            col = col0[row] + pos
             offsets[row, col, 0], offsets[row, col, 1] = tokenizer.trimmed_offsets(
                 flat["ids"][flat_idx], flat["starts"][flat_idx], flat["ends"][flat_idx], pos == 0)
 
