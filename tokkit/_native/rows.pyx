@@ -10,6 +10,7 @@ from libc.stdint cimport int32_t, int64_t, uint32_t
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM
+from cpython.buffer cimport PyBUF_FORMAT
 from libc.string cimport memcpy
 
 
@@ -35,13 +36,34 @@ cdef class Rows:
     def flat(self) -> tuple:
         """(ids as uint32, row pointers as int64): one row per text, tokens ptr[r]:ptr[r+1].
 
-        The ids are copied once with memcpy; no Python object is made per token.
+        The ids array is this object's own buffer, not a copy (ids are never negative: byte-level
+        and char BPE drop unknown pieces, WordPiece always has [UNK]); it keeps this object alive.
+        No Python object is made per token.
         """
-        ids = np.empty(self.ids.size(), dtype=np.uint32)
-        cdef uint32_t[::1] view = ids
-        if self.ids.size():
-            memcpy(&view[0], self.ids.data(), self.ids.size() * sizeof(uint32_t))
+        ids = np.frombuffer(self, dtype=np.uint32) if self.ids.size() else np.empty(0, dtype=np.uint32)
         return ids, _copy[int64_t](self.ptr, np.int64)
+
+    def __getbuffer__(self, Py_buffer* buf, int flags):
+        # the ids as one writable run of uint32; the vector is never resized while one is out
+        self.view_shape[0] = self.ids.size()
+        self.view_strides[0] = sizeof(uint32_t)
+        buf.buf = <void*>self.ids.data()
+        buf.obj = self
+        buf.len = self.ids.size() * sizeof(uint32_t)
+        buf.readonly = 0
+        buf.itemsize = sizeof(uint32_t)
+        buf.format = NULL
+        if flags & PyBUF_FORMAT:
+            buf.format = b"I"
+        buf.ndim = 1
+        buf.shape = self.view_shape
+        buf.strides = self.view_strides
+        buf.suboffsets = NULL
+        buf.internal = NULL
+        self.exports += 1
+
+    def __releasebuffer__(self, Py_buffer* buf):
+        self.exports -= 1
 
 
 ctypedef fused index_t:
