@@ -1,4 +1,6 @@
 """The numpy encode benchmark's helpers: the corpus slice it reads in place, its plan and its tables."""
+import pytest
+
 from tokkit.bench.encode_numpy import KINDS, markdown, plan, read_corpus
 
 
@@ -13,8 +15,10 @@ def test_read_corpus_takes_sorted_files_and_cuts_at_a_line_end(tmp_path):
 def test_plan_names_every_target_and_the_before_tree_only_when_given():
     vocab = {"bytelevel": "bl", "wordpiece": "wp", "bpe": "cb"}
     groups = plan(vocab, "corpus", 1000, None)
-    assert [g[0].split(":")[0] for g in groups] == ["bytelevel 50,257", "bytelevel 50,257", "wordpiece 30,000",
-                                                    "char bpe 32,000", "wordpiece 30,000"]
+    assert [g[0].split(":")[0] for g in groups] == ["bytelevel 50,257", "bytelevel 50,257", "bytelevel 50,257",
+                                                    "wordpiece 30,000", "char bpe 32,000", "wordpiece 30,000"]
+    fresh = [c for g, _, _, c in groups if "new str" in g][0]
+    assert all(kw["api"] == "fresh" and kw["calls"] == 4 for _, _, kw, _ in fresh.values())
     assert all(target for _, _, target, _ in groups)
     assert not any("before" in name for *_, c in groups for name in c)
     with_old = plan(vocab, "corpus", 1000, "/old/tree", "/tmp/slice.txt")
@@ -32,3 +36,14 @@ def test_markdown_gives_speed_relative_to_the_first_row_and_the_kinds():
     assert "**g** (target: t)" in text
     assert "| gigatoken b | 1.000 | 10.0 | 2.00x | " + KINDS["gigatoken"] + " |" in text
     assert "skipped: tokie is not installed" in text
+
+
+def test_fresh_copies_are_new_objects_with_the_same_text():
+    from tokkit.bench.encode_numpy import fresh_copies
+
+    text = "héllo wörld " * 10
+    take = fresh_copies(text, 2)
+    a, b = take(), take()
+    assert a == b == text and a is not b and a is not text
+    with pytest.raises(RuntimeError, match="fresh copies"):
+        take()

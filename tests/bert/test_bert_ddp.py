@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 import torch.distributed as dist  # noqa: E402
 import torch.multiprocessing as mp  # noqa: E402
 
-from tokkit.bert.ddp import make_optimizer, train_step, wrap  # noqa: E402
+from tokkit.bert.ddp import finish_distributed, make_optimizer, train_step, wrap  # noqa: E402
 from tokkit.bert.model import BertConfig, BertForPreTraining  # noqa: E402
 
 CFG = dict(vocab_size=61, hidden_size=32, num_heads=4, intermediate_size=64, num_layers=2,
@@ -61,7 +61,7 @@ def _worker(rank, world, port, nsp, out_dir):
     try:
         run(rank, world, nsp, out_dir)
     finally:
-        dist.destroy_process_group()
+        finish_distributed()  # a barrier first: a rank leaving during a peer's teardown can abort it
 
 
 def _free_port():
