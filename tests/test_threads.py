@@ -80,3 +80,31 @@ def test_batch_equals_one_by_one_with_uneven_texts(threads):
                                         special_tokens=["[UNK]"])
     texts = ["ab " * 3000] + ["a", "", "b ab"] * 400
     assert tok.encode_batch(texts, num_threads=threads) == [tok.encode(t) for t in texts]
+
+
+def test_run_sliced_inside_a_pool_thread_does_not_wait_on_itself():
+    """A batch encoded from inside a slice (the shared pool busy with that slice) still finishes."""
+    from tokkit._threads import run_sliced
+
+    def outer(a, b):
+        return run_sliced(lambda c, d: list(range(a + c, a + d)), [1] * 20, num_threads=2)
+
+    parts = run_sliced(outer, [1] * 40, num_threads=2)
+    assert len(parts) > 1 and all(sum(p, []) for p in parts)
+
+
+def test_run_sliced_in_a_forked_child(tmp_path):
+    """The pool kept between calls is the parent's; a forked child starts its own."""
+    import multiprocessing as mp
+
+    from tokkit._threads import run_sliced
+
+    assert run_sliced(lambda a, b: (a, b), [1] * 8, num_threads=2)[0] == (0, 1)
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as pool:
+        assert pool.apply(run_sliced, (_slice_pair, [1] * 8, 2)) == [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 6),
+                                                                      (6, 7), (7, 8)]
+
+
+def _slice_pair(a, b):
+    return (a, b)

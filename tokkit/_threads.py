@@ -10,7 +10,9 @@ paragraphs would leave the other thread idle at the end.
 """
 from __future__ import annotations
 
+import itertools
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Sequence, TypeVar
 
@@ -70,5 +72,54 @@ def run_sliced(work: Callable[[int, int], T], sizes: Sequence[int] | np.ndarray,
     if threads == 1 or len(sizes) <= 1:
         return [work(0, len(sizes))]
     slices = split_by_size(sizes, threads * SLICES_PER_THREAD)
-    with ThreadPoolExecutor(threads) as pool:
-        return list(pool.map(lambda s: work(*s), slices))
+    results: list = [None] * len(slices)
+    taken = itertools.count()  # next() on it is atomic under the GIL: each slice goes to one taker
+
+    def take_slices() -> None:
+        for i in iter(lambda: next(taken), None):
+            if i >= len(slices):
+                return
+            results[i] = work(*slices[i])
+
+    # The calling thread takes slices too, beside threads - 1 pool threads: one thread fewer to
+    # wake, and the caller does not sit idle waiting for the others. A helper that has not started
+    # by the time the caller runs out of slices is cancelled, not awaited: so a call made from
+    # inside a pool thread (the pool busy with its caller) cannot wait on itself.
+    helpers = [_pool(threads - 1).submit(take_slices) for _ in range(threads - 1)]
+    try:
+        take_slices()
+    finally:
+        for h in helpers:
+            if not h.cancel():
+                h.result()
+    return results
+
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_SIZE = 0
+
+
+_POOL_LOCK = threading.Lock()
+
+
+def _pool(size: int) -> ThreadPoolExecutor:
+    """A process-wide pool of at least `size` worker threads, kept between calls: starting threads
+    anew for every batch cost more than a small batch's encoding."""
+    global _POOL, _POOL_SIZE
+    with _POOL_LOCK:
+        if _POOL is None or _POOL_SIZE < size:
+            old = _POOL
+            _POOL, _POOL_SIZE = ThreadPoolExecutor(size, thread_name_prefix="tokkit"), size
+            if old is not None:
+                old.shutdown(wait=False)  # its queued work still runs; new work goes to the new pool
+        return _POOL
+
+
+def _forget_pool() -> None:
+    """After fork the child has none of the parent's threads: it starts its own pool when needed."""
+    global _POOL, _POOL_SIZE, _POOL_LOCK
+    _POOL, _POOL_SIZE, _POOL_LOCK = None, 0, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
