@@ -78,6 +78,10 @@ cdef class Encoder:
                       Py_ssize_t base) noexcept nogil
     cdef void push_norm(self, Scratch s, Rows out, int32_t idx, Py_ssize_t a, Py_ssize_t b, int32_t word,
                         Py_ssize_t base) noexcept nogil
+    cdef void model_via_table(self, Scratch s, Rows out, Py_ssize_t a, Py_ssize_t b, int32_t word,
+                              Py_ssize_t base) noexcept nogil
+    cdef void run_model(self, Scratch s, Rows out, Py_ssize_t a, Py_ssize_t b, int32_t word,
+                        Py_ssize_t base) noexcept nogil
     cdef int32_t wp_get(self, bint first, const char* p, Py_ssize_t n) noexcept nogil
     cdef void bpe_piece(self, Scratch s, Rows out, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b,
                         int32_t word, Py_ssize_t base) noexcept nogil

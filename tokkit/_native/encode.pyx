@@ -485,17 +485,30 @@ cdef class Encoder:
             self.push_norm(s, out, self.unk_id, na, nb, word, base)
             return
         self.fill_utf8(s, NO_TEXT, s.norm.data(), na, nb)
+        self.model_via_table(s, out, na, nb, word, base)
+
+    cdef void model_via_table(self, Scratch s, Rows out, Py_ssize_t a, Py_ssize_t b, int32_t word,
+                              Py_ssize_t base) noexcept nogil:
+        """The model (WordPiece's wp_word, else bpe_bytes) on the piece whose UTF-8 is in s.buf, through
+        the thread's piece table: a piece seen before skips the vocabulary and the merges."""
         cdef uint64_t k0, k1, h
         cdef Py_ssize_t n = s.buf.size(), mark = out.ids.size()
-        if out.with_offsets or n > SHORT_BYTES:  # the table holds ids only, of short words
-            self.wp_word(s, out, na, nb, word, base)
+        if out.with_offsets or n > SHORT_BYTES:  # the table holds ids only, of short pieces
+            self.run_model(s, out, a, b, word, base)
             return
         piece_key(<const uint8_t*>s.buf.data(), n, False, &k0, &k1)
         h = short_key_hash(k0, k1, n)
         if table_emit(s, out, k0, k1, n, h, word):
             return
-        self.wp_word(s, out, na, nb, word, base)
+        self.run_model(s, out, a, b, word, base)
         s.pieces_seen.insert(k0, k1, n, h, out.ids.data() + mark, out.ids.size() - mark)
+
+    cdef void run_model(self, Scratch s, Rows out, Py_ssize_t a, Py_ssize_t b, int32_t word,
+                               Py_ssize_t base) noexcept nogil:
+        if self.kind == WORDPIECE:
+            self.wp_word(s, out, a, b, word, base)
+        else:
+            self.bpe_bytes(s, out, a, b, word, base)
 
     cdef void wp_word(self, Scratch s, Rows out, Py_ssize_t na, Py_ssize_t nb, int32_t word,
                       Py_ssize_t base) noexcept nogil:
@@ -569,18 +582,7 @@ cdef class Encoder:
                         int32_t word, Py_ssize_t base) noexcept nogil:
         """BPE over one piece: code points a:b of the text (byte-level) or of s.norm (char BPE)."""
         self.fill_utf8(s, t, cps, a, b)
-        # Pieces seen before skip the vocabulary and the merges: the thread's piece table has their ids.
-        cdef uint64_t k0, k1, h
-        cdef Py_ssize_t n = s.buf.size(), mark = out.ids.size()
-        if out.with_offsets or n > SHORT_BYTES:  # the table holds ids only, of short pieces
-            self.bpe_bytes(s, out, a, b, word, base)
-            return
-        piece_key(<const uint8_t*>s.buf.data(), n, False, &k0, &k1)
-        h = short_key_hash(k0, k1, n)
-        if table_emit(s, out, k0, k1, n, h, word):
-            return
-        self.bpe_bytes(s, out, a, b, word, base)
-        s.pieces_seen.insert(k0, k1, n, h, out.ids.data() + mark, out.ids.size() - mark)
+        self.model_via_table(s, out, a, b, word, base)
 
     cdef void bpe_bytes(self, Scratch s, Rows out, Py_ssize_t a, Py_ssize_t b, int32_t word,
                         Py_ssize_t base) noexcept nogil:
