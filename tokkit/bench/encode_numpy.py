@@ -19,6 +19,7 @@ import glob
 import importlib.util
 import os
 
+from tokkit.bench.encode_suite import WARMUP
 from tokkit.bench.harness import measure_tasks
 from tokkit.bench.report import group_rows
 
@@ -32,9 +33,6 @@ KINDS = {
     "tokie": "bytelevel, wordpiece (its char BPE output differs: it drops the text)",
 }
 VOCABS = {"bytelevel": 50257, "wordpiece": 30000, "bpe": 32000}
-# Untimed rounds first: tokkit's per-thread piece tables (and gigatoken's cache) fill over the first
-# calls, and with 2 threads each table sees half of a call's text, so one round leaves them cold.
-WARMUP = 3
 
 
 def read_corpus(corpus: str, nbytes: int) -> str:

@@ -1,6 +1,6 @@
 """Encoding speed: tokkit's encoder against tiktoken, tokenizers and transformers on the same vocabularies.
 
-The measurements of issue 3 (benchmarks/bench_encode.py), median of `repeat` runs after a warm-up,
+The measurements behind benchmarks/bench_encode.py, median of `repeat` runs after WARMUP untimed rounds,
 the slice's UTF-8 megabytes / wall time (for lines and pairs too, as bench_encode.py), contenders
 alternating, each in its own worker process:
 
@@ -27,6 +27,10 @@ from tokkit.bench.harness import measure_tasks
 from tokkit.bench.report import group_rows
 
 T = "tokkit.bench.encode_tasks:"
+# Untimed rounds before timing: tokkit's per-thread piece tables (and the contenders' caches) fill
+# over the first calls, and with 2 threads each table sees half of a call's text, so one round
+# leaves them cold.
+WARMUP = 3
 
 # If tokkit cannot train (e.g. a broken build), the suite still measures the encoders on vocabularies
 # trained by `tokenizers` with the same settings, and says so.
@@ -135,7 +139,7 @@ def run_encode_suite(text_path: str, workdir: str, *, vocab_size: int = 32000, t
         notes: dict[str, str] = {}
         tasks = _tasks(candidates, notes)
         log(f"encode: {group} ({mb[mode]:.1f} MB)")
-        results = measure_tasks(tasks, repeat=repeat, warmup=1, env=env, log=log)
+        results = measure_tasks(tasks, repeat=repeat, warmup=WARMUP, env=env, log=log)
         baseline = next(iter(candidates))
         rows += group_rows("encode", group, results, baseline=baseline, work=mb[mode], unit="MB/s", notes=notes,
                            target=target, remarks={"tiktoken (r50k pattern)": "same merges, ranks in merge order"})
