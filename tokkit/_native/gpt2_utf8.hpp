@@ -19,7 +19,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#if defined(__SSE2__) || defined(_M_X64)
+// (TOKKIT_NO_SIMD builds the portable code only, to test it on x86-64.)
+#if (defined(__SSE2__) || defined(_M_X64)) && !defined(TOKKIT_NO_SIMD)
 #include <emmintrin.h>
 #define TOKKIT_HAVE_SSE2 1
 #endif
