@@ -519,7 +519,8 @@ cdef class Encoder:
         # A word's pieces depend on its bytes alone: common words are split once per thread and
         # then copied from the cache as (id, first char, end char) triples relative to the word.
         nbytes = s.buf.size()
-        cdef bint cacheable = nbytes <= CACHE_PIECE_BYTES
+        # (short words on id-only paths are kept in the piece table instead, by the caller)
+        cdef bint cacheable = nbytes <= CACHE_PIECE_BYTES and (out.with_offsets or nbytes > SHORT_BYTES)
         cdef uint64_t h = 0
         cdef int64_t hit
         if cacheable:
@@ -606,7 +607,8 @@ cdef class Encoder:
         # A per-thread cache of merged pieces: bounded, never shared, so it needs no lock.
         cdef uint64_t h = 0
         cdef int64_t start
-        cdef bint cacheable = nb <= CACHE_PIECE_BYTES
+        # (short pieces on id-only paths are kept in the piece table instead, by the caller)
+        cdef bint cacheable = nb <= CACHE_PIECE_BYTES and (out.with_offsets or nb > SHORT_BYTES)
         if cacheable:
             h = hash_bytes(s.buf.data(), nb)
             start = s.cache.find(s.buf.data(), nb, h)
