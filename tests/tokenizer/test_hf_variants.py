@@ -176,3 +176,24 @@ def test_unsupported_variants_are_one_error_naming_file_and_field(tmp_path, vari
     with pytest.raises(TokkitError, match=message) as err:
         tokkit.load(folder)
     assert str(folder / "tokenizer.json") in str(err.value)
+
+
+def test_cli_max_length_counts_this_tokenizer_template(tmp_path, capsys):
+    """RoBERTa's pair rows hold four special tokens: --max-length 4 leaves no room for text, and the
+    CLI says so in one line (exit 2) instead of failing later."""
+    from helpers.cli import run_cli
+
+    folder = tmp_path / "roberta"
+    folder.mkdir()
+    roberta(True, True).save(str(folder / "tokenizer.json"))
+    (tmp_path / "pairs.txt").write_text("Hello\tworld\n", encoding="utf-8")
+    out = tmp_path / "rows.npz"
+    capsys.readouterr()
+    code = run_cli(["encode", "-t", str(folder), "--pairs", "--format", "npz", "--max-length", "4", "-o", str(out),
+                    str(tmp_path / "pairs.txt")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith("tokkit: error: --max-length must be at least 5")
+    assert not out.exists()
+    assert run_cli(["encode", "-t", str(folder), "--pairs", "--format", "npz", "--max-length", "5", "-o", str(out),
+                    str(tmp_path / "pairs.txt")]) == 0
+    assert out.exists()

@@ -204,7 +204,10 @@ def test_cli_encode_on_a_local_cluster_with_resume(tmp_path, wordpiece):
     for extra in ([], ["--resume"]):
         proc = subprocess.run(args + extra, cwd=tmp_path, capture_output=True, timeout=300)
         assert proc.returncode == 0, proc.stderr.decode()
-        assert "dashboard" in proc.stderr.decode()
+        assert proc.stderr.decode().strip() == ""  # -q: not even the dashboard line
+    proc = subprocess.run([a for a in args if a != "-q"] + ["--resume"], cwd=tmp_path, capture_output=True,
+                          timeout=300)
+    assert proc.returncode == 0 and "dashboard" in proc.stderr.decode()
     from tokkit.pretraining.shards import ShardDataset
 
     assert len(ShardDataset(tmp_path / "shards")) >= 1

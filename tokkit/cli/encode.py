@@ -105,6 +105,7 @@ def command(files, tokenizer_path, pairs, fmt, output, max_length, template, thr
     check_options(pairs=pairs, fmt=fmt, output=output, max_length=max_length, template=template, threads=threads,
                   pretraining=pretraining, scheduler=scheduler, resume=resume)
     tok = tokkit.load(tokenizer_path)
+    check_template_room(tok, pairs=pairs, fmt=fmt, max_length=max_length, template=template, pretraining=pretraining)
     total = sum(os.path.getsize(f) for f in files if f != "-" and os.path.isfile(f)) or None
     show = None if not quiet else False
     if pretraining is not None:
@@ -172,6 +173,17 @@ def check_options(*, pairs, fmt, output, max_length, template, threads, pretrain
                               f"({template_tokens} template tokens and one of text), got {max_length}")
 
 
+def check_template_room(tok, *, pairs, fmt, max_length, template, pretraining) -> None:
+    """--max-length against the tokenizer's own template (a tokenizer.json may add more special
+    tokens than BERT's two or three), once the tokenizer is loaded."""
+    if max_length is None or pretraining is not None or not (fmt == "npz" or (pairs if template is None else template)):
+        return
+    specials = tok.template.specials(pairs)
+    if max_length < specials + 1:
+        raise TokkitError(f"--max-length must be at least {specials + 1} with this tokenizer's template "
+                          f"({specials} special tokens and one of text), got {max_length}")
+
+
 def _given() -> set:
     """Names of the options the user typed (as opposed to their defaults)."""
     ctx = click.get_current_context(silent=True)
@@ -217,7 +229,7 @@ def write_on_cluster(tok, files, kind, max_length, output, seed, scheduler, resu
 
     if not files or "-" in files:
         raise TokkitError("--scheduler reads files: give input files (not stdin)")
-    client = connect(scheduler, workers=workers, echo=lambda m: click.echo(m, err=True))
+    client = connect(scheduler, workers=workers, echo=lambda m: click.echo(m, err=True), quiet=quiet)
     try:
         write_shards_dask(client, tok, list(files), kind=kind, max_length=max_length, output=output, seed=seed,
                           resume=resume, progress=not quiet and sys.stderr.isatty())
