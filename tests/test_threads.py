@@ -84,13 +84,20 @@ def test_batch_equals_one_by_one_with_uneven_texts(threads):
 
 def test_run_sliced_inside_a_pool_thread_does_not_wait_on_itself():
     """A batch encoded from inside a slice (the shared pool busy with that slice) still finishes."""
+    import threading
+
     from tokkit._threads import run_sliced
 
     def outer(a, b):
-        return run_sliced(lambda c, d: list(range(a + c, a + d)), [1] * 20, num_threads=2)
+        return a, sum(run_sliced(lambda c, d: list(range(100 * a + c, 100 * a + d)), [1] * 20, num_threads=2), [])
 
-    parts = run_sliced(outer, [1] * 40, num_threads=2)
-    assert len(parts) > 1 and all(sum(p, []) for p in parts)
+    done = []
+    worker = threading.Thread(target=lambda: done.append(run_sliced(outer, [1] * 40, num_threads=2)), daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert done, "run_sliced waited on itself"
+    parts = done[0]
+    assert len(parts) > 1 and all(flat == list(range(100 * a, 100 * a + 20)) for a, flat in parts)
 
 
 def test_run_sliced_in_a_forked_child(tmp_path):

@@ -112,7 +112,7 @@ def test_save_hf_loads_in_transformers(tmp_path):
 
 
 def test_save_hf_with_tokenizer_loads_in_auto_tokenizer(tmp_path):
-    from helpers.bert import wordpiece_tokenizer
+    from helpers.bert import load_saved_in_auto_classes, wordpiece_tokenizer
 
     tok = wordpiece_tokenizer(tmp_path / "tok")
     from tokkit.bert.model import BertConfig
@@ -120,11 +120,7 @@ def test_save_hf_with_tokenizer_loads_in_auto_tokenizer(tmp_path):
     model = BertForPreTraining(BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_heads=4,
                                           intermediate_size=48, num_layers=1))
     save_hf(model, tok, tmp_path / "out")
-    auto = transformers.AutoTokenizer.from_pretrained(tmp_path / "out")
-    text = "the quick brown fox jumps"
-    assert auto(text)["input_ids"][1:-1] == tok.encode(text)
-    hf = transformers.AutoModelForPreTraining.from_pretrained(tmp_path / "out")
-    assert hf.config.vocab_size == tok.vocab_size
+    load_saved_in_auto_classes(tmp_path / "out", tok, transformers.AutoModelForPreTraining)
 
 
 def test_missing_and_misshaped_tensors_are_clear_errors(tmp_path):

@@ -138,18 +138,14 @@ def test_save_hf_loads_in_transformers(tmp_path):
 
 
 def test_save_hf_with_tokenizer_loads_in_auto_classes(tmp_path):
-    from helpers.bert import wordpiece_tokenizer
+    from helpers.bert import load_saved_in_auto_classes, wordpiece_tokenizer
 
     tok = wordpiece_tokenizer(tmp_path / "tok")
     model = ModernBertForMaskedLM(ModernBertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_heads=4,
                                                    intermediate_size=24, num_layers=2,
                                                    pad_token_id=tok.token_to_id("[PAD]")))
     save_hf(model, tok, tmp_path / "out")
-    auto = transformers.AutoTokenizer.from_pretrained(tmp_path / "out")
-    text = "the quick brown fox jumps"
-    assert auto(text)["input_ids"][1:-1] == tok.encode(text)
-    hf = transformers.AutoModelForMaskedLM.from_pretrained(tmp_path / "out")
-    assert hf.config.vocab_size == tok.vocab_size
+    hf = load_saved_in_auto_classes(tmp_path / "out", tok, transformers.AutoModelForMaskedLM)
     assert hf.config.cls_token_id == tok.token_to_id("[CLS]")
 
 

@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from helpers.bert import tiny_corpus, wordpiece_tokenizer  # noqa: E402
+from helpers.bert import pretrain_folder  # noqa: E402
 
 from tokkit.bert import data  # noqa: E402
 from tokkit.bert.train import PretrainConfig, pretrain, resolve_arch  # noqa: E402
@@ -19,11 +19,7 @@ TINY = dict(num_layers=2, hidden_size=32, num_heads=2, intermediate_size=32, max
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-    d = tmp_path_factory.mktemp("recipe")
-    (d / "corpus.txt").write_text(tiny_corpus(240), encoding="utf-8")
-    (d / "heldout.txt").write_text(tiny_corpus(40, seed=7), encoding="utf-8")
-    wordpiece_tokenizer(d / "tok", texts=tiny_corpus(240).splitlines(), vocab_size=150)
-    return d
+    return pretrain_folder(tmp_path_factory.mktemp("recipe"))
 
 
 def config(**kw):

@@ -6,7 +6,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
-from helpers.bert import tiny_corpus, wordpiece_tokenizer  # noqa: E402
+from helpers.bert import pretrain_folder, tiny_corpus, wordpiece_tokenizer  # noqa: E402
 
 from tokkit.bert import PretrainConfig, pretrain  # noqa: E402
 from tokkit.bert import train as train_mod  # noqa: E402
@@ -17,11 +17,7 @@ TINY_MODEL = dict(num_layers=1, hidden_size=32, num_heads=2, intermediate_size=6
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-    d = tmp_path_factory.mktemp("pretrain")
-    (d / "corpus.txt").write_text(tiny_corpus(240), encoding="utf-8")
-    (d / "heldout.txt").write_text(tiny_corpus(40, seed=7), encoding="utf-8")
-    wordpiece_tokenizer(d / "tok", texts=tiny_corpus(240).splitlines(), vocab_size=150)
-    return d
+    return pretrain_folder(tmp_path_factory.mktemp("pretrain"))
 
 
 def config(**kw):

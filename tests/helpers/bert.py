@@ -88,3 +88,24 @@ def wordpiece_tokenizer(directory, texts=None, vocab_size=120, special_tokens=No
         tok.special_tokens = specials
     tok.save(str(directory))
     return tok
+
+
+def pretrain_folder(d):
+    """A pretraining run's inputs in folder `d`: corpus.txt, heldout.txt and a small WordPiece tok/."""
+    (d / "corpus.txt").write_text(tiny_corpus(240), encoding="utf-8")
+    (d / "heldout.txt").write_text(tiny_corpus(40, seed=7), encoding="utf-8")
+    wordpiece_tokenizer(d / "tok", texts=tiny_corpus(240).splitlines(), vocab_size=150)
+    return d
+
+
+def load_saved_in_auto_classes(folder, tok, auto_model):
+    """The model transformers' `auto_model` loads from `folder` (written by save_hf), after checking
+    that AutoTokenizer there encodes like `tok`."""
+    import transformers
+
+    auto = transformers.AutoTokenizer.from_pretrained(folder)
+    text = "the quick brown fox jumps"
+    assert auto(text)["input_ids"][1:-1] == tok.encode(text)
+    hf = auto_model.from_pretrained(folder)
+    assert hf.config.vocab_size == tok.vocab_size
+    return hf

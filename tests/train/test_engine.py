@@ -34,26 +34,9 @@ def merge_everywhere(word, a, b, new):
     return out
 
 
-def textbook_bpe(words, counts, vocab_len, vocab_size, min_frequency):
-    """Recount every pair at every step; most frequent wins, ties to the smaller pair."""
-    words, merges = [list(w) for w in words], []
-    while vocab_len < vocab_size:
-        pairs = Counter()
-        for w, c in zip(words, counts):
-            for p in zip(w, w[1:]):
-                pairs[p] += c
-        pairs = {p: n for p, n in pairs.items() if n >= max(min_frequency, 1)}
-        if not pairs:
-            break
-        a, b = min(pairs, key=lambda p: (-pairs[p], p))
-        merges.append((a, b, vocab_len))
-        words = [merge_everywhere(w, a, b, vocab_len) for w in words]
-        vocab_len += 1
-    return merges
-
-
-def brute_pmi(words, counts, vocab_len, vocab_size, min_frequency):
-    """Recount symbols and pairs at every step; score with the engine's float expression."""
+def recount_merges(words, counts, vocab_len, vocab_size, min_frequency, best):
+    """Recount symbols and pairs at every step and merge the pair `best` picks among the candidates:
+    best(candidates, syms, pairs, words, total) with total = all symbols counted."""
     words, merges = [list(w) for w in words], []
     while vocab_len < vocab_size:
         syms, pairs = Counter(), Counter()
@@ -65,11 +48,24 @@ def brute_pmi(words, counts, vocab_len, vocab_size, min_frequency):
         cands = [p for p, n in pairs.items() if n >= max(min_frequency, 1)]
         if not cands:
             break
-        a, b = max(cands, key=lambda p: (pmi_score(pairs[p], syms[p[0]], syms[p[1]]), pairs[p], -p[0], -p[1]))
+        a, b = best(cands, syms, pairs, words, sum(syms.values()))
         merges.append((a, b, vocab_len))
         words = [merge_everywhere(w, a, b, vocab_len) for w in words]
         vocab_len += 1
     return merges
+
+
+def textbook_bpe(words, counts, vocab_len, vocab_size, min_frequency):
+    """Most frequent pair wins, ties to the smaller pair."""
+    return recount_merges(words, counts, vocab_len, vocab_size, min_frequency,
+                          lambda cands, syms, pairs, words, total: min(cands, key=lambda p: (-pairs[p], p)))
+
+
+def brute_pmi(words, counts, vocab_len, vocab_size, min_frequency):
+    """Score with the engine's float expression."""
+    return recount_merges(words, counts, vocab_len, vocab_size, min_frequency, lambda cands, syms, pairs, words, total:
+                          max(cands, key=lambda p: (pmi_score(pairs[p], syms[p[0]], syms[p[1]]), pairs[p],
+                                                    -p[0], -p[1])))
 
 
 def passes(word, a, b):
@@ -78,30 +74,15 @@ def passes(word, a, b):
 
 
 def brute_likelihood(words, counts, vocab_len, vocab_size, min_frequency):
-    """Recount at every step; n is what the left-to-right pass would merge, found by merging."""
-    words, merges = [list(w) for w in words], []
-    while vocab_len < vocab_size:
-        syms, pairs = Counter(), Counter()
-        for w, c in zip(words, counts):
-            for s in w:
-                syms[s] += c
-            for p in zip(w, w[1:]):
-                pairs[p] += c
-        total = sum(syms.values())
-        cands = [p for p, n in pairs.items() if n >= max(min_frequency, 1)]
-        if not cands:
-            break
-
+    """n is what the left-to-right pass would merge, found by merging."""
+    def best(cands, syms, pairs, words, total):
         def key(p):
             n = sum(passes(w, *p) * c for w, c in zip(words, counts))
             assert p[0] == p[1] or n == pairs[p]  # a != b: occurrences never overlap
             return likelihood_score(n, syms[p[0]], syms[p[1]], total, p[0] == p[1]), pairs[p], -p[0], -p[1]
+        return max(cands, key=key)
 
-        a, b = max(cands, key=key)
-        merges.append((a, b, vocab_len))
-        words = [merge_everywhere(w, a, b, vocab_len) for w in words]
-        vocab_len += 1
-    return merges
+    return recount_merges(words, counts, vocab_len, vocab_size, min_frequency, best)
 
 
 BRUTE = {"frequency": textbook_bpe, "pmi": brute_pmi, "likelihood": brute_likelihood}
@@ -127,31 +108,13 @@ def test_textbook_example(engine):
 
 
 @FAST
+@pytest.mark.parametrize("scoring", sorted(BRUTE))
 @given(corpora, st.integers(0, 3), st.integers(0, 40))
-def test_frequency_matches_textbook_recount(engine, corpus, min_frequency, extra):
+def test_scoring_matches_its_reference(engine, scoring, corpus, min_frequency, extra):
     words, counts = [w for w, _ in corpus], [c for _, c in corpus]
-    expected = textbook_bpe(words, counts, 4, 4 + extra, min_frequency)
-    got = engine.train_merges(*pack(words, counts), vocab_len=4, vocab_size=4 + extra, min_frequency=min_frequency)
-    assert got == expected
-
-
-@FAST
-@given(corpora, st.integers(0, 3), st.integers(0, 40))
-def test_pmi_matches_brute_force(engine, corpus, min_frequency, extra):
-    words, counts = [w for w, _ in corpus], [c for _, c in corpus]
-    expected = brute_pmi(words, counts, 4, 4 + extra, min_frequency)
+    expected = BRUTE[scoring](words, counts, 4, 4 + extra, min_frequency)
     got = engine.train_merges(*pack(words, counts), vocab_len=4, vocab_size=4 + extra,
-                              min_frequency=min_frequency, scoring="pmi")
-    assert got == expected
-
-
-@FAST
-@given(corpora, st.integers(0, 3), st.integers(0, 40))
-def test_likelihood_matches_brute_force(engine, corpus, min_frequency, extra):
-    words, counts = [w for w, _ in corpus], [c for _, c in corpus]
-    expected = brute_likelihood(words, counts, 4, 4 + extra, min_frequency)
-    got = engine.train_merges(*pack(words, counts), vocab_len=4, vocab_size=4 + extra,
-                              min_frequency=min_frequency, scoring="likelihood")
+                              min_frequency=min_frequency, scoring=scoring)
     assert got == expected
 
 

@@ -9,7 +9,6 @@ cdef class Rows:
     cdef bint with_words                # words are kept (always so when with_offsets)
     cdef Py_ssize_t view_shape[1]       # the ids as a buffer (see Rows.flat)
     cdef Py_ssize_t view_strides[1]
-    cdef int exports                    # buffers handed out and not yet released
     cdef inline void push(self, int32_t idx, Py_ssize_t start, Py_ssize_t end, int32_t word) noexcept nogil:
         self.ids.push_back(idx)
         if self.with_words:

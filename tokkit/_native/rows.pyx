@@ -60,10 +60,6 @@ cdef class Rows:
         buf.strides = self.view_strides
         buf.suboffsets = NULL
         buf.internal = NULL
-        self.exports += 1
-
-    def __releasebuffer__(self, Py_buffer* buf):
-        self.exports -= 1
 
 
 ctypedef fused index_t:

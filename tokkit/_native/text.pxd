@@ -180,7 +180,6 @@ cdef extern from "gpt2_utf8.hpp" namespace "tokkit" nogil:
         int mode
         void init(const uint8_t* per_code_point)
         int set_mode(int wanted)
-    size_t gpt2_piece_end(const Gpt2Classes& cls, const uint8_t* p, size_t i, size_t end, size_t n)
     size_t gpt2_piece_ends(const Gpt2Classes& cls, const uint8_t* p, size_t a, size_t end, size_t n,
                            size_t* ends, size_t room)
     size_t utf8_from_str(const void* data, int kind, size_t n, uint8_t* out)

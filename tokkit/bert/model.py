@@ -56,11 +56,17 @@ class BertConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "BertConfig":
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
+        return config_from_dict(cls, d)
 
 
-def _gelu(x: Tensor, kind: str) -> Tensor:
+def config_from_dict(cls, d: dict):
+    """A config dataclass from a dict, ignoring keys it has no field for (e.g. "arch")."""
+    known = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def gelu(x: Tensor, kind: str) -> Tensor:
+    """GELU, exact ("gelu") or with the tanh approximation ("gelu_tanh")."""
     return F.gelu(x, approximate="tanh" if kind == "gelu_tanh" else "none")
 
 
@@ -110,7 +116,7 @@ class EncoderLayer(nn.Module):
                                            dropout_p=self.attn_p if self.training else 0.0)
         a = a.transpose(1, 2).reshape(B, T, C)
         x = self.ln1(x + self.drop(self.attn_out(a)))
-        h = self.ffn_out(_gelu(self.ffn_in(x), self.act))
+        h = self.ffn_out(gelu(self.ffn_in(x), self.act))
         return self.ln2(x + self.drop(h))
 
 
@@ -167,7 +173,7 @@ class BertForPreTraining(nn.Module):
 
     def mlm_head(self, h: Tensor) -> Tensor:
         """(..., C) hidden states -> (..., V) logits, through the tied token embeddings."""
-        h = self.mlm_ln(_gelu(self.mlm_dense(h), self.config.hidden_act))
+        h = self.mlm_ln(gelu(self.mlm_dense(h), self.config.hidden_act))
         return F.linear(h, self.bert.embeddings.tok.weight, self.mlm_bias)
 
     def forward(self, input_ids: Tensor, token_type_ids: Optional[Tensor] = None,

@@ -26,14 +26,14 @@ torch.Size([2, 100])
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Optional
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tokkit.bert.model import PreTrainingOutput
+from tokkit.bert.model import PreTrainingOutput, config_from_dict, gelu
 from tokkit.bert.sparse import sparse_mlm_loss
 
 
@@ -84,12 +84,7 @@ class ModernBertConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "ModernBertConfig":
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
-
-
-def _gelu(x: Tensor, kind: str) -> Tensor:
-    return F.gelu(x, approximate="tanh" if kind == "gelu_tanh" else "none")
+        return config_from_dict(cls, d)
 
 
 def _norm(cfg: ModernBertConfig) -> nn.LayerNorm:
@@ -145,7 +140,7 @@ class EncoderLayer(nn.Module):
                                            dropout_p=self.attn_p if self.training else 0.0)
         x = x + self.attn_drop(self.attn_out(a.transpose(1, 2).reshape(B, T, C)))
         value, gate = self.mlp_in(self.mlp_norm(x)).chunk(2, dim=-1)  # each (B, T, I)
-        return x + self.mlp_out(self.mlp_drop(_gelu(value, self.act) * gate))
+        return x + self.mlp_out(self.mlp_drop(gelu(value, self.act) * gate))
 
 
 class ModernBertModel(nn.Module):
@@ -215,7 +210,7 @@ class ModernBertForMaskedLM(nn.Module):
 
     def mlm_head(self, h: Tensor) -> Tensor:
         """(..., C) hidden states -> (..., V) logits."""
-        h = self.head_norm(_gelu(self.head_dense(h), self.config.hidden_act))
+        h = self.head_norm(gelu(self.head_dense(h), self.config.hidden_act))
         return F.linear(h, self.model.tok.weight, self.decoder_bias)
 
     def forward(self, input_ids: Tensor, token_type_ids: Optional[Tensor] = None,
