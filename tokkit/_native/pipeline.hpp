@@ -1,0 +1,250 @@
+// The general encode path, part 4: one text through added tokens, the normalizer, the
+// pre-tokenizer and the model, with tokenizers' offsets and word numbers.
+#pragma once
+#include "pipeline_model.hpp"
+#include "pipeline_split.hpp"
+#include "pipeline_text.hpp"
+
+namespace tokkit {
+namespace pipe {
+
+struct AddedToken {
+    std::u32string content;  // as matched: normalized already for a normalized token
+    int32_t id;
+    bool single_word, lstrip, rstrip, normalized, special;
+};
+
+struct Match {
+    size_t a, b;
+    int32_t id;  // -1: ordinary text
+};
+
+// Tokens of one or many texts: ids, and (with offsets) code-point spans and word numbers.
+struct Output {
+    std::vector<int32_t>* ids;
+    std::vector<int32_t>* starts;
+    std::vector<int32_t>* ends;
+    std::vector<int32_t>* words;
+    bool with_offsets, with_words;
+    void push(int32_t id, int32_t s, int32_t e, int32_t w) {
+        ids->push_back(id);
+        if (with_words) words->push_back(w);
+        if (with_offsets) { starts->push_back(s); ends->push_back(e); }
+    }
+};
+
+struct Scratch {
+    Text text, seg, norm, tmp;
+    NormScratch ns;
+    SplitScratch ss;
+    Pieces a, b;
+    ModelScratch ms;
+    Memo memo;
+    std::vector<Tok> toks;
+    std::vector<uint8_t> utf8;
+    std::vector<uint32_t> char_at;   // byte -> char index within the piece
+    std::vector<Match> raw_matches, norm_matches;
+    std::vector<std::pair<size_t, size_t>> found;
+};
+
+typedef bool (*ReplaceFn)(void* ctx, int index, const char32_t* c, size_t n,
+                          std::vector<std::pair<size_t, size_t>>& out);
+
+struct Pipeline {
+    std::vector<NormStep> norm;
+    std::vector<PreStep> pre;
+    Model model;
+    UnicodeTables T;
+    std::vector<Charsmap> charsmaps;
+    std::vector<AddedToken> added;   // longest first is not needed: matching picks the longest
+    bool any_raw = false, any_normalized = false;
+    bool split_specials = false;     // split_special_tokens: specials are ordinary text
+    char32_t cut_char = 0;           // pieces may be cut before this char (see cut_before) ...
+    bool cut_before = false;         // ... when no token holds it past its first char
+    SplitContext ctx;
+    ReplaceFn replace_regex = nullptr;
+
+    bool is_ws(char32_t c) const { return (T.flags.get(c) & F_WHITESPACE) != 0; }
+    bool is_word(char32_t c) const { return (T.flags.get(c) & (F_WORD)) != 0; }
+
+    // tokenizers' AddedVocabulary::find_matches: leftmost-longest, then each token's flags.
+    void find_added(const char32_t* c, size_t n, bool normalized, std::vector<Match>& out) const {
+        out.clear();
+        size_t i = 0, start_offset = 0;
+        while (i < n) {
+            size_t best = 0;
+            int32_t which = -1;
+            size_t at = i;
+            for (; at < n; at++) {
+                for (size_t k = 0; k < added.size(); k++) {
+                    const AddedToken& t = added[k];
+                    if (t.normalized != normalized || t.content.empty()) continue;
+                    size_t m = t.content.size();
+                    if (m > best && at + m <= n && std::equal(t.content.begin(), t.content.end(), c + at)) {
+                        best = m;
+                        which = (int32_t)k;
+                    }
+                }
+                if (which >= 0) break;
+            }
+            if (which < 0) break;
+            const AddedToken& t = added[which];
+            size_t start = at, stop = at + best;
+            i = stop;
+            if (split_specials && t.special) continue;
+            if (t.single_word) {
+                bool left_ok = start == 0 || !is_word(c[start - 1]);
+                bool right_ok = stop == n || !is_word(c[stop]);
+                if (!left_ok || !right_ok) continue;
+            }
+            if (t.lstrip) {
+                size_t s2 = start;
+                while (s2 > 0 && is_ws(c[s2 - 1])) s2--;
+                start = std::max(s2, start_offset);
+            }
+            if (t.rstrip) {
+                while (stop < n && is_ws(c[stop])) stop++;
+                i = stop;
+            }
+            if (start_offset < start) out.push_back({start_offset, start, -1});
+            out.push_back({start, stop, t.id});
+            start_offset = stop;
+        }
+        if (start_offset < n || out.empty()) out.push_back({start_offset, n, -1});
+    }
+
+    // Normalizes s.seg into s.norm; false when a Python pattern raised.
+    bool normalize(Scratch& s, void* pyctx) const {
+        Text* in = &s.seg;
+        Text* out = &s.norm;
+        if (norm.empty()) { s.norm = s.seg; return true; }
+        for (size_t k = 0; k < norm.size(); k++) {
+            const NormStep& st = norm[k];
+            if (st.kind == N_PYTHON) {
+                if (!replace_regex(pyctx, st.python, in->c.data(), in->size(), s.found)) return false;
+                Edits& ed = s.ns.edits;
+                ed.clear();
+                size_t i = 0;
+                for (auto& m : s.found) {
+                    while (i < m.first) ed.keep(in->c[i++]);
+                    replace_match(ed, m.second - m.first, st.content);
+                    i = m.second;
+                }
+                while (i < in->size()) ed.keep(in->c[i++]);
+                ed.apply(*in, *out);
+            } else {
+                normalize_step(st, T, charsmaps, *in, *out, s.ns);
+            }
+            std::swap(in, out);
+        }
+        if (in != &s.norm) s.norm = *in;
+        return true;
+    }
+
+    // The tokens of one piece (chars [r.begin, r.end) of p.store), through the memo.
+    void model_piece(const Pieces& p, const Range& r, int32_t word, Scratch& s, Output& o) const {
+        s.utf8.clear();
+        if (o.with_offsets) s.char_at.clear();
+        for (size_t k = r.begin; k < r.end; k++) {
+            uint8_t u[4];
+            int m = utf8_encode(p.store.c[k], u);
+            s.utf8.insert(s.utf8.end(), u, u + m);
+            if (o.with_offsets) for (int j = 0; j < m; j++) s.char_at.push_back((uint32_t)(k - r.begin));
+        }
+        const uint8_t* bytes = s.utf8.data();
+        size_t n = s.utf8.size();
+        if (cut_before) {
+            // cut before each cut_char after the first: models cannot see across (see Pipeline)
+            size_t a = 0;
+            uint8_t lead[4];
+            int w = utf8_encode(cut_char, lead);
+            for (size_t i = 1; i + w <= n; i++) {
+                if (std::memcmp(bytes + i, lead, w) == 0) {
+                    emit(p, r, bytes, a, i, word, s, o);
+                    a = i;
+                }
+            }
+            emit(p, r, bytes, a, n, word, s, o);
+            return;
+        }
+        emit(p, r, bytes, 0, n, word, s, o);
+    }
+
+    void emit(const Pieces& p, const Range& r, const uint8_t* bytes, size_t a, size_t b, int32_t word,
+              Scratch& s, Output& o) const {
+        if (b <= a) return;
+        size_t count = 0;
+        uint64_t h = hash_span(bytes + a, b - a);
+        const Tok* toks = s.memo.find(bytes + a, b - a, h, &count);
+        if (!toks) {
+            model.tokenize(bytes + a, b - a, s.ms, s.toks);
+            s.memo.add(bytes + a, b - a, h, s.toks.data(), s.toks.size());
+            toks = s.toks.data();
+            count = s.toks.size();
+        }
+        for (size_t k = 0; k < count; k++) {
+            const Tok& t = toks[k];
+            if (!o.with_offsets) { o.push(t.id, 0, 0, word); continue; }
+            size_t cs = s.char_at[a + std::min<size_t>(t.start, b - a - 1)];
+            size_t ce = s.char_at[a + (t.end > t.start ? std::min<size_t>(t.end, b - a) - 1 : std::min<size_t>(t.start, b - a - 1))];
+            const Span& x = p.store.a[r.begin + cs];
+            const Span& y = p.store.a[r.begin + ce];
+            o.push(t.id, x.s, t.end > t.start ? y.e : x.s, word);
+        }
+    }
+
+    // Normalized text s.norm (or part of it) -> pieces -> tokens; returns the next word number.
+    bool tokenize_norm(size_t a, size_t b, int32_t orig_start, int32_t* word, Scratch& s, Output& o) const {
+        s.a.clear();
+        if (b <= a) return true;
+        s.a.store.c.assign(s.norm.c.begin() + a, s.norm.c.begin() + b);
+        s.a.store.a.assign(s.norm.a.begin() + a, s.norm.a.begin() + b);
+        s.a.list.push_back({0, b - a, orig_start});
+        Pieces* cur = &s.a;
+        Pieces* next = &s.b;
+        for (const PreStep& st : pre) {
+            if (!pre_tokenize_step(st, T, ctx, *cur, *next, s.ss)) return false;
+            std::swap(cur, next);
+        }
+        for (const Range& r : cur->list) {
+            model_piece(*cur, r, *word, s, o);
+            (*word)++;
+        }
+        return true;
+    }
+
+    // Encodes code points c[0:n]; false when a Python pattern raised (the caller re-raises it).
+    bool encode(const char32_t* c, size_t n, Scratch& s, Output& o, void* pyctx) const {
+        int32_t word = 0;
+        if (any_raw) find_added(c, n, false, s.raw_matches);
+        else { s.raw_matches.clear(); s.raw_matches.push_back({0, n, -1}); }
+        for (const Match& m : s.raw_matches) {
+            if (m.id >= 0) { o.push(m.id, (int32_t)m.a, (int32_t)m.b, word++); continue; }
+            if (m.b <= m.a) continue;
+            s.seg.clear();
+            s.seg.base = (int32_t)m.a;
+            for (size_t k = m.a; k < m.b; k++) s.seg.push(c[k], Span{(int32_t)k, (int32_t)k + 1});
+            if (!normalize(s, pyctx)) return false;
+            if (!any_normalized) {
+                if (!tokenize_norm(0, s.norm.size(), (int32_t)m.a, &word, s, o)) return false;
+                continue;
+            }
+            find_added(s.norm.c.data(), s.norm.size(), true, s.norm_matches);
+            std::vector<Match> nm = s.norm_matches;
+            for (const Match& q : nm) {
+                if (q.id >= 0) {
+                    const Span& x = s.norm.a[q.a];
+                    const Span& y = s.norm.a[q.b - 1];
+                    o.push(q.id, x.s, y.e, word++);
+                    continue;
+                }
+                int32_t start = q.a == 0 ? (int32_t)m.a : (q.a < s.norm.size() ? s.norm.a[q.a].s : (int32_t)m.b);
+                if (!tokenize_norm(q.a, q.b, start, &word, s, o)) return false;
+            }
+        }
+        return true;
+    }
+};
+
+}  // namespace pipe
+}  // namespace tokkit

@@ -1,0 +1,106 @@
+// Plain-typed entry points into the general encode path, for the Cython wrapper (pipeline.pyx):
+// building a Pipeline step by step from a tokenizer.json's components, and encoding one text.
+#pragma once
+#include "pipeline.hpp"
+
+namespace tokkit {
+namespace pipe {
+
+inline std::u32string u32(const uint32_t* p, size_t n) { return std::u32string((const char32_t*)p, n); }
+
+inline void add_norm(Pipeline& P, int kind, const uint32_t* pat, size_t np, const uint32_t* content, size_t nc,
+                     bool left, bool right, bool collapse, int charsmap, int python) {
+    NormStep s;
+    s.kind = kind;
+    s.pattern = u32(pat, np);
+    s.content = u32(content, nc);
+    s.left = left;
+    s.right = right;
+    s.collapse_spaces = collapse;
+    s.charsmap = charsmap;
+    s.python = python;
+    P.norm.push_back(s);
+}
+
+inline void add_bert_norm(Pipeline& P, bool clean, bool chinese, bool strip, bool lower) {
+    NormStep s;
+    s.kind = N_BERT;
+    s.clean_text = clean;
+    s.chinese = chinese;
+    s.strip_accents = strip;
+    s.lowercase = lower;
+    P.norm.push_back(s);
+}
+
+inline void add_pre(Pipeline& P, int kind, uint32_t replacement, int scheme, bool split, const uint32_t* pat,
+                    size_t np, int behavior, bool invert, bool add_prefix_space, bool use_regex, bool individual,
+                    int python) {
+    PreStep s;
+    s.kind = kind;
+    s.replacement = replacement;
+    s.prepend_scheme = scheme;
+    s.split = split;
+    s.pattern = u32(pat, np);
+    s.behavior = behavior;
+    s.invert = invert;
+    s.add_prefix_space = add_prefix_space;
+    s.use_regex = use_regex;
+    s.individual_digits = individual;
+    s.python = python;
+    P.pre.push_back(s);
+}
+
+inline int add_charsmap(Pipeline& P, const uint32_t* units, size_t n, const char* pool, size_t np) {
+    Charsmap m;
+    m.units.assign(units, units + n);
+    m.pool.assign(pool, np);
+    P.charsmaps.push_back(m);
+    return (int)P.charsmaps.size() - 1;
+}
+
+inline void add_added(Pipeline& P, const uint32_t* c, size_t n, int32_t id, bool single_word, bool lstrip,
+                      bool rstrip, bool normalized, bool special) {
+    P.added.push_back(AddedToken{u32(c, n), id, single_word, lstrip, rstrip, normalized, special});
+    if (normalized) P.any_normalized = true;
+    else P.any_raw = true;
+}
+
+inline void model_token(Pipeline& P, const char* p, size_t n, int32_t id, bool prefixes) {
+    P.model.vocab.add((const uint8_t*)p, n, id, prefixes);
+    if (n > P.model.max_piece_bytes) P.model.max_piece_bytes = n;
+}
+
+inline void model_merge(Pipeline& P, int32_t a, int32_t b, int32_t rank, int32_t merged) {
+    P.model.merges.add(a, b, rank, merged);
+}
+
+inline void set_tables(Pipeline& P, const uint16_t* lower1, const uint32_t* lower2, const uint16_t* nfd1,
+                       const uint32_t* nfd2, const uint16_t* nfkd1, const uint32_t* nfkd2, const uint32_t* pool,
+                       const uint16_t* flags1, const uint16_t* flags2, const uint16_t* ccc1, const uint8_t* ccc2,
+                       const uint64_t* ckeys, const uint32_t* cvals, size_t ncomp, const uint16_t* g1,
+                       const uint16_t* g2) {
+    P.T.lower = CharMap{lower1, lower2, pool};
+    P.T.nfd = CharMap{nfd1, nfd2, pool};
+    P.T.nfkd = CharMap{nfkd1, nfkd2, pool};
+    P.T.flags = FlagMap{flags1, flags2};
+    P.T.ccc = CccMap{ccc1, ccc2};
+    P.T.compose = Compositions{ckeys, cvals, ncomp};
+    P.T.grapheme = FlagMap{g1, g2};
+}
+
+// The GPT-2 scanner and the Python regex callback (Cython functions over uint32_t, the same ABI).
+inline void set_callbacks(Pipeline& P, void* gpt2, void* regex) {
+    P.ctx.gpt2 = reinterpret_cast<ScanFn>(gpt2);
+    P.ctx.regex = reinterpret_cast<RegexFn>(regex);
+    P.replace_regex = reinterpret_cast<ReplaceFn>(regex);
+}
+
+inline bool encode_one(const Pipeline& P, const uint32_t* c, size_t n, Scratch& s, std::vector<int32_t>& ids,
+                       std::vector<int32_t>& starts, std::vector<int32_t>& ends, std::vector<int32_t>& words,
+                       bool with_offsets, bool with_words, void* pyctx) {
+    Output o{&ids, &starts, &ends, &words, with_offsets, with_words || with_offsets};
+    return P.encode((const char32_t*)c, n, s, o, pyctx);
+}
+
+}  // namespace pipe
+}  // namespace tokkit

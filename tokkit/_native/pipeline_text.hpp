@@ -1,0 +1,551 @@
+// The general encode path, part 1: text with alignments, normalizers and pre-tokenizers.
+//
+// A tokenizer.json pipeline is normalizer -> pre-tokenizer -> model. The fast paths in encode.pyx
+// cover BERT WordPiece, char BPE and byte-level BPE; this header (with pipeline_model.hpp) covers
+// every other combination of the components tokkit supports, with tokenizers' offsets.
+//
+// Text is held as code points, each with the (start, end) span of the original text it comes
+// from: tokenizers' alignments. Every normalizer is written as tokenizers writes it, a list of
+// (char, change) edits over the current string, and `Edits::apply` turns them into a new string
+// with tokenizers' rule for alignments:
+//   - change <= 0: the char takes the span of the char at the cursor, then the cursor skips that
+//     char and -change more (removed);
+//   - change > 0: the char is inserted and takes the span of the char before the cursor (or an
+//     empty span at the start of the string).
+// So quirks of tokenizers' alignments (a composed char keeps only its first char's span) come out
+// the same here.
+//
+// Nothing here holds the GIL or allocates per character beyond amortised vector growth; tables are
+// read-only after construction, so many threads share one Pipeline.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace tokkit {
+namespace pipe {
+
+struct Span {
+    int32_t s, e;
+};
+
+// A string under normalization: code points and the original span of each.
+struct Text {
+    std::vector<char32_t> c;
+    std::vector<Span> a;
+    int32_t base = 0;  // original offset where this string starts (the span of an insertion at 0)
+    void clear() { c.clear(); a.clear(); }
+    size_t size() const { return c.size(); }
+    void push(char32_t ch, Span sp) { c.push_back(ch); a.push_back(sp); }
+};
+
+// One char of a transformed string. `change` is tokenizers' (char, change): > 0 an insertion, <= 0
+// the char replaces the one at the cursor and removes -change more after it. `skip` chars are removed
+// before this one (how a replaced match or a filtered char leaves its place).
+struct Edit {
+    char32_t c;
+    int32_t change;
+    int32_t skip;
+};
+
+// (char, change) edits over a Text, applied with tokenizers' alignment rule (see the top).
+struct Edits {
+    std::vector<Edit> list;
+    int32_t pending = 0;  // removals waiting for the next char
+    void clear() { list.clear(); pending = 0; }
+    void keep(char32_t ch) { list.push_back({ch, 0, pending}); pending = 0; }
+    void insert(char32_t ch) { list.push_back({ch, 1, pending}); pending = 0; }
+    void remove(int32_t k) { pending += k; }
+    void apply(const Text& src, Text& dst) const {
+        dst.clear();
+        dst.base = src.base;
+        size_t cur = 0, n = src.size();
+        for (const Edit& e : list) {
+            cur += (size_t)e.skip;
+            Span sp;
+            if (e.change > 0) {
+                sp = cur > 0 && cur - 1 < n ? src.a[cur - 1]
+                                            : (cur > 0 && n ? src.a[n - 1] : Span{src.base, src.base});
+            } else {
+                sp = cur < n ? src.a[cur] : (n ? Span{src.a[n - 1].e, src.a[n - 1].e} : Span{src.base, src.base});
+                cur += 1 + (size_t)(-e.change);
+            }
+            dst.push(e.c, sp);
+        }
+    }
+};
+
+// ------------------------------------------------------------------------------------ tables
+
+// A per-code-point map to short sequences, in the layout tokkit/_native/unicode_tables.py builds:
+// stage1[c >> 8] picks a block of 256 entries in stage2; an entry is 0 (unchanged) or the index in
+// pool of [length, code points...].
+struct CharMap {
+    const uint16_t* stage1 = nullptr;
+    const uint32_t* stage2 = nullptr;
+    const uint32_t* pool = nullptr;
+    // nullptr when c maps to itself; else pool entry [length, cps...]
+    const uint32_t* find(char32_t c) const {
+        if (!stage1 || c >= 0x110000) return nullptr;
+        uint32_t at = stage2[(size_t)stage1[c >> 8] * 256 + (c & 255)];
+        return at ? pool + at : nullptr;
+    }
+};
+
+// Per-code-point class bits (unicode_tables.norm_tables()["flags"]), two-stage like CharMap.
+enum : uint16_t {
+    F_WHITESPACE = 1,   // Rust char::is_whitespace (Strip, WhitespaceSplit)
+    F_PUNCT = 2,        // tokenizers' punctuation (Punctuation pre-tokenizer, BertPreTokenizer)
+    F_NUMERIC = 4,      // char::is_numeric (Digits)
+    F_WORD = 8,         // \w of the Whitespace pre-tokenizer's regex
+    F_STRIP_ACCENT = 16,  // removed by StripAccents
+    F_REGEX_SPACE = 32,   // \s of the Whitespace pre-tokenizer's regex
+    F_BERT_REMOVE = 64,   // BertNormalizer(clean_text) removes it
+    F_BERT_SPACE = 128,   // BertNormalizer(clean_text) turns it into a space
+    F_BERT_CJK = 256,     // BertNormalizer(handle_chinese_chars) puts spaces around it
+    F_MN = 512,           // a nonspacing mark (BertNormalizer's strip_accents drops it after NFD)
+    F_BERT_SPLIT = 1024,  // BertPreTokenizer drops it as whitespace
+    F_BERT_PUNCT = 2048,  // BertPreTokenizer isolates it as punctuation
+};
+
+struct FlagMap {
+    const uint16_t* stage1 = nullptr;
+    const uint16_t* stage2 = nullptr;
+    uint16_t get(char32_t c) const {
+        if (!stage1 || c >= 0x110000) return 0;
+        return stage2[(size_t)stage1[c >> 8] * 256 + (c & 255)];
+    }
+};
+
+// Canonical combining classes (0 for starters), two-stage.
+struct CccMap {
+    const uint16_t* stage1 = nullptr;
+    const uint8_t* stage2 = nullptr;
+    uint8_t get(char32_t c) const {
+        if (!stage1 || c >= 0x110000) return 0;
+        return stage2[(size_t)stage1[c >> 8] * 256 + (c & 255)];
+    }
+};
+
+// Canonical composition pairs, sorted by key (first << 21 | second), for binary search.
+struct Compositions {
+    const uint64_t* keys = nullptr;
+    const uint32_t* values = nullptr;
+    size_t n = 0;
+    char32_t find(char32_t a, char32_t b) const {
+        // Hangul syllables compose by arithmetic, as in the Unicode standard (3.12)
+        const char32_t SB = 0xAC00, LB = 0x1100, VB = 0x1161, TB = 0x11A7;
+        const int LC = 19, VC = 21, TC = 28;
+        if (a >= LB && a < LB + LC && b >= VB && b < VB + VC)
+            return SB + ((a - LB) * VC + (b - VB)) * TC;
+        if (a >= SB && a < SB + LC * VC * TC && (a - SB) % TC == 0 && b > TB && b < TB + TC)
+            return a + (b - TB);
+        uint64_t key = ((uint64_t)a << 21) | b;
+        const uint64_t* it = std::lower_bound(keys, keys + n, key);
+        return (it != keys + n && *it == key) ? values[it - keys] : 0;
+    }
+};
+
+struct UnicodeTables {
+    CharMap lower, nfd, nfkd;
+    FlagMap flags;
+    CccMap ccc;
+    Compositions compose;
+    // Grapheme_Cluster_Break and friends for Precompiled (see grapheme_end)
+    FlagMap grapheme;
+};
+
+// Grapheme property values in UnicodeTables::grapheme (low 5 bits), plus flags.
+enum : uint16_t {
+    G_OTHER = 0, G_CR = 1, G_LF = 2, G_CONTROL = 3, G_EXTEND = 4, G_ZWJ = 5, G_RI = 6, G_PREPEND = 7,
+    G_SPACING_MARK = 8, G_L = 9, G_V = 10, G_T = 11, G_LV = 12, G_LVT = 13,
+    G_EXT_PICT = 32,        // Extended_Pictographic
+    G_INCB_CONSONANT = 64,  // Indic_Conjunct_Break=Consonant
+    G_INCB_LINKER = 128,    // Indic_Conjunct_Break=Linker
+    G_INCB_EXTEND = 256,    // Indic_Conjunct_Break=Extend
+};
+
+// End (exclusive) of the extended grapheme cluster starting at c[i] (UAX #29, rules GB3-GB999).
+inline size_t grapheme_end(const UnicodeTables& T, const char32_t* c, size_t i, size_t n) {
+    if (i + 1 >= n) return n;
+    uint16_t prev = T.grapheme.get(c[i]);
+    int ri_run = (prev & 31) == G_RI ? 1 : 0;
+    // emoji state (GB11): seen Extended_Pictographic then Extend* ; Indic state (GB9c)
+    bool pict = (prev & G_EXT_PICT) != 0;
+    bool incb_cons = (prev & G_INCB_CONSONANT) != 0, incb_linker = false;
+    size_t j = i + 1;
+    for (; j < n; j++) {
+        uint16_t cur = T.grapheme.get(c[j]);
+        int p = prev & 31, q = cur & 31;
+        bool brk;
+        if (p == G_CR && q == G_LF) brk = false;                                   // GB3
+        else if (p == G_CR || p == G_LF || p == G_CONTROL) brk = true;             // GB4
+        else if (q == G_CR || q == G_LF || q == G_CONTROL) brk = true;             // GB5
+        else if (p == G_L && (q == G_L || q == G_V || q == G_LV || q == G_LVT)) brk = false;  // GB6
+        else if ((p == G_LV || p == G_V) && (q == G_V || q == G_T)) brk = false;   // GB7
+        else if ((p == G_LVT || p == G_T) && q == G_T) brk = false;                // GB8
+        else if (q == G_EXTEND || q == G_ZWJ) brk = false;                         // GB9
+        else if (q == G_SPACING_MARK) brk = false;                                 // GB9a
+        else if (p == G_PREPEND) brk = false;                                      // GB9b
+        else if ((cur & G_INCB_CONSONANT) && incb_cons && incb_linker) brk = false;  // GB9c
+        else if (p == G_ZWJ && (cur & G_EXT_PICT) && pict) brk = false;            // GB11
+        else if (p == G_RI && q == G_RI && (ri_run % 2) == 1) brk = false;         // GB12/13
+        else brk = true;                                                           // GB999
+        if (brk) break;
+        // states for the rules that look further back
+        if (q == G_RI) ri_run = (p == G_RI) ? ri_run + 1 : 1; else ri_run = 0;
+        if (cur & G_EXT_PICT) pict = true;
+        else if (!(q == G_EXTEND || q == G_ZWJ)) pict = false;
+        if (cur & G_INCB_CONSONANT) { incb_cons = true; incb_linker = false; }
+        else if (cur & G_INCB_LINKER) { if (incb_cons) incb_linker = true; }
+        else if (!(cur & G_INCB_EXTEND) && q != G_ZWJ) { incb_cons = false; incb_linker = false; }
+        prev = cur;
+    }
+    return j;
+}
+
+// ------------------------------------------------------------------------------------ Precompiled
+
+// SentencePiece's precompiled_charsmap: a darts-clone double-array trie over UTF-8 byte strings whose
+// values index a pool of NUL-terminated replacement strings.
+struct Charsmap {
+    std::vector<uint32_t> units;
+    std::string pool;
+
+    static bool has_leaf(uint32_t u) { return (u >> 8) & 1; }
+    static uint32_t value(uint32_t u) { return u & ((1U << 31) - 1); }
+    static uint32_t label(uint32_t u) { return u & ((1U << 31) | 0xFF); }
+    static uint32_t offset(uint32_t u) { return (u >> 10) << ((u & (1U << 9)) >> 6); }
+
+    // The value of the SHORTEST key that is a prefix of p[0:n] (what tokenizers takes), or -1.
+    int64_t first_prefix(const uint8_t* p, size_t n) const {
+        size_t m = units.size();
+        if (!m) return -1;
+        size_t pos = offset(units[0]);
+        for (size_t i = 0; i < n; i++) {
+            pos ^= p[i];
+            if (pos >= m) return -1;
+            uint32_t u = units[pos];
+            if (label(u) != p[i]) return -1;
+            pos ^= offset(u);
+            if (pos >= m) return -1;
+            if (has_leaf(u)) return value(units[pos]);
+        }
+        return -1;
+    }
+
+    // The replacement for the UTF-8 chunk, or false (replacement written as code points to out).
+    bool transform(const uint8_t* p, size_t n, std::vector<char32_t>& out) const {
+        int64_t v = first_prefix(p, n);
+        if (v < 0 || (size_t)v >= pool.size()) return false;
+        out.clear();
+        size_t i = (size_t)v;
+        while (i < pool.size() && pool[i] != 0) {
+            unsigned char b = (unsigned char)pool[i];
+            char32_t ch;
+            int len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+            if (i + len > pool.size()) break;
+            ch = len == 1 ? b : (b & (0xFF >> (len + 1)));
+            for (int k = 1; k < len; k++) ch = (ch << 6) | ((unsigned char)pool[i + k] & 0x3F);
+            out.push_back(ch);
+            i += len;
+        }
+        return true;
+    }
+};
+
+inline int utf8_encode(char32_t c, uint8_t* out) {
+    if (c < 0x80) { out[0] = (uint8_t)c; return 1; }
+    if (c < 0x800) { out[0] = 0xC0 | (c >> 6); out[1] = 0x80 | (c & 0x3F); return 2; }
+    if (c < 0x10000) {
+        out[0] = 0xE0 | (c >> 12); out[1] = 0x80 | ((c >> 6) & 0x3F); out[2] = 0x80 | (c & 0x3F);
+        return 3;
+    }
+    out[0] = 0xF0 | (c >> 18); out[1] = 0x80 | ((c >> 12) & 0x3F);
+    out[2] = 0x80 | ((c >> 6) & 0x3F); out[3] = 0x80 | (c & 0x3F);
+    return 4;
+}
+
+// ------------------------------------------------------------------------------------ normalizers
+
+enum NormKind {
+    N_NFD, N_NFKD, N_NFC, N_NFKC, N_LOWER, N_STRIP, N_STRIP_ACCENTS, N_REPLACE, N_PREPEND,
+    N_PRECOMPILED, N_BERT, N_PYTHON,
+};
+
+struct NormStep {
+    int kind = 0;
+    bool left = false, right = false;       // Strip
+    std::u32string pattern, content;        // Replace (String pattern), Prepend (content)
+    bool collapse_spaces = false;           // Replace(Regex(" {2,}"), " "), done without a regex
+    int charsmap = -1;                      // Precompiled: index in Pipeline::charsmaps
+    bool clean_text = false, chinese = false, strip_accents = false, lowercase = false;  // BertNormalizer
+    int python = -1;                        // N_PYTHON: index of the Python callback
+};
+
+// One thread's buffers for normalizing.
+struct NormScratch {
+    Text tmp;
+    Edits edits;
+    std::vector<char32_t> buf, repl;
+    std::vector<uint8_t> bytes;
+};
+
+// Full decomposition (NFD or NFKD table) as edits, then canonical ordering of the marks. The order
+// is positional: a mark moved by the sort keeps the change of the place it moves to, as the
+// alignments of tokenizers' normalizers stay with places, not characters.
+inline void decompose(const UnicodeTables& T, const CharMap& map, const Text& in, NormScratch& s) {
+    Edits& ed = s.edits;
+    ed.clear();
+    for (size_t i = 0; i < in.size(); i++) {
+        const char32_t c = in.c[i];
+        const char32_t SB = 0xAC00, LB = 0x1100, VB = 0x1161, TB = 0x11A7;
+        if (c >= SB && c < SB + 11172) {  // Hangul syllables decompose by arithmetic
+            char32_t si = c - SB;
+            ed.keep(LB + si / (21 * 28));
+            ed.insert(VB + (si % (21 * 28)) / 28);
+            if (si % 28) ed.insert(TB + si % 28);
+            continue;
+        }
+        const uint32_t* m = map.find(c);
+        if (!m) { ed.keep(c); continue; }
+        ed.keep(m[1]);
+        for (uint32_t k = 2; k <= m[0]; k++) ed.insert(m[k]);
+    }
+    std::vector<Edit>& e = ed.list;
+    size_t i = 0;
+    while (i < e.size()) {
+        if (!T.ccc.get(e[i].c)) { i++; continue; }
+        size_t j = i;
+        while (j < e.size() && T.ccc.get(e[j].c)) j++;
+        if (j - i > 1) {
+            s.buf.clear();
+            for (size_t k = i; k < j; k++) s.buf.push_back(e[k].c);
+            std::stable_sort(s.buf.begin(), s.buf.end(),
+                             [&](char32_t x, char32_t y) { return T.ccc.get(x) < T.ccc.get(y); });
+            for (size_t k = i; k < j; k++) e[k].c = s.buf[k - i];
+        }
+        i = j;
+    }
+}
+
+// Canonical composition of decomposed edits, in place. A char composed into its starter leaves its
+// place: what it consumed is removed before the next char.
+inline void compose(const UnicodeTables& T, NormScratch& s) {
+    std::vector<Edit>& e = s.edits.list;
+    size_t w = 0;
+    long starter = -1;   // index (in the written part) of the last starter
+    int last_ccc = -1;   // ccc of the last char written after it (-1: none)
+    int32_t carry = 0;   // removals waiting for the next written char
+    for (size_t i = 0; i < e.size(); i++) {
+        Edit cur = e[i];
+        int cc = T.ccc.get(cur.c);
+        if (starter >= 0 && !(last_ccc != -1 && (last_ccc == 0 || last_ccc >= cc))) {
+            char32_t comp = T.compose.find(e[starter].c, cur.c);
+            if (comp) {
+                e[starter].c = comp;
+                carry += cur.skip + (cur.change > 0 ? 0 : 1 - cur.change);
+                continue;
+            }
+        }
+        if (cc == 0) { starter = (long)w; last_ccc = -1; }
+        else last_ccc = cc;
+        cur.skip += carry;
+        carry = 0;
+        e[w++] = cur;
+    }
+    e.resize(w);
+}
+
+// tokenizers' NormalizedString::replace, one match of m chars by r: the match is removed, then r's
+// chars are inserted (each takes the span of the match's last char).
+inline void replace_match(Edits& ed, size_t m, const std::u32string& r) {
+    ed.remove((int32_t)m);
+    for (char32_t c : r) ed.insert(c);
+}
+
+// tokenizers' Precompiled `replace`: the new chars change 0, the last (new - old) of them become
+// insertions, or the last edit written so far absorbs the removals. When nothing new is written
+// that is the previous chunk's last char; when nothing at all was written yet, the removal is lost
+// and later chars take the spans of earlier ones (tokenizers does the same).
+inline void precompiled_replace(Edits& ed, size_t old_count, const std::vector<char32_t>& repl) {
+    for (char32_t c : repl) ed.keep(c);
+    long diff = (long)repl.size() - (long)old_count;
+    if (diff > 0) {
+        for (long k = 0; k < diff; k++) ed.list[ed.list.size() - 1 - k].change = 1;
+    } else if (diff < 0 && !ed.list.empty()) {
+        ed.list.back().change += (int32_t)diff;
+    }
+}
+
+inline void map_chars(const CharMap& map, const Text& in, Edits& ed) {
+    for (size_t i = 0; i < in.size(); i++) {
+        const uint32_t* m = map.find(in.c[i]);
+        if (!m) { ed.keep(in.c[i]); continue; }
+        ed.keep(m[1]);
+        for (uint32_t k = 2; k <= m[0]; k++) ed.insert(m[k]);
+    }
+}
+
+inline void precompiled(const Charsmap& cm, const UnicodeTables& T, const Text& in, NormScratch& s) {
+    Edits& ed = s.edits;
+    size_t i = 0, n = in.size();
+    while (i < n) {
+        size_t j = grapheme_end(T, in.c.data(), i, n);
+        s.bytes.clear();
+        for (size_t k = i; k < j; k++) {
+            uint8_t u[4];
+            int m = utf8_encode(in.c[k], u);
+            s.bytes.insert(s.bytes.end(), u, u + m);
+        }
+        if (s.bytes.size() < 6 && cm.transform(s.bytes.data(), s.bytes.size(), s.repl)) {
+            precompiled_replace(ed, j - i, s.repl);
+        } else {
+            for (size_t k = i; k < j; k++) {
+                uint8_t u[4];
+                int m = utf8_encode(in.c[k], u);
+                if (cm.transform(u, (size_t)m, s.repl)) precompiled_replace(ed, 1, s.repl);
+                else ed.keep(in.c[k]);
+            }
+        }
+        i = j;
+    }
+}
+
+// BertNormalizer: clean_text, handle_chinese_chars, strip_accents, lowercase, each a pass of its own
+// in tokenizers' order.
+inline void bert_normalize(const NormStep& st, const UnicodeTables& T, const Text& in, Text& out, NormScratch& s) {
+    Text cur = in;
+    Edits& ed = s.edits;
+    if (st.clean_text) {
+        ed.clear();
+        for (size_t i = 0; i < cur.size(); i++) {
+            uint16_t f = T.flags.get(cur.c[i]);
+            if (f & F_BERT_REMOVE) ed.remove(1);
+            else ed.keep((f & F_BERT_SPACE) ? U' ' : cur.c[i]);
+        }
+        ed.apply(cur, s.tmp);
+        cur.c.swap(s.tmp.c);
+        cur.a.swap(s.tmp.a);
+    }
+    if (st.chinese) {
+        ed.clear();
+        for (size_t i = 0; i < cur.size(); i++) {
+            if (T.flags.get(cur.c[i]) & F_BERT_CJK) {
+                ed.keep(U' ');
+                ed.insert(cur.c[i]);
+                ed.insert(U' ');
+            } else {
+                ed.keep(cur.c[i]);
+            }
+        }
+        ed.apply(cur, s.tmp);
+        cur.c.swap(s.tmp.c);
+        cur.a.swap(s.tmp.a);
+    }
+    if (st.strip_accents) {
+        decompose(T, T.nfd, cur, s);
+        Edits kept;
+        for (const Edit& e : s.edits.list) {
+            if (T.flags.get(e.c) & F_MN) {
+                kept.remove(e.skip + (e.change > 0 ? 0 : 1 - e.change));
+            } else {
+                Edit x = e;
+                x.skip += kept.pending;
+                kept.pending = 0;
+                kept.list.push_back(x);
+            }
+        }
+        kept.apply(cur, s.tmp);
+        cur.c.swap(s.tmp.c);
+        cur.a.swap(s.tmp.a);
+    }
+    if (st.lowercase) {
+        ed.clear();
+        map_chars(T.lower, cur, ed);
+        ed.apply(cur, s.tmp);
+        cur.c.swap(s.tmp.c);
+        cur.a.swap(s.tmp.a);
+    }
+    out.c.swap(cur.c);
+    out.a.swap(cur.a);
+    out.base = in.base;
+}
+
+// One normalizer step, in -> out (N_PYTHON steps are run by the caller).
+inline void normalize_step(const NormStep& st, const UnicodeTables& T, const std::vector<Charsmap>& maps,
+                           const Text& in, Text& out, NormScratch& s) {
+    Edits& ed = s.edits;
+    ed.clear();
+    switch (st.kind) {
+    case N_NFD: case N_NFKD:
+        decompose(T, st.kind == N_NFD ? T.nfd : T.nfkd, in, s);
+        break;
+    case N_NFC: case N_NFKC:
+        decompose(T, st.kind == N_NFC ? T.nfd : T.nfkd, in, s);
+        compose(T, s);
+        break;
+    case N_LOWER:
+        map_chars(T.lower, in, ed);
+        break;
+    case N_STRIP_ACCENTS:
+        for (size_t i = 0; i < in.size(); i++) {
+            if (T.flags.get(in.c[i]) & F_STRIP_ACCENT) ed.remove(1);
+            else ed.keep(in.c[i]);
+        }
+        break;
+    case N_STRIP: {
+        size_t a = 0, b = in.size();
+        if (st.left) while (a < b && (T.flags.get(in.c[a]) & F_WHITESPACE)) a++;
+        if (st.right) while (b > a && (T.flags.get(in.c[b - 1]) & F_WHITESPACE)) b--;
+        ed.remove((int32_t)a);
+        for (size_t i = a; i < b; i++) ed.keep(in.c[i]);
+        break;
+    }
+    case N_PREPEND:
+        if (in.size() && !st.content.empty()) {
+            ed.keep(st.content[0]);
+            for (size_t k = 1; k < st.content.size(); k++) ed.insert(st.content[k]);
+            ed.insert(in.c[0]);
+            for (size_t i = 1; i < in.size(); i++) ed.keep(in.c[i]);
+        } else {
+            for (size_t i = 0; i < in.size(); i++) ed.keep(in.c[i]);
+        }
+        break;
+    case N_REPLACE: {
+        size_t i = 0, n = in.size();
+        const std::u32string& p = st.pattern;
+        while (i < n) {
+            size_t m = 0;
+            if (st.collapse_spaces) {  // Regex(" {2,}"): a run of two or more spaces
+                while (i + m < n && in.c[i + m] == U' ') m++;
+                if (m < 2) m = 0;
+            } else if (!p.empty() && i + p.size() <= n && std::equal(p.begin(), p.end(), in.c.begin() + i)) {
+                m = p.size();
+            }
+            if (m) {
+                replace_match(ed, m, st.content);
+                i += m;
+            } else {
+                ed.keep(in.c[i++]);
+            }
+        }
+        break;
+    }
+    case N_PRECOMPILED:
+        precompiled(maps[st.charsmap], T, in, s);
+        break;
+    case N_BERT:
+        bert_normalize(st, T, in, out, s);
+        return;
+    default:
+        out = in;
+        return;
+    }
+    ed.apply(in, out);
+}
+
+}  // namespace pipe
+}  // namespace tokkit
