@@ -1,0 +1,121 @@
+"""WordLevel (each piece is one vocabulary token or the unknown token), and the JSON field readers.
+
+The readers check one field of a component's tokenizer.json object and name the file, the component
+and the field in the one error line; every model, decoder and post-processor reads through them.
+
+>>> m = WordLevel.from_json({"type": "WordLevel", "vocab": {"<unk>": 0, "hi": 1}, "unk_token": "<unk>"}, "t.json")
+>>> m.tokenize("hi"), m.tokenize("yo")
+([(1, 0, 2)], [(0, 0, 2)])
+>>> WordLevel.from_json({"type": "WordLevel", "vocab": {"hi": 0}, "unk_token": 3}, "t.json")
+Traceback (most recent call last):
+tokkit.errors.TokkitError: t.json: model.WordLevel: field 'unk_token' must be a string, got an integer
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from tokkit.errors import TokkitError
+from tokkit.tokenizer.spec import vocab_from_mapping
+
+_MISSING = object()
+_KINDS = {str: "a string", bool: "true or false", int: "an integer", float: "a number", list: "a list",
+          dict: "an object", type(None): "null"}
+
+
+def json_kind(value) -> str:
+    """How an error line names a JSON value's type ("an integer", "null", ...)."""
+    return _KINDS.get(type(value), type(value).__name__)
+
+
+def json_field(obj: dict, key: str, kinds: tuple, where: str, default=_MISSING):
+    """obj[key] when it has one of the JSON types `kinds` (as Python types), else one TokkitError.
+
+    `where` names the file and the component ("t.json: model.BPE"). A bool is never an integer;
+    an integer is a number. Without `default` the key must be present.
+
+    >>> json_field({"a": 1}, "a", (float,), "t.json: decoder.X")
+    1
+    >>> json_field({"a": True}, "a", (int,), "t.json: decoder.X")
+    Traceback (most recent call last):
+    tokkit.errors.TokkitError: t.json: decoder.X: field 'a' must be an integer, got true or false
+    """
+    if key not in obj:
+        if default is _MISSING:
+            raise TokkitError(f"{where}: field '{key}' is missing")
+        return default
+    value = obj[key]
+    kind = bool if isinstance(value, bool) else type(value)
+    if kind not in kinds and not (kind is int and float in kinds):
+        want = " or ".join(_KINDS[k] for k in kinds)
+        raise TokkitError(f"{where}: field '{key}' must be {want}, got {json_kind(value)}")
+    return value
+
+
+def json_uint(obj: dict, key: str, where: str, bits: int, default=_MISSING) -> int:
+    """An integer field that must fit an unsigned `bits`-bit integer, as tokenizers reads it."""
+    value = json_field(obj, key, (int,), where, default)
+    if not 0 <= value < 1 << bits:
+        raise TokkitError(f"{where}: field '{key}' must be an integer from 0 to {(1 << bits) - 1}, got {value}")
+    return value
+
+
+def json_object(obj, where: str) -> dict:
+    """`obj` when it is a JSON object."""
+    if not isinstance(obj, dict):
+        raise TokkitError(f"{where}: must be an object, got {json_kind(obj)}")
+    return obj
+
+
+def check_type(obj: dict, name: str, where: str) -> None:
+    """The object's "type", when it has one, must be `name` (tokenizers reads a missing one by shape)."""
+    if obj.get("type", name) != name:
+        raise TokkitError(f"{where}: field 'type' must be {name!r}, got {obj['type']!r}")
+
+
+def read_vocab(obj: dict, where: str) -> tuple[str, ...]:
+    """The "vocab" object {token: id} as tokens in id order (ids 0..n-1, no holes, no repeats)."""
+    return tuple(vocab_from_mapping(json_field(obj, "vocab", (dict,), where), f"{where}: field 'vocab'"))
+
+
+def vocab_json(vocab: tuple[str, ...]) -> dict:
+    """{token: id} in id order, as tokenizers writes a vocabulary."""
+    return {tok: i for i, tok in enumerate(vocab)}
+
+
+@dataclass(frozen=True)
+class WordLevel:
+    """tokenizers' WordLevel model: a piece in the vocabulary is its token, any other piece is `unk_token`.
+
+    `vocab` lists the tokens in id order. `unk_token` must be in the vocabulary (tokenizers fails on
+    the first unknown piece otherwise; tokkit refuses the file at load).
+
+    >>> WordLevel(vocab=("[UNK]", "cat"), unk_token="[UNK]").tokenize("dog")
+    [(0, 0, 3)]
+    """
+
+    vocab: tuple[str, ...]
+    unk_token: str
+
+    @classmethod
+    def from_json(cls, obj: dict, where: str) -> "WordLevel":
+        at = f"{where}: model.WordLevel"
+        json_object(obj, at)
+        check_type(obj, "WordLevel", at)
+        model = cls(vocab=read_vocab(obj, at), unk_token=json_field(obj, "unk_token", (str,), at))
+        if model.unk_token not in model.ids:
+            raise TokkitError(f"{at}: unk_token {model.unk_token!r} is not in the vocabulary")
+        return model
+
+    def to_json(self) -> dict:
+        return {"type": "WordLevel", "vocab": vocab_json(self.vocab), "unk_token": self.unk_token}
+
+    @cached_property
+    def ids(self) -> dict[str, int]:
+        """token -> id."""
+        return vocab_json(self.vocab)
+
+    def tokenize(self, piece: str) -> list[tuple[int, int, int]]:
+        """[(id, start, end)] for one piece, offsets in characters: always one token, even for ""."""
+        tid = self.ids.get(piece)
+        return [(self.ids[self.unk_token] if tid is None else tid, 0, len(piece))]
