@@ -1,0 +1,486 @@
+"""SentencePiece `.model` files: a protobuf reader, and the tokenizer.json pipeline that encodes alike.
+
+A `.model` file is a serialized ModelProto (sentencepiece_model.proto). It is read by a small
+reader of the protobuf wire format: the fields tokkit needs become frozen dataclasses, every other
+field is skipped by its wire type, and nothing in the file is executed. A truncated or malformed
+file is one TokkitError naming it.
+
+`tokenizer_json_from_sentencepiece` writes the pipeline that gives sentencepiece's ids:
+  - normalizer: Precompiled (the character map), Replace " {2,}" -> " " and "\\A " -> "" (leading
+    and repeated spaces, remove_extra_whitespaces), Replace " " -> U+2581 (escape_whitespaces),
+    Replace "U+2581+\\z" -> "" (sentencepiece also drops trailing U+2581 typed in the text), then
+    Prepend U+2581 (add_dummy_prefix; Prepend, unlike Metaspace's prepend_scheme, prefixes text that
+    already starts with U+2581, as sentencepiece does);
+  - pre-tokenizer: Metaspace split before U+2581 when no piece holds one after its first character;
+  - model: Unigram with the file's scores, or BPE with merges from the pieces' scores (a char model
+    is BPE without merges), fuse_unk and byte_fallback as sentencepiece joins unknown runs;
+  - control pieces become special added tokens; user-defined pieces stay whole in Unigram through the
+    score sentencepiece gives them when encoding, and are normalized added tokens elsewhere;
+  - decoder: U+2581 -> " ", ByteFallback, the unknown piece shown as unk_surface, Fuse, Strip one space.
+
+Where no combination of components gives sentencepiece's ids:
+  - tokenizers' Precompiled rewrites each grapheme under 6 bytes by the rule of its shortest matching
+    prefix (else character by character); sentencepiece applies the longest rule at each position.
+    They differ on CR LF (one space, not two), a letter with several combining marks, NBSP followed by
+    a combining mark (the mark is dropped), halfwidth katakana with a voiced mark, Hangul jamo runs and
+    some Tamil vowel signs;
+  - sentencepiece never matches control, unknown or byte pieces in text; tokenizers matches added
+    tokens in any text, and a Unigram picks any vocabulary entry, so "<s>", "<unk>" or "<0x41>" typed
+    in the text become those ids;
+  - Unigram ties: sentencepiece sums path scores in 32-bit floats, tokenizers in 64-bit, so two
+    segmentations of equal score may be picked differently;
+  - BPE and char models with user-defined symbols: a text that starts with a symbol gets no U+2581
+    piece before it, and a normalized text starting with U+2581 gets no dummy prefix (Metaspace's
+    "first" scheme); a symbol the character map changes is matched in its normalized form;
+  - UNUSED pieces (sentencepiece skips them, or splits them back) and a denormalizer character map
+    (applied by sentencepiece's decode) are not reproduced; "word" models are refused.
+
+>>> unk, a = b"\\n\\x09\\n\\x05<unk>\\x18\\x02", b"\\n\\x08\\n\\x01a\\x15\\x00\\x00\\x80\\xbf"
+>>> model = model_from_bytes(unk + a, "tiny.model")
+>>> [(p.piece, p.score, p.type) for p in model.pieces]
+[('<unk>', 0.0, 'UNKNOWN'), ('a', -1.0, 'NORMAL')]
+>>> model.trainer_spec.model_type, model.normalizer_spec.add_dummy_prefix
+('unigram', True)
+>>> model_from_bytes(unk[:5], "cut.model")
+Traceback (most recent call last):
+tokkit.errors.TokkitError: cut.model: not a SentencePiece model: field 'pieces' is cut short at byte 2 (says 9 bytes, 3 left)
+"""
+from __future__ import annotations
+
+import base64
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from tokkit.errors import TokkitError
+
+PIECE_TYPES = {1: "NORMAL", 2: "UNKNOWN", 3: "CONTROL", 4: "USER_DEFINED", 5: "UNUSED", 6: "BYTE"}
+MODEL_TYPES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One vocabulary entry: its text, its score (log probability or merge order) and its type."""
+
+    piece: str = ""
+    score: float = 0.0
+    type: str = "NORMAL"
+
+
+@dataclass(frozen=True)
+class TrainerSpec:
+    """The training options that still shape encoding (the others are skipped on reading)."""
+
+    model_type: str = "unigram"
+    vocab_size: int = 8000
+    byte_fallback: bool = False
+    unk_id: int = 0
+    bos_id: int = 1
+    eos_id: int = 2
+    pad_id: int = -1
+    unk_piece: str = "<unk>"
+    bos_piece: str = "<s>"
+    eos_piece: str = "</s>"
+    pad_piece: str = "<pad>"
+    unk_surface: str = " \u2047 "
+    split_digits: bool = False
+    split_by_whitespace: bool = True
+    treat_whitespace_as_suffix: bool = False
+    allow_whitespace_only_pieces: bool = False
+    control_symbols: tuple[str, ...] = ()
+    user_defined_symbols: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NormalizerSpec:
+    """How text is normalized before the model: the compiled character map and the space rules."""
+
+    name: str = ""
+    precompiled_charsmap: bytes = b""
+    add_dummy_prefix: bool = True
+    remove_extra_whitespaces: bool = True
+    escape_whitespaces: bool = True
+
+
+@dataclass(frozen=True)
+class SentencePieceModel:
+    """A parsed `.model` file. `denormalizer_spec` is None when the file has none (the usual case)."""
+
+    pieces: tuple[Piece, ...] = ()
+    trainer_spec: TrainerSpec = TrainerSpec()
+    normalizer_spec: NormalizerSpec = NormalizerSpec()
+    denormalizer_spec: NormalizerSpec | None = None
+
+
+# ------------------------------------------------------------------------------ the wire format
+_VARINT, _FIXED64, _BYTES, _GROUP_START, _GROUP_END, _FIXED32 = 0, 1, 2, 3, 4, 5
+_MAX_GROUP_DEPTH = 64
+_FLOAT = struct.Struct("<f")
+
+
+class _Malformed(Exception):
+    """Raised inside the reader; turned into one TokkitError naming the file at the top."""
+
+
+def _name(what: str) -> str:
+    return f"field '{what}'" if what else "a field key"
+
+
+def _varint(data: bytes, pos: int, end: int, what: str) -> tuple[int, int]:
+    """The varint at `pos` and the position after it (at most 10 bytes, as protobuf allows)."""
+    if pos < end and data[pos] < 0x80:
+        return data[pos], pos + 1
+    value = shift = 0
+    for i in range(pos, min(pos + 10, end)):
+        byte = data[i]
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, i + 1
+        shift += 7
+    if end - pos >= 10:
+        raise _Malformed(f"{_name(what)} holds a varint longer than 10 bytes at byte {pos}")
+    raise _Malformed(f"{_name(what)} is cut short at byte {pos}")
+
+
+def _skip(data: bytes, pos: int, end: int, wire: int, number: int, what: str) -> int:
+    """The position after a value of wire type `wire` (a group: after its matching end)."""
+    groups = [number] if wire == _GROUP_START else []
+    while True:
+        if wire == _VARINT:
+            pos = _varint(data, pos, end, what)[1]
+        elif wire in (_FIXED64, _FIXED32):
+            pos += 8 if wire == _FIXED64 else 4
+        elif wire == _BYTES:
+            length, pos = _varint(data, pos, end, what)
+            pos += length
+        elif wire == _GROUP_END and groups and groups[-1] == number:
+            groups.pop()
+        elif wire != _GROUP_START or len(groups) > _MAX_GROUP_DEPTH:
+            raise _Malformed(f"{_name(what)} has an invalid wire type {wire} at byte {pos}")
+        if pos > end:
+            raise _Malformed(f"{_name(what)} is cut short at byte {end}")
+        if not groups:
+            return pos
+        key, pos = _varint(data, pos, end, what)
+        number, wire = key >> 3, key & 7
+        if wire == _GROUP_START:
+            groups.append(number)
+
+
+def _span(data: bytes, pos: int, end: int, what: str) -> tuple[int, int]:
+    """(start, end) of a length-delimited value."""
+    length, pos = _varint(data, pos, end, what)
+    if pos + length > end:
+        raise _Malformed(f"{_name(what)} is cut short at byte {pos} (says {length} bytes, {end - pos} left)")
+    return pos, pos + length
+
+
+def _read_string(data: bytes, pos: int, end: int, what: str) -> tuple[str, int]:
+    start, stop = _span(data, pos, end, what)
+    try:
+        return data[start:stop].decode("utf-8"), stop
+    except UnicodeDecodeError:
+        raise _Malformed(f"{_name(what)} is not valid UTF-8 at byte {start}") from None
+
+
+def _read_bytes(data: bytes, pos: int, end: int, what: str) -> tuple[bytes, int]:
+    start, stop = _span(data, pos, end, what)
+    return data[start:stop], stop
+
+
+def _read_float(data: bytes, pos: int, end: int, what: str) -> tuple[float, int]:
+    if pos + 4 > end:
+        raise _Malformed(f"{_name(what)} is cut short at byte {pos}")
+    return _FLOAT.unpack_from(data, pos)[0], pos + 4
+
+
+def _read_bool(data: bytes, pos: int, end: int, what: str) -> tuple[bool, int]:
+    raw, pos = _varint(data, pos, end, what)
+    return raw != 0, pos
+
+
+def _read_int32(data: bytes, pos: int, end: int, what: str) -> tuple[int, int]:
+    raw, pos = _varint(data, pos, end, what)
+    raw &= 0xFFFFFFFF  # a negative int32 is written as ten bytes of two's complement
+    return (raw - (1 << 32) if raw >= 1 << 31 else raw), pos
+
+
+def _enum(names: dict):
+    def read(data: bytes, pos: int, end: int, what: str) -> tuple[str, int]:
+        raw, pos = _varint(data, pos, end, what)
+        if raw not in names:
+            raise _Malformed(f"{_name(what)} has unknown value {raw}")
+        return names[raw], pos
+    return read
+
+
+def _submessage(cls, table: dict, fast=None):
+    def read(data: bytes, pos: int, end: int, what: str):
+        start, stop = _span(data, pos, end, what)
+        return (fast and fast(data, start, stop)) or _message(data, start, stop, cls, table, what), stop
+    return read
+
+
+def _piece(data: bytes, pos: int, end: int) -> Piece | None:
+    """The usual piece message (text, then score and type under one-byte keys) read inline, as a
+    model holds up to a few hundred thousand; None sends anything else to the general reader."""
+    if end - pos < 2 or data[pos] != 0x0A or data[pos + 1] >= 0x80 or pos + 2 + data[pos + 1] > end:
+        return None
+    stop = pos + 2 + data[pos + 1]
+    try:
+        text = data[pos + 2:stop].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    score, kind = 0.0, "NORMAL"
+    if stop + 5 <= end and data[stop] == 0x15:
+        score, stop = _FLOAT.unpack_from(data, stop + 1)[0], stop + 5
+    if stop + 2 <= end and data[stop] == 0x18 and data[stop + 1] in PIECE_TYPES:
+        kind, stop = PIECE_TYPES[data[stop + 1]], stop + 2
+    return Piece(text, score, kind) if stop == end else None
+
+
+# Each message is a table: field number -> (dataclass field, (wire type, reader), repeated). Unknown
+# field numbers are skipped by their wire type; a known one with another wire type is an error.
+_STRING, _BYTES_VALUE, _BOOL, _INT32 = (_BYTES, _read_string), (_BYTES, _read_bytes), (_VARINT, _read_bool), \
+    (_VARINT, _read_int32)
+_PIECE = {1: ("piece", _STRING, False), 2: ("score", (_FIXED32, _read_float), False),
+          3: ("type", (_VARINT, _enum(PIECE_TYPES)), False)}
+_TRAINER = {3: ("model_type", (_VARINT, _enum(MODEL_TYPES)), False), 4: ("vocab_size", _INT32, False),
+            35: ("byte_fallback", _BOOL, False), 40: ("unk_id", _INT32, False), 41: ("bos_id", _INT32, False),
+            42: ("eos_id", _INT32, False), 43: ("pad_id", _INT32, False), 45: ("unk_piece", _STRING, False),
+            46: ("bos_piece", _STRING, False), 47: ("eos_piece", _STRING, False), 48: ("pad_piece", _STRING, False),
+            44: ("unk_surface", _STRING, False), 25: ("split_digits", _BOOL, False),
+            22: ("split_by_whitespace", _BOOL, False), 24: ("treat_whitespace_as_suffix", _BOOL, False),
+            26: ("allow_whitespace_only_pieces", _BOOL, False), 30: ("control_symbols", _STRING, True),
+            31: ("user_defined_symbols", _STRING, True)}
+_NORMALIZER = {1: ("name", _STRING, False), 2: ("precompiled_charsmap", _BYTES_VALUE, False),
+               3: ("add_dummy_prefix", _BOOL, False), 4: ("remove_extra_whitespaces", _BOOL, False),
+               5: ("escape_whitespaces", _BOOL, False)}
+_MODEL = {1: ("pieces", (_BYTES, _submessage(Piece, _PIECE, _piece)), True),
+          2: ("trainer_spec", (_BYTES, _submessage(TrainerSpec, _TRAINER)), False),
+          3: ("normalizer_spec", (_BYTES, _submessage(NormalizerSpec, _NORMALIZER)), False),
+          5: ("denormalizer_spec", (_BYTES, _submessage(NormalizerSpec, _NORMALIZER)), False)}
+
+
+def _message(data: bytes, pos: int, end: int, cls, table: dict, what: str = ""):
+    """Read the message in data[pos:end] into the dataclass `cls`, by its field table."""
+    values: dict = {}
+    while pos < end:
+        key, pos = _varint(data, pos, end, what)
+        number, wire = key >> 3, key & 7
+        if number not in table:
+            if number == 0:
+                raise _Malformed(f"{_name(what)} holds field number 0 at byte {pos}")
+            pos = _skip(data, pos, end, wire, number, f"{what}.#{number}" if what else f"#{number}")
+            continue
+        name, (expected, read), repeated = table[number]
+        inner = f"{what}.{name}" if what else name
+        if wire != expected:
+            raise _Malformed(f"field '{inner}' has wire type {wire}, expected {expected}")
+        value, pos = read(data, pos, end, inner)
+        if repeated:
+            values.setdefault(name, []).append(value)
+        else:
+            values[name] = value
+    return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+
+
+def model_from_bytes(data: bytes, where: str) -> SentencePieceModel:
+    """Parse a serialized ModelProto; any malformed or truncated input is one TokkitError naming `where`."""
+    data = bytes(data)
+    try:
+        model = _message(data, 0, len(data), SentencePieceModel, _MODEL)
+    except _Malformed as exc:
+        raise TokkitError(f"{where}: not a SentencePiece model: {exc}") from None
+    check_model(model, where)
+    return model
+
+
+def read_model(path: str | Path) -> SentencePieceModel:
+    """Read a SentencePiece `.model` file."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise TokkitError(f"{path}: cannot read ({exc.strerror})") from None
+    return model_from_bytes(data, str(path))
+
+
+def check_model(model: SentencePieceModel, where: str) -> None:
+    """What sentencepiece itself checks when it loads a model: pieces present, distinct, one unknown."""
+    if not model.pieces:
+        raise TokkitError(f"{where}: not a SentencePiece model: it holds no pieces")
+    seen: dict[str, int] = {}
+    for i, p in enumerate(model.pieces):
+        if not p.piece:
+            raise TokkitError(f"{where}: piece {i} is empty")
+        if p.piece in seen:
+            raise TokkitError(f"{where}: piece {p.piece!r} is defined twice (ids {seen[p.piece]} and {i})")
+        seen[p.piece] = i
+    unknown = [i for i, p in enumerate(model.pieces) if p.type == "UNKNOWN"]
+    if len(unknown) != 1:
+        raise TokkitError(f"{where}: a model needs exactly one UNKNOWN piece, this one has {len(unknown)}")
+    byte_pieces = {p.piece for p in model.pieces if p.type == "BYTE"}
+    if byte_pieces and not model.trainer_spec.byte_fallback:
+        raise TokkitError(f"{where}: byte pieces are present although byte_fallback is false")
+    if model.trainer_spec.byte_fallback and byte_pieces != {f"<0x{b:02X}>" for b in range(256)}:
+        raise TokkitError(f"{where}: byte_fallback needs the 256 byte pieces <0x00>..<0xFF>")
+    for name in ("normalizer_spec", "denormalizer_spec"):
+        spec = getattr(model, name)
+        if spec is not None and spec.precompiled_charsmap:
+            _check_charsmap(spec.precompiled_charsmap, f"{where}: {name}.precompiled_charsmap")
+
+
+def _check_charsmap(blob: bytes, where: str) -> None:
+    """The character map's frame: a 4-byte trie size, the trie, then the UTF-8 replacement strings."""
+    size = int.from_bytes(blob[:4], "little")
+    if len(blob) <= 4 or size % 4 or 4 + size > len(blob):
+        raise TokkitError(f"{where}: broken (trie of {size} bytes in a map of {len(blob)})")
+    try:
+        blob[4 + size:].decode("utf-8")
+    except UnicodeDecodeError:
+        raise TokkitError(f"{where}: the replacement strings are not valid UTF-8") from None
+
+
+# ------------------------------------------------------------------------------ tokenizer.json
+SPACE = "\u2581"  # sentencepiece's visible space
+_FLT_MIN = 1.1754943508222875e-38  # where sentencepiece starts its search for the highest piece score
+
+
+def tokenizer_json_from_sentencepiece(model: SentencePieceModel, where: str = "model") -> dict:
+    """The tokenizer.json object (the `tokenizers` schema) that encodes as sentencepiece's `encode(text)`.
+
+    No post-processor (sentencepiece adds no BOS/EOS by default); decoding with special tokens
+    skipped gives sentencepiece's `decode`. The module docstring lists the few inputs where no
+    combination of components gives sentencepiece's ids.
+
+    >>> unk, a = b"\\n\\x09\\n\\x05<unk>\\x18\\x02", b"\\n\\x0b\\n\\x04\\xe2\\x96\\x81a\\x15\\x00\\x00\\x80\\xbf"
+    >>> d = tokenizer_json_from_sentencepiece(model_from_bytes(unk + a, "tiny.model"))
+    >>> [n["type"] for n in d["normalizer"]["normalizers"]], d["model"]["vocab"]
+    (['Replace', 'Replace', 'Replace', 'Replace', 'Prepend'], [['<unk>', 0.0], ['▁a', -1.0]])
+    """
+    ts, ns = model.trainer_spec, model.normalizer_spec
+    if ts.model_type == "word":
+        raise TokkitError(f"{where}: trainer_spec.model_type 'word' is not supported (unigram, bpe or char)")
+    for i, p in enumerate(model.pieces):
+        if p.score != p.score or abs(p.score) == float("inf"):
+            raise TokkitError(f"{where}: piece {i} ({p.piece!r}) has a score that is not a finite number")
+    # Outside Unigram, a user-defined symbol can only stay whole as an added token. Matched in the
+    # normalized text (so spaces around it are normalized with the rest), it needs the dummy prefix
+    # from Metaspace's "first" scheme rather than from the normalizer, which would prefix it too.
+    users = ts.model_type != "unigram" and any(p.type == "USER_DEFINED" for p in model.pieces)
+    plain_suffix = ns.escape_whitespaces and not ts.treat_whitespace_as_suffix
+    first = users and ns.add_dummy_prefix and plain_suffix
+    return {"version": "1.0", "truncation": None, "padding": None,
+            "added_tokens": _added_tokens(model, users, normalized=first or not ns.add_dummy_prefix),
+            "normalizer": _normalizer(model, prefix=ns.add_dummy_prefix and not first),
+            "pre_tokenizer": _pre_tokenizer(model, first), "post_processor": None, "decoder": _decoder(model),
+            "model": _unigram(model) if ts.model_type == "unigram" else _bpe(model)}
+
+
+def _added_tokens(model: SentencePieceModel, users: bool, normalized: bool) -> list[dict]:
+    """Control pieces as special tokens; user-defined ones too where the model cannot keep them whole."""
+    out = []
+    for i, p in enumerate(model.pieces):
+        if p.type == "CONTROL" or (users and p.type == "USER_DEFINED"):
+            user = p.type == "USER_DEFINED"
+            out.append({"id": i, "content": p.piece, "single_word": False, "lstrip": False, "rstrip": False,
+                        "normalized": user and normalized, "special": not user})
+    return out
+
+
+def _replace(pattern: str, content: str, regex: bool = False) -> dict:
+    return {"type": "Replace", "pattern": {"Regex" if regex else "String": pattern}, "content": content}
+
+
+def _normalizer(model: SentencePieceModel, prefix: bool) -> dict | None:
+    """sentencepiece's normalizer in order: character map, spaces, escaping, trailing spaces, dummy prefix."""
+    ns = model.normalizer_spec
+    space = SPACE if ns.escape_whitespaces else " "
+    steps = []
+    if ns.precompiled_charsmap:
+        steps.append({"type": "Precompiled", "precompiled_charsmap": base64.b64encode(ns.precompiled_charsmap)
+                      .decode("ascii")})
+    if ns.remove_extra_whitespaces:
+        steps.append(_replace(" {2,}", " ", regex=True))
+        if prefix or not ns.add_dummy_prefix:  # otherwise the one space left acts as the dummy prefix
+            steps.append(_replace(r"\A ", "", regex=True))
+    if ns.escape_whitespaces:
+        steps.append(_replace(" ", SPACE))
+    if ns.remove_extra_whitespaces:  # sentencepiece drops trailing U+2581 too, typed or escaped
+        steps.append(_replace(space + r"+\z", "", regex=True))
+    if prefix:
+        if model.trainer_spec.treat_whitespace_as_suffix:
+            steps.append(_replace(r"\z", space, regex=True))
+        else:
+            steps.append({"type": "Prepend", "prepend": space})
+    return {"type": "Sequence", "normalizers": steps} if steps else None
+
+
+def _pre_tokenizer(model: SentencePieceModel, first: bool) -> dict | None:
+    """Metaspace, splitting before each U+2581 where no piece holds one inside (so splitting changes nothing)."""
+    split = (model.normalizer_spec.escape_whitespaces and not model.trainer_spec.treat_whitespace_as_suffix
+             and all(SPACE not in p.piece[1:] for p in model.pieces if p.type in ("NORMAL", "UNUSED")))
+    if not (split or first):
+        return None
+    return {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "first" if first else "never",
+            "split": split}
+
+
+def _decoder(model: SentencePieceModel) -> dict:
+    """Spaces back, bytes joined into text, the unknown piece shown as sentencepiece shows it, the
+    dummy prefix's space dropped."""
+    ns, ts = model.normalizer_spec, model.trainer_spec
+    steps = [_replace(SPACE, " ")] if ns.escape_whitespaces else []
+    if ts.byte_fallback:
+        steps.append({"type": "ByteFallback"})
+    steps += [_replace(_unknown(model)[1], ts.unk_surface), {"type": "Fuse"}]
+    if ns.add_dummy_prefix or ns.remove_extra_whitespaces:
+        steps.append({"type": "Strip", "content": " ", "start": 1, "stop": 0})
+    return {"type": "Sequence", "decoders": steps}
+
+
+def _unknown(model: SentencePieceModel) -> tuple[int, str]:
+    return next((i, p.piece) for i, p in enumerate(model.pieces) if p.type == "UNKNOWN")
+
+
+def _unigram(model: SentencePieceModel) -> dict:
+    """Unigram with sentencepiece's scores; a user-defined piece gets the score sentencepiece gives it
+    when encoding (bytes x highest normal score - 0.1, which keeps it whole)."""
+    normal = [p.score for p in model.pieces if p.type == "NORMAL"]
+    best = _f32(max([_FLT_MIN] + normal))
+    vocab = [[p.piece, _f32(len(p.piece.encode()) * best) - 0.1 if p.type == "USER_DEFINED" else p.score]
+             for p in model.pieces]
+    return {"type": "Unigram", "unk_id": _unknown(model)[0], "vocab": vocab,
+            "byte_fallback": model.trainer_spec.byte_fallback}
+
+
+def _f32(x: float) -> float:
+    """`x` rounded to a 32-bit float, as sentencepiece computes scores."""
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def _bpe(model: SentencePieceModel) -> dict:
+    """BPE over the pieces (a char model is BPE without merges); unknown characters fused, as
+    sentencepiece joins runs of unknown pieces."""
+    merges = merges_from_pieces(model.pieces) if model.trainer_spec.model_type == "bpe" else []
+    return {"type": "BPE", "dropout": None, "unk_token": _unknown(model)[1], "continuing_subword_prefix": None,
+            "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": model.trainer_spec.byte_fallback,
+            "ignore_merges": False, "vocab": {p.piece: i for i, p in enumerate(model.pieces)},
+            "merges": [[a, b] for a, b in merges]}
+
+
+def merges_from_pieces(pieces: tuple[Piece, ...]) -> list[tuple[str, str]]:
+    """BPE merges for a sentencepiece BPE vocabulary: each split of a normal piece into two normal
+    pieces, pieces of higher score first (sentencepiece merges the best-scoring pair first).
+
+    >>> merges_from_pieces((Piece("a", -1), Piece("b", -2), Piece("c", -3), Piece("bc", -4), Piece("abc", -5)))
+    [('b', 'c'), ('a', 'bc')]
+    """
+    ids = {p.piece: i for i, p in enumerate(pieces) if p.type == "NORMAL"}
+    ranked = []
+    for i, p in enumerate(pieces):
+        if p.type == "NORMAL":
+            ranked += [(-p.score, i, ids[p.piece[:cut]], p.piece[:cut], p.piece[cut:])
+                       for cut in range(1, len(p.piece)) if p.piece[:cut] in ids and p.piece[cut:] in ids]
+    ranked.sort()
+    return [(left, right) for *_, left, right in ranked]
