@@ -45,6 +45,9 @@ struct Scratch {
     std::vector<uint32_t> char_at;   // byte -> char index within the piece
     std::vector<Match> raw_matches, norm_matches;
     std::vector<std::pair<size_t, size_t>> found;
+    Memo chunks{1 << 18};            // the fast lane's chunks -> ids
+    std::vector<char32_t> cps;
+    std::vector<int32_t> chunk_ids;
 };
 
 typedef bool (*ReplaceFn)(void* ctx, int index, const char32_t* c, size_t n,
@@ -63,6 +66,7 @@ struct Pipeline {
     bool cut_before = false;         // ... when no token holds it past its first char
     SplitContext ctx;
     ReplaceFn replace_regex = nullptr;
+    bool fast_lane = false;          // ids of texts without offsets go through encode_chunks
 
     bool is_ws(char32_t c) const { return (T.flags.get(c) & F_WHITESPACE) != 0; }
     bool is_word(char32_t c) const { return (T.flags.get(c) & (F_WORD)) != 0; }
@@ -210,6 +214,58 @@ struct Pipeline {
             model_piece(*cur, r, *word, s, o);
             (*word)++;
         }
+        return true;
+    }
+
+    // The fast lane for ids only. When every step is local to the words between spaces (see
+    // fast_lane_ok), a text's ids are the ids of its chunks, each chunk being a run of spaces and
+    // the text up to the next such run, cut only where the char after the run is ASCII (no mark
+    // can join the space) and the char before it is no whitespace and starts no grapheme cluster
+    // across it. A chunk's
+    // ids come from the memo keyed by its raw code units, so a repeated word costs one hash.
+    template <class Unit>
+    bool encode_chunks(const Unit* u, size_t n, Scratch& s, Output& o, void* pyctx, uint8_t kind) const {
+        size_t a = 0, i = 1;
+        while (a < n) {
+            // the next cut: the start of a run of spaces followed by ASCII or the end
+            size_t cut = n;
+            for (; i < n; i++) {
+                if (u[i] != (Unit)' ' || u[i - 1] == (Unit)' ') continue;
+                // no whitespace before the run (a right Strip would see it), no cluster across it
+                if (T.flags.get((char32_t)u[i - 1]) & F_WHITESPACE) continue;
+                if (u[i - 1] >= 0x80 && (T.grapheme.get((char32_t)u[i - 1]) & 31) == G_PREPEND) continue;
+                size_t j = i;
+                while (j < n && u[j] == (Unit)' ') j++;
+                if (j == n || u[j] < 0x80) { cut = i; break; }
+            }
+            if (!chunk(u + a, cut - a, s, o, pyctx, kind)) return false;
+            a = cut;
+            i = cut + 1;
+        }
+        return true;
+    }
+
+    template <class Unit>
+    bool chunk(const Unit* u, size_t m, Scratch& s, Output& o, void* pyctx, uint8_t kind) const {
+        if (!m) return true;
+        const uint8_t* key = (const uint8_t*)u;
+        size_t bytes = m * sizeof(Unit);
+        uint64_t h = hash_span(key, bytes) ^ kind;
+        size_t count = 0;
+        const Tok* toks = s.chunks.find(key, bytes, h, &count);
+        if (!toks) {
+            s.cps.assign(u, u + m);
+            s.chunk_ids.clear();
+            std::vector<int32_t> none;
+            Output inner{&s.chunk_ids, &none, &none, &none, false, false};
+            if (!encode(s.cps.data(), m, s, inner, pyctx)) return false;
+            s.toks.clear();
+            for (int32_t id : s.chunk_ids) s.toks.push_back({id, 0, 0});
+            s.chunks.add(key, bytes, h, s.toks.data(), s.toks.size());
+            toks = s.toks.data();
+            count = s.toks.size();
+        }
+        for (size_t k = 0; k < count; k++) o.ids->push_back(toks[k].id);
         return true;
     }
 

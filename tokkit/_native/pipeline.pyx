@@ -44,7 +44,7 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
         string prefix, suffix
     cdef cppclass Pipeline:
         Model model
-        cbool split_specials, cut_before
+        cbool split_specials, cut_before, fast_lane
         uint32_t cut_char
     cdef cppclass Scratch:
         pass
@@ -65,6 +65,9 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
                     const uint64_t* ckeys, const uint32_t* cvals, size_t ncomp, const uint16_t* g1,
                     const uint16_t* g2)
     void set_callbacks(Pipeline& P, void* gpt2_fn, void* regex_fn)
+    cbool fast_lane_ok(const Pipeline& P)
+    cbool encode_ids(const Pipeline& P, const void* data, int kind, size_t n, Scratch& s, vector[int32_t]& ids,
+                     void* pyctx)
     cbool encode_one(const Pipeline& P, const uint32_t* c, size_t n, Scratch& s, vector[int32_t]& ids,
                      vector[int32_t]& starts, vector[int32_t]& ends, vector[int32_t]& words,
                      cbool with_offsets, cbool with_words, void* pyctx)
@@ -192,6 +195,7 @@ cdef class PipelineEncoder:
                       normalized, special)
         e.p.split_specials = split_special_tokens
         set_callbacks(e.p[0], <void*>gpt2_scan, <void*>regex_scan)
+        e.p.fast_lane = fast_lane_ok(e.p[0])
         return e
 
     cdef _set_tables(self):
@@ -380,12 +384,20 @@ cdef class PipelineEncoder:
         cdef Py_ssize_t k, i
         cdef TextView tv
         cdef cbool ok
+        cdef bint fast = self.p.fast_lane and not with_offsets and not with_words
         out.with_offsets = with_offsets
         out.with_words = with_words or with_offsets
         out.ptr.push_back(0)
         try:
             for k in range(a, b):
                 tv = text_view(texts[k])
+                if fast:
+                    with nogil:
+                        ok = encode_ids(self.p[0], tv.data, tv.kind, tv.length, box.s[0], out.ids, <void*>box)
+                        out.ptr.push_back(out.ids.size())
+                    if not ok:
+                        raise box.error
+                    continue
                 with nogil:
                     box.cps.resize(tv.length)
                     for i in range(tv.length):
@@ -418,3 +430,13 @@ cdef class PipelineEncoder:
 
     def encode_rows(self, list texts, Py_ssize_t a, Py_ssize_t b, bint offsets=True) -> Rows:
         return self.run(texts, a, b, offsets, True)
+
+    @property
+    def fast_lane(self) -> bool:
+        """Whether ids without offsets go through the memo of chunks between spaces (see pipeline.hpp)."""
+        return self.p.fast_lane
+
+    @property
+    def cuts_at_metaspace(self) -> bool:
+        """Whether the model sees pieces cut before each U+2581 (see _cut_when_safe)."""
+        return self.p.cut_before

@@ -95,6 +95,57 @@ inline void set_callbacks(Pipeline& P, void* gpt2, void* regex) {
     P.replace_regex = reinterpret_cast<ReplaceFn>(regex);
 }
 
+// Ids only, through the fast lane (Pipeline::encode_chunks) when it is on.
+inline bool encode_ids(const Pipeline& P, const void* data, int kind, size_t n, Scratch& s, std::vector<int32_t>& ids,
+                       void* pyctx) {
+    std::vector<int32_t> none;
+    Output o{&ids, &none, &none, &none, false, false};
+    if (kind == 1) return P.encode_chunks((const uint8_t*)data, n, s, o, pyctx, 1);
+    if (kind == 2) return P.encode_chunks((const uint16_t*)data, n, s, o, pyctx, 2);
+    return P.encode_chunks((const uint32_t*)data, n, s, o, pyctx, 4);
+}
+
+// Whether the fast lane gives the same ids as the whole pipeline (see Pipeline::encode_chunks):
+// every normalizer step leaves a space alone and keeps its effects inside the chunks, and every
+// pre-tokenizer step splits at spaces (or keeps pieces whole).
+inline bool fast_lane_ok(const Pipeline& P) {
+    if (P.any_normalized) return false;
+    for (const AddedToken& t : P.added)  // a token holding a space, or eating the spaces after it
+        if (t.rstrip || t.content.find(U' ') != std::u32string::npos) return false;
+    for (const NormStep& st : P.norm) {
+        switch (st.kind) {
+        case N_NFD: case N_NFKD: case N_NFC: case N_NFKC: case N_LOWER: case N_STRIP_ACCENTS: case N_BERT:
+            break;
+        case N_REPLACE:
+            if (st.collapse_spaces) break;
+            if (st.pattern.find(U' ') != std::u32string::npos || st.content.find(U' ') != std::u32string::npos)
+                return false;
+            break;
+        case N_PRECOMPILED: {
+            std::vector<char32_t> out;
+            const uint8_t sp = ' ';
+            if (P.charsmaps[st.charsmap].transform(&sp, 1, out)) return false;
+            break;
+        }
+        case N_STRIP:  // the right end only: a chunk but the last never ends in whitespace
+            if (st.left) return false;
+            break;
+        default:
+            return false;  // Prepend and Python patterns look at the ends or across spaces
+        }
+    }
+    for (const PreStep& st : P.pre) {
+        switch (st.kind) {
+        case P_METASPACE: case P_WHITESPACE: case P_WHITESPACE_SPLIT: case P_BERT: case P_PUNCTUATION:
+        case P_DIGITS:
+            break;
+        default:
+            return false;
+        }
+    }
+    return true;
+}
+
 inline bool encode_one(const Pipeline& P, const uint32_t* c, size_t n, Scratch& s, std::vector<int32_t>& ids,
                        std::vector<int32_t>& starts, std::vector<int32_t>& ends, std::vector<int32_t>& words,
                        bool with_offsets, bool with_words, void* pyctx) {

@@ -430,7 +430,7 @@ class Memo {
             const Slot& s = slots_[i];
             if (s.h == h && s.klen == n && std::memcmp(keys_.data() + s.koff, p, n) == 0) {
                 *count = s.vcount;
-                return vals_.data() + s.voff;
+                return s.vcount ? vals_.data() + s.voff : &none_;  // never null on a hit
             }
             i = (i + 1) & mask_;
         }
@@ -464,6 +464,7 @@ class Memo {
     std::vector<uint8_t> keys_;
     std::vector<Tok> vals_;
     size_t mask_ = 0, count_ = 0, limit_;
+    Tok none_{-1, 0, 0};
     void grow() {
         std::vector<Slot> old;
         old.swap(slots_);

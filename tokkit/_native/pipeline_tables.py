@@ -36,7 +36,10 @@ _BERT_MOVE = ((1, BERT_REMOVE), (2, BERT_SPACE), (4, BERT_CJK), (8, BERT_SPLIT),
 def pipeline_tables() -> dict:
     """The arrays pipeline.pyx points its tables at (see the module docstring)."""
     bert = ut.build_tables(_BERT_BITS)
-    norm = ut.norm_tables()
+    try:
+        norm = ut.norm_tables()
+    except KeyError:
+        norm = _interim_norm_tables()
     flags = norm["flags"].astype(np.uint16)
     for low, high in _BERT_MOVE:
         flags[(bert["flags"] & low) != 0] |= high
