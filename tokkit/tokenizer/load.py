@@ -1,8 +1,17 @@
-"""Read any tokenizer folder or file into a Spec: tokenizer.json, vocab.txt, or vocab.json + merges.txt.
+"""Read any tokenizer folder or file into a Spec: tokenizer.json, vocab.txt, vocab.json + merges.txt,
+or a SentencePiece .model.
+
+A folder is read by precedence: tokenizer.json > vocab.txt > vocab.json + merges.txt > a .model
+(spiece.model, sentencepiece.bpe.model, tokenizer.model, or its one *.model file). A JSON file's
+kind comes from its structure: a tokenizer.json is an object whose "model" is an object, a
+vocab.json an object of token -> integer id (so a vocabulary holding the token "model" stays a
+vocabulary).
 
 >>> load_spec("no/such/folder")
 Traceback (most recent call last):
 tokkit.errors.TokkitError: no/such/folder: no such file or folder
+>>> json_kind({"model": {"type": "BPE"}}), json_kind({"model": 5, "the": 6})
+('tokenizer.json', 'vocab.json')
 """
 from __future__ import annotations
 
@@ -13,23 +22,25 @@ from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm
 from tokkit.tokenizer.files import spec_from_vocab_json, spec_from_vocab_txt
 from tokkit.tokenizer.hf_json import spec_from_json
+from tokkit.tokenizer.sentencepiece_model import read_model, tokenizer_json_from_sentencepiece
 from tokkit.tokenizer.spec import KINDS, Spec, specials_in
+
+SENTENCEPIECE_NAMES = ("spiece.model", "sentencepiece.bpe.model", "tokenizer.model")
 
 
 def load_spec(path: Path, *, kind=None, lowercase=None, strip_accents=None, special_tokens=None) -> Spec:
-    """Read a folder (tokenizer.json > vocab.txt > vocab.json + merges.txt) or one of those files."""
+    """Read a folder (by the precedence above) or one of its files."""
     path = Path(path)
     if kind is not None and kind not in KINDS:
         raise TokkitError(f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
     if path.is_dir():
-        for name in ("tokenizer.json", "vocab.txt", "vocab.json"):
-            if (path / name).is_file():
-                path = path / name
-                break
-        else:
-            raise TokkitError(f"{path}: no tokenizer.json, vocab.txt or vocab.json + merges.txt in this folder")
+        path = tokenizer_file(path)
     elif not path.is_file():
         raise TokkitError(f"{path}: no such file or folder")
+    options = dict(kind=kind, lowercase=lowercase, strip_accents=strip_accents, special_tokens=special_tokens)
+    if path.suffix == ".model":
+        data = tokenizer_json_from_sentencepiece(read_model(path), str(path))
+        return _from_tokenizer_json(data, path, **options)
     if path.suffix == ".txt" and path.name != "merges.txt":
         if kind not in (None, "wordpiece"):
             raise TokkitError(f"{path}: a vocab.txt is a WordPiece vocabulary, not kind={kind!r}")
@@ -38,22 +49,64 @@ def load_spec(path: Path, *, kind=None, lowercase=None, strip_accents=None, spec
     if path.name == "merges.txt":
         path = path.with_name("vocab.json")
     data = read_json(path)
-    if isinstance(data, dict) and "model" in data:
-        spec = spec_from_json(data, str(path))
-        if kind is not None and kind != spec.kind:
-            raise TokkitError(f"{path}: holds a {spec.kind} tokenizer, not kind={kind!r}")
-        if spec.normalizer is not None and (lowercase is not None or strip_accents is not None):
-            norm = spec.normalizer
-            spec.normalizer = BertNorm(norm.clean_text, norm.handle_chinese_chars,
-                                       norm.strip_accents if strip_accents is None else strip_accents,
-                                       norm.lowercase if lowercase is None else lowercase)
-        if special_tokens:
-            extra = [a for a in specials_in(spec.vocab, special_tokens) if a.content not in
-                     {b.content for b in spec.added}]
-            spec.added = sorted(spec.added + extra, key=lambda a: a.id)
-        return spec
+    if json_kind(data, str(path)) == "tokenizer.json":
+        return _from_tokenizer_json(data, path, **options)
     merges = path.with_name("merges.txt")
     if not merges.is_file():
         raise TokkitError(f"{path}: a vocab.json needs a merges.txt beside it")
-    return spec_from_vocab_json(path, merges, kind=kind, lowercase=lowercase, strip_accents=strip_accents,
-                                special_tokens=special_tokens)
+    return spec_from_vocab_json(path, merges, **options)
+
+
+def tokenizer_file(folder: Path) -> Path:
+    """The file a folder is read from: tokenizer.json > vocab.txt > vocab.json + merges.txt > a .model."""
+    for name in ("tokenizer.json", "vocab.txt"):
+        if (folder / name).is_file():
+            return folder / name
+    if (folder / "vocab.json").is_file() and (folder / "merges.txt").is_file():
+        return folder / "vocab.json"
+    for name in SENTENCEPIECE_NAMES:
+        if (folder / name).is_file():
+            return folder / name
+    models = sorted(p for p in folder.glob("*.model") if p.is_file())
+    if len(models) == 1:
+        return models[0]
+    if models:
+        raise TokkitError(f"{folder}: several SentencePiece models ({', '.join(p.name for p in models)}); "
+                          "load one of them by its path")
+    if (folder / "vocab.json").is_file():
+        raise TokkitError(f"{folder / 'vocab.json'}: a vocab.json needs a merges.txt beside it")
+    raise TokkitError(f"{folder}: no tokenizer.json, vocab.txt, vocab.json + merges.txt or SentencePiece .model "
+                      "in this folder")
+
+
+def json_kind(data, where: str = "JSON file") -> str:
+    """'tokenizer.json' or 'vocab.json', by the structure of the parsed file."""
+    if isinstance(data, dict):
+        model = data.get("model")
+        if isinstance(model, dict) and ("type" in model or "vocab" in model):
+            return "tokenizer.json"
+        if data and all(isinstance(v, int) and not isinstance(v, bool) for v in data.values()):
+            return "vocab.json"
+        if "model" in data:
+            return "tokenizer.json"  # a broken one: its reader names the field that is wrong
+    raise TokkitError(f"{where}: neither a tokenizer.json (an object whose 'model' is an object) nor a "
+                      "vocab.json (an object of token -> integer id)")
+
+
+def _from_tokenizer_json(data: dict, path: Path, *, kind, lowercase, strip_accents, special_tokens) -> Spec:
+    """A Spec from a tokenizer.json object, with the caller's options applied."""
+    spec = spec_from_json(data, str(path))
+    if kind is not None and kind != spec.kind:
+        raise TokkitError(f"{path}: holds a {spec.kind} tokenizer, not kind={kind!r}")
+    norm = spec.normalizer
+    if norm is not None and (lowercase is not None or strip_accents is not None):
+        if not isinstance(norm, BertNorm):
+            raise TokkitError(f"{path}: lowercase= and strip_accents= apply to a BERT normalizer only")
+        spec.normalizer = BertNorm(norm.clean_text, norm.handle_chinese_chars,
+                                   norm.strip_accents if strip_accents is None else strip_accents,
+                                   norm.lowercase if lowercase is None else lowercase)
+    if special_tokens:
+        extra = [a for a in specials_in(spec.vocab, special_tokens) if a.content not in
+                 {b.content for b in spec.added}]
+        spec.added = sorted(spec.added + extra, key=lambda a: a.id)
+    return spec
