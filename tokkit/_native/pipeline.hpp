@@ -46,6 +46,7 @@ struct Scratch {
     std::vector<Match> raw_matches, norm_matches;
     std::vector<std::pair<size_t, size_t>> found;
     Memo chunks{1 << 18};            // the fast lane's chunks -> ids
+    bool unknown = false;            // a char no token covers met a model without an unk token
     std::vector<char32_t> cps;
     std::vector<int32_t> chunk_ids;
 };
@@ -188,6 +189,7 @@ struct Pipeline {
         }
         for (size_t k = 0; k < count; k++) {
             const Tok& t = toks[k];
+            if (t.id < 0) { s.unknown = true; continue; }  // an unknown char and no unk token
             if (!o.with_offsets) { o.push(t.id, 0, 0, word); continue; }
             size_t cs = s.char_at[a + std::min<size_t>(t.start, b - a - 1)];
             size_t ce = s.char_at[a + (t.end > t.start ? std::min<size_t>(t.end, b - a) - 1 : std::min<size_t>(t.start, b - a - 1))];
@@ -259,13 +261,17 @@ struct Pipeline {
             std::vector<int32_t> none;
             Output inner{&s.chunk_ids, &none, &none, &none, false, false};
             if (!encode(s.cps.data(), m, s, inner, pyctx)) return false;
+            if (s.unknown) return true;  // an error for the caller: not remembered
             s.toks.clear();
             for (int32_t id : s.chunk_ids) s.toks.push_back({id, 0, 0});
             s.chunks.add(key, bytes, h, s.toks.data(), s.toks.size());
             toks = s.toks.data();
             count = s.toks.size();
         }
-        for (size_t k = 0; k < count; k++) o.ids->push_back(toks[k].id);
+        for (size_t k = 0; k < count; k++) {
+            if (toks[k].id < 0) s.unknown = true;
+            else o.ids->push_back(toks[k].id);
+        }
         return true;
     }
 

@@ -47,7 +47,7 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
         cbool split_specials, cut_before, fast_lane
         uint32_t cut_char
     cdef cppclass Scratch:
-        pass
+        cbool unknown
     void add_norm(Pipeline& P, int kind, const uint32_t* pat, size_t npat, const uint32_t* content, size_t nc,
                   cbool left, cbool right, cbool collapse, int charsmap, int python)
     void add_bert_norm(Pipeline& P, cbool clean, cbool chinese, cbool strip, cbool lower)
@@ -407,6 +407,10 @@ cdef class PipelineEncoder:
                     out.ptr.push_back(out.ids.size())
                 if not ok:
                     raise box.error
+            if box.s.unknown:
+                box.s.unknown = False
+                raise TokkitError("the text holds a character the vocabulary cannot encode, and the model has "
+                                  "no unknown token (tokenizers fails on it too)")
             return out
         finally:
             box.error = None
