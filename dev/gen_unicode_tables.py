@@ -25,6 +25,31 @@ nothing executable). Sections:
   are put in canonical order, and tokenizers' alignments stay positional) and then drops Mn; these
   tables let the runtime do the same. The script checks that NFD-minus-Mn reproduces the oracle's
   strip_accents, and lowercase of that its strip_accents + lowercase, for every code point.
+- norm: tables for the pipeline's other normalizers and pre-tokenizers (tokkit/tokenizer/normalizers.py,
+  pre_tokenizers.py, precompiled.py and the compiled pipeline), all probed per code point:
+  - norm.source: the oracle versions this section was probed with.
+  - norm.nfkd: NFKD's full decomposition of every character it changes, as {"from": the characters,
+    "lengths": a list of integers (one per character; some NFKD results are 18 characters long, so
+    the one-digit "lengths" string of the bert maps cannot hold them), "to": the results concatenated}.
+    NFD is bert.nfd and Lowercase is bert.lower: the script checks that tokenizers' NFD and Lowercase
+    normalizers give exactly those maps.
+  - norm.compose: the canonical composition pairs as three strings of equal length, "first",
+    "second" and "composite" (sorted by first, then second), Hangul syllables included: every
+    primary composite with a two-character canonical decomposition that tokenizers' NFC keeps
+    (its Unicode is 9.0: newer characters do not decompose there); each pair is checked to compose
+    in tokenizers' NFC, and decompose-then-compose is checked to give tokenizers' NFC and NFKC
+    of every character.
+  - norm.numeric: char::is_numeric (the Digits pre-tokenizer); norm.word: \\w of the Whitespace
+    pre-tokenizer's `\\w+|[^\\w\\s]+` (the Rust regex crate's Unicode); norm.mark: what StripAccents
+    removes (is_combining_mark of tokenizers' Unicode 9 tables). Rust's char::is_whitespace (Strip,
+    WhitespaceSplit, and the \\s of Whitespace) is bert.split_space and tokenizers' punctuation (the
+    Punctuation pre-tokenizer) is bert.punct: checked equal, not stored twice.
+  - norm.gcb (Grapheme_Cluster_Break value name -> ranges; Other is the rest), norm.ext_pict
+    (Extended_Pictographic) and norm.incb (Indic_Conjunct_Break value name -> ranges): the
+    properties of UAX #29 extended grapheme clusters that Precompiled walks, read from `regex`'s
+    \\p{...} classes and then checked against tokenizers' Precompiled: under a charsmap that rewrites
+    every first byte, a cluster shorter than 6 bytes becomes one symbol and a longer one one symbol
+    per character, so the symbol counts of probes around each code point show its clusters.
 Ranges are inclusive [first, last] pairs. Surrogates (U+D800..U+DFFF) are not probed: tokenizers
 cannot receive them; the runtime treats them as "other" characters.
 """
@@ -35,9 +60,14 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
 import regex
 import tokenizers
 from tokenizers import normalizers, pre_tokenizers
+
+from tokkit._native import unicode_tables as ut
+from tokkit.tokenizer import normalizers as twin
+from tokkit.tokenizer import precompiled
 
 OUT = Path(__file__).resolve().parents[1] / "tokkit" / "data" / "unicode_tables.json"
 ALL = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]
@@ -200,6 +230,156 @@ def probe_bert() -> dict:
     }
 
 
+def decode_map(table: dict) -> dict[int, str]:
+    """{"from", "lengths", "to"} -> {cp: result} (either lengths format)."""
+    lengths = table["lengths"] if isinstance(table["lengths"], list) else [int(d) for d in table["lengths"]]
+    out, at = {}, 0
+    for ch, n in zip(table["from"], lengths):
+        out[ord(ch)] = table["to"][at:at + n]
+        at += n
+    return out
+
+
+def encode_long_map(table: dict[int, str]) -> dict:
+    """{cp: result} -> {"from", "lengths" (a list of integers), "to"}: results of any length."""
+    keys = sorted(table)
+    return {"from": "".join(map(chr, keys)), "lengths": [len(table[c]) for c in keys],
+            "to": "".join(table[c] for c in keys)}
+
+
+def expand(runs) -> set[int]:
+    return {c for lo, hi in runs for c in range(lo, hi + 1)}
+
+
+def probe_classes(white: set[int], punct: set[int]) -> dict:
+    """numeric, word and mark, checking on the way that whitespace and punctuation are the BERT ones."""
+    split, strip = pre_tokenizers.WhitespaceSplit(), normalizers.Strip()
+    punctuation, digits = pre_tokenizers.Punctuation(), pre_tokenizers.Digits(individual_digits=True)
+    words, accents = pre_tokenizers.Whitespace(), normalizers.StripAccents()
+    numeric, word, mark = [], [], []
+    for c in ALL:
+        ch = chr(c)
+        white_split = len(split.pre_tokenize_str(f"a{ch}a")) == 2
+        if white_split != (c in white) or (strip.normalize_str(ch) == "") != (c in white):
+            raise SystemExit(f"U+{c:04X}: WhitespaceSplit or Strip disagrees with bert.split_space")
+        if (len(punctuation.pre_tokenize_str(f"a{ch}a")) == 3) != (c in punct):
+            raise SystemExit(f"U+{c:04X}: the Punctuation pre-tokenizer disagrees with bert.punct")
+        if len(digits.pre_tokenize_str(f"a{ch}a")) == 3:
+            numeric.append(c)
+        pieces = [p for p, _ in words.pre_tokenize_str("a" + ch)]  # \\w joins, \\s drops, other splits
+        if pieces == ["a" + ch]:
+            word.append(c)
+        elif (pieces == ["a"]) != (c in white) or pieces not in (["a"], ["a", ch]):
+            raise SystemExit(f"U+{c:04X}: Whitespace splits 'a' + it as {pieces!r}")
+        if accents.normalize_str(ch) == "":
+            mark.append(c)
+    return {"numeric": ranges(numeric), "word": ranges(word), "mark": ranges(mark)}
+
+
+def probe_compose(nfd: dict[int, str]) -> list[tuple[int, int, int]]:
+    """(first, second, composite) for every primary composite tokenizers' NFC produces."""
+    import unicodedata
+
+    nfc = normalizers.NFC()
+    pairs = []
+    for c in ALL:
+        parts = unicodedata.decomposition(chr(c)).split()
+        if len(parts) != 2 or parts[0].startswith("<") or c not in nfd or nfc.normalize_str(chr(c)) != chr(c):
+            continue  # not a two-character canonical decomposition, unknown to tokenizers, or excluded
+        pairs.append((int(parts[0], 16), int(parts[1], 16), c))
+    for lead in range(19):  # Hangul: L + V -> LV, LV + T -> LVT
+        for vowel in range(21):
+            lv = 0xAC00 + (lead * 21 + vowel) * 28
+            pairs.append((0x1100 + lead, 0x1161 + vowel, lv))
+            pairs.extend((lv, 0x11A7 + tail, lv + tail) for tail in range(1, 28))
+    for first, second, composite in pairs:
+        if nfc.normalize_str(chr(first) + chr(second)) != chr(composite):
+            raise SystemExit(f"U+{first:04X} U+{second:04X} does not compose to U+{composite:04X} in tokenizers")
+    return sorted(pairs)
+
+
+def check_forms(nfd: dict, nfkd: dict, ccc: dict, pairs: list) -> None:
+    """The twin's decompose + recompose with these tables is tokenizers' NFC and NFKC of every character."""
+    compose = {(a, b): c for a, b, c in pairs}
+    for table, oracle in ((nfd, normalizers.NFC()), (nfkd, normalizers.NFKC())):
+        for c in ALL:
+            got = "".join(ch for ch, _ in twin.recompose(twin.decompose(chr(c), table, ccc), compose, ccc))
+            if got != oracle.normalize_str(chr(c)):
+                raise SystemExit(f"U+{c:04X}: composition tables give {got!r}, tokenizers' {oracle!r} does not")
+
+
+def without_surrogates(runs: list[list[int]]) -> list[list[int]]:
+    return ranges(c for c in expand(runs) if not 0xD800 <= c < 0xE000)
+
+
+def probe_graphemes() -> dict:
+    """Grapheme_Cluster_Break, Extended_Pictographic and Indic_Conjunct_Break from `regex`."""
+    return {
+        "gcb": {name: without_surrogates(regex_class(rf"\p{{Grapheme_Cluster_Break={name}}}"))
+                for name in ut.GRAPHEME_BREAK[1:]},
+        "ext_pict": without_surrogates(regex_class(r"\p{Extended_Pictographic}")),
+        "incb": {name: without_surrogates(regex_class(rf"\p{{Indic_Conjunct_Break={name}}}"))
+                 for name in ("Consonant", "Linker", "Extend")},
+    }
+
+
+# Probes around a code point Y: each shows a boundary next to Y through the size of a cluster.
+# M = U+0300 (Extend), © (Extended_Pictographic), U+200D (ZWJ), U+0915 (InCB Consonant), U+094D
+# (InCB Linker) and one character of each Hangul class.
+_HANGUL = "\u1100\u1161\u11a8\uac00\uac01"
+GRAPHEME_PROBES = (["aY", "Ya", "Y\u0300\u0300", "Y\u200d\u00a9\u0300", "\u00a9\u200dY\u0300",
+                    "\u00a9Y\u200d\u00a9\u0300", "Y\u094d\u0915\u0300", "\u0915Y\u0915\u0300",
+                    "\u0915\u094dY\u0915\u0300"]
+                   + [f"{h}Y\u0300" for h in _HANGUL] + [f"Y{h}\u0300" for h in _HANGUL])
+
+
+def symbols(text: str, table: np.ndarray) -> int:
+    """Characters out of Precompiled under a charsmap rewriting every first byte to one symbol."""
+    n, start = 0, 0
+    for end in precompiled.grapheme_ends(text, table):
+        n += 1 if len(text[start:end].encode()) < precompiled.WHOLE_CLUSTER_BYTES else end - start
+        start = end
+    return n
+
+
+def check_graphemes(section: dict) -> None:
+    """Every probe around every code point gives tokenizers' cluster sizes under the twin's rules."""
+    table = ut.grapheme_array(section)
+    blob = precompiled.build_charsmap({bytes([b]): "|" if b == 0x0A else "#" for b in range(1, 256)})
+    oracle = normalizers.Precompiled(blob)
+    ys = [c for c in ALL if c not in (0x0A, 0x0D)]  # LF separates the probes; CR would join it
+    for probe in GRAPHEME_PROBES:
+        seen = [len(p) for p in oracle.normalize_str("\n".join(probe.replace("Y", chr(c)) for c in ys)).split("|")]
+        expected: dict[tuple[int, int], int] = {}
+        for c, count in zip(ys, seen):
+            key = (int(table[c]), len(chr(c).encode()))
+            if key not in expected:
+                expected[key] = symbols(probe.replace("Y", chr(c)), table)
+            if expected[key] != count:
+                raise SystemExit(f"{probe!r} with Y = U+{c:04X}: tokenizers makes {count} symbols, the grapheme "
+                                 f"properties {expected[key]}")
+
+
+def probe_norm(bert: dict) -> dict:
+    nfd, lower = decode_map(bert["nfd"]), decode_map(bert["lower"])
+    if sparse_map(normalizers.NFD()) != nfd or sparse_map(normalizers.Lowercase()) != lower:
+        raise SystemExit("tokenizers' NFD or Lowercase normalizer differs from bert.nfd / bert.lower")
+    nfkd = sparse_map(normalizers.NFKD())
+    ccc = {c: k for c, k in bert["ccc"]}
+    pairs = probe_compose(nfd)
+    check_forms(nfd, nfkd, ccc, pairs)
+    section = {
+        "source": f"tokenizers {tokenizers.__version__}, regex {regex.__version__}",
+        "nfkd": encode_long_map(nfkd),
+        "compose": {"first": "".join(chr(a) for a, _, _ in pairs), "second": "".join(chr(b) for _, b, _ in pairs),
+                    "composite": "".join(chr(c) for _, _, c in pairs)},
+        **probe_classes(expand(bert["split_space"]), expand(bert["punct"])),
+        **probe_graphemes(),
+    }
+    check_graphemes(section)
+    return section
+
+
 def main() -> None:
     data = {
         "source": f"tokenizers {tokenizers.__version__}, regex {regex.__version__}",
@@ -215,6 +395,7 @@ def main() -> None:
         },
         "bert": probe_bert(),
     }
+    data["norm"] = probe_norm(data["bert"])
     tmp = OUT.with_suffix(".json.tmp")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     with open(tmp, "w", encoding="utf-8") as f:

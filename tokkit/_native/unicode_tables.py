@@ -9,6 +9,23 @@ this module turns them into numpy arrays that tokkit._native.text points its C p
   code space shares one all-zero block; values index `pool` ([length, code points...], 0 = unchanged);
 - marks: the same two-stage layout (uint16) holding ccc | 0x100 for nonspacing marks (Mn).
 
+norm_tables() adds the arrays of the pipeline's other normalizers and pre-tokenizers (the JSON's "norm"
+section; NFD, Lowercase, ccc and the BERT classes stay in build_tables), all indexed by code point:
+
+- flags: uint16[0x110000] of WHITESPACE (1: Rust's char::is_whitespace, used by Strip, WhitespaceSplit
+  and BertPreTokenizer), PUNCT (2: tokenizers' punctuation, the Punctuation and Bert pre-tokenizers),
+  NUMERIC (4: char::is_numeric, Digits), WORD (8: \\w of the Whitespace pre-tokenizer's regex),
+  STRIP_ACCENT (16: what StripAccents removes) and REGEX_SPACE (32: \\s of that regex, equal to
+  WHITESPACE in the pinned oracle);
+- nfkd_index: uint32[0x110000], 0 = unchanged, else the index in nfkd_pool (uint32) of an entry
+  [length, code points...] (nfkd_pool[0] is an unused 0, so no entry starts at 0);
+- compose_keys: uint64 sorted, first << 21 | second, and compose_values: uint32, the composite of
+  each pair (canonical composition, Hangul included): binary search for NFC/NFKC;
+- grapheme: uint16[0x110000], Grapheme_Cluster_Break in the low 5 bits (GRAPHEME_BREAK: Other 0,
+  CR 1, LF 2, Control 3, Extend 4, ZWJ 5, Regional_Indicator 6, Prepend 7, SpacingMark 8, L 9, V 10,
+  T 11, LV 12, LVT 13) plus G_EXT_PICT (32, Extended_Pictographic), G_INCB_CONSONANT (64),
+  G_INCB_LINKER (128) and G_INCB_EXTEND (256) (Indic_Conjunct_Break).
+
 >>> t = build_tables({"L": 1, "N": 2, "S": 4, "clean_remove": 8, "clean_space": 16, "cjk": 32,
 ...                   "split_space": 64, "punct": 128})
 >>> int(t["flags"][ord("a")]), int(t["flags"][ord(",")])
@@ -26,10 +43,17 @@ def _codepoints(text):
     return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
 
 
+def _lengths(table):
+    """A map's result lengths: a string of decimal digits (the bert maps) or a list of integers (norm)."""
+    if isinstance(table["lengths"], list):
+        return np.array(table["lengths"], dtype=np.int64)
+    return np.frombuffer(table["lengths"].encode("ascii"), dtype=np.uint8).astype(np.int64) - 48
+
+
 def _pool_block(table, base):
     """One map's pool entries [length, code points...] and its 0x110000 index array (0 = unchanged)."""
     keys = _codepoints(table["from"])
-    lengths = np.frombuffer(table["lengths"].encode("ascii"), dtype=np.uint8).astype(np.int64) - 48
+    lengths = _lengths(table)
     values = _codepoints(table["to"])
     if len(keys) != len(lengths) or lengths.sum() != len(values):
         raise RuntimeError("unicode_tables.json: a character map is inconsistent")
@@ -84,3 +108,57 @@ def build_tables(bits, path=TABLES):
     for lo, hi in bert["mn"]:
         marks[lo:hi + 1] |= 0x100
     return {"flags": flags, "tkcls": tkcls, "pool": np.concatenate(pool), "maps": maps, "marks": two_stage(marks)}
+
+
+# norm_tables' flag bits (the compiled pipeline's F_* bits)
+WHITESPACE, PUNCT, NUMERIC, WORD, STRIP_ACCENT, REGEX_SPACE = 1, 2, 4, 8, 16, 32
+# Grapheme_Cluster_Break values, in the order of their numbers in norm_tables()["grapheme"]
+GRAPHEME_BREAK = ("Other", "CR", "LF", "Control", "Extend", "ZWJ", "Regional_Indicator", "Prepend",
+                  "SpacingMark", "L", "V", "T", "LV", "LVT")
+G_EXT_PICT, G_INCB_CONSONANT, G_INCB_LINKER, G_INCB_EXTEND = 32, 64, 128, 256
+_INCB = {"Consonant": G_INCB_CONSONANT, "Linker": G_INCB_LINKER, "Extend": G_INCB_EXTEND}
+
+
+def _set_runs(array, runs, value):
+    for lo, hi in runs:
+        array[lo:hi + 1] |= value
+
+
+def grapheme_array(norm):
+    """uint16[0x110000] of grapheme properties from the JSON's "norm" section (see the module docstring)."""
+    g = np.zeros(0x110000, dtype=np.uint16)
+    for value, name in enumerate(GRAPHEME_BREAK[1:], start=1):
+        _set_runs(g, norm["gcb"].get(name, []), value)
+    _set_runs(g, norm["ext_pict"], G_EXT_PICT)
+    for name, bit in _INCB.items():
+        _set_runs(g, norm["incb"].get(name, []), bit)
+    return g
+
+
+def compose_arrays(compose):
+    """(keys uint64 sorted: first << 21 | second, composites uint32) from the "norm.compose" strings."""
+    keys = (_codepoints(compose["first"]).astype(np.uint64) << np.uint64(21)) | _codepoints(compose["second"])
+    order = np.argsort(keys, kind="stable")
+    return keys[order], _codepoints(compose["composite"])[order].copy()
+
+
+def norm_tables(path=TABLES):
+    """{"flags", "nfkd_index", "nfkd_pool", "compose_keys", "compose_values", "grapheme"} (module docstring).
+
+    >>> t = norm_tables()
+    >>> int(t["flags"][ord("5")]) == NUMERIC | WORD, int(t["grapheme"][0x200D]) & 31
+    (True, 5)
+    """
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    bert, norm = data["bert"], data["norm"]
+    flags = np.zeros(0x110000, dtype=np.uint16)
+    _set_runs(flags, bert["split_space"], WHITESPACE | REGEX_SPACE)
+    _set_runs(flags, bert["punct"], PUNCT)
+    _set_runs(flags, norm["numeric"], NUMERIC)
+    _set_runs(flags, norm["word"], WORD)
+    _set_runs(flags, norm["mark"], STRIP_ACCENT)
+    block, index = _pool_block(norm["nfkd"], 1)
+    keys, values = compose_arrays(norm["compose"])
+    return {"flags": flags, "nfkd_index": index, "nfkd_pool": np.concatenate([np.zeros(1, np.uint32), block]),
+            "compose_keys": keys, "compose_values": values, "grapheme": grapheme_array(norm)}
