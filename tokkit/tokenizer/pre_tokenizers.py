@@ -1,0 +1,460 @@
+"""Pre-tokenizers of a tokenizer.json, each with its readable twin of tokenizers' splitting and offsets.
+
+A twin's `pre_tokenize(pieces)` takes the current pieces, Aligned strings as in
+tokkit.tokenizer.normalizers (each character with its span in the original text), and splits each
+one as tokenizers does, dropping empty pieces. (The method is not called `split`: Metaspace has a
+JSON field of that name.) A piece also has an origin: the original offset tokenizers keeps for it
+(Metaspace's "first" scheme prepends only where it is 0). A piece cut out of another starts where
+its first character's span starts; a piece that was never cut (a text segment, or one a
+pre-tokenizer returned whole) keeps the origin it came with: pass `origins` for text segments whose
+first characters a normalizer removed, as tokenizers keeps the segment's own start.
+
+>>> p = pre_tokenizer_from_json({"type": "Sequence", "pretokenizers": [
+...     {"type": "WhitespaceSplit"}, {"type": "Digits", "individual_digits": True}]}, "t.json")
+>>> p.pre_tokenize([aligned("ab 12")])
+[('ab', [(0, 1), (1, 2)]), ('1', [(3, 4)]), ('2', [(4, 5)])]
+>>> pre_tokenizer_to_json(p)["pretokenizers"][1]
+{'type': 'Digits', 'individual_digits': True}
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Tuple, Union
+
+from tokkit._native import unicode_tables as ut
+from tokkit._native.byte_symbols import bytes_to_unicode
+from tokkit.errors import TokkitError
+from tokkit.text.normalize import BertNorm, bert_split
+from tokkit.text.pretokenize import gpt2_spans
+from tokkit.tokenizer.normalizers import (_KINDS, _REQUIRED, Aligned, Prepend, aligned, apply_changes, find_matches,
+                                          read_fields, read_pattern, regex_of, unicode_data)
+
+Span = Tuple[int, int]
+Match = Tuple[Span, bool]  # a stretch of the piece and whether the pattern matched it
+Piece = Tuple[Aligned, int]  # a piece and its origin
+
+BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
+PREPEND_SCHEMES = ("always", "first", "never")
+_NO_SPLIT = BertNorm(clean_text=False, handle_chinese_chars=False, strip_accents=False, lowercase=False)
+
+__all__ = ["aligned", "pre_tokenizer_from_json", "pre_tokenizer_to_json", "split_pieces", "PreTokenizer"]
+
+
+# ------------------------------------------------------------------------------------ splitting
+
+def char_matches(text: str, is_delimiter) -> list[Match]:
+    """Each delimiter character is a match of its own; the stretches between are not matches.
+
+    >>> char_matches("a,,b", lambda c: c == ",")
+    [((0, 1), False), ((1, 2), True), ((2, 3), True), ((3, 4), False)]
+    """
+    if not text:
+        return [((0, 0), False)]
+    out: list[Match] = []
+    last = 0
+    for i, ch in enumerate(text):
+        if is_delimiter(ch):
+            if last < i:
+                out.append(((last, i), False))
+            out.append(((i, i + 1), True))
+            last = i + 1
+    if last < len(text):
+        out.append(((last, len(text)), False))
+    return out
+
+
+def regex_matches(pattern, text: str) -> list[Match]:
+    """The matches of a compiled pattern (Oniguruma's iteration, empty matches included) and the
+    stretches between them.
+
+    >>> regex_matches(regex_of({"Regex": "x*"}), "axb")
+    [((0, 0), True), ((0, 1), False), ((1, 2), True), ((2, 3), False), ((3, 3), True)]
+    """
+    if not text:
+        return [((0, 0), False)]
+    out: list[Match] = []
+    last = 0
+    for start, end in find_matches(pattern, text):
+        if last != start:
+            out.append(((last, start), False))
+        out.append(((start, end), True))
+        last = end
+    if last != len(text):
+        out.append(((last, len(text)), False))
+    return out
+
+
+def split_by(matches: list[Match], behavior: str) -> list[Span]:
+    """tokenizers' NormalizedString.split: the stretches to keep, for one of BEHAVIORS.
+
+    >>> m = char_matches("a-b", lambda c: c == "-")
+    >>> split_by(m, "Removed"), split_by(m, "MergedWithPrevious"), split_by(m, "MergedWithNext")
+    ([(0, 1), (2, 3)], [(0, 2), (2, 3)], [(0, 1), (1, 3)])
+    """
+    if behavior == "Removed":
+        return [span for span, is_match in matches if not is_match]
+    if behavior == "Isolated":
+        return [span for span, _ in matches]
+    if behavior == "MergedWithNext":
+        backwards = _merge([((-e, -s), m) for (s, e), m in reversed(matches)], join=lambda m, prev: m and not prev)
+        return [(-e, -s) for s, e in reversed(backwards)]
+    join = (lambda m, prev: m == prev) if behavior == "Contiguous" else (lambda m, prev: m and not prev)
+    return _merge(matches, join)
+
+
+def _merge(matches: list[Match], join) -> list[Span]:
+    """Stretches in order, each joining the one before when join(is_match, previous is_match)."""
+    out: list[list[int]] = []
+    previous = False
+    for (start, end), is_match in matches:
+        if join(is_match, previous) and out:
+            out[-1][1] = end
+        else:
+            out.append([start, end])
+        previous = is_match
+    return [(s, e) for s, e in out]
+
+
+def cut(piece: Aligned, spans: list[Span]) -> list[Piece]:
+    """The non-empty slices of a piece, each with its origin (its first character's span start)."""
+    text, align = piece
+    return [((text[s:e], align[s:e]), align[s][0]) for s, e in spans if e > s]
+
+
+def split_pieces(pre_tokenizer, pieces: list[Aligned], origins: list[int] | None = None) -> list[Aligned]:
+    """Apply a pre-tokenizer's twin to pieces (origins default to each piece's first span start).
+
+    >>> split_pieces(WhitespaceSplit(), [aligned("a b")])
+    [('a', [(0, 1)]), ('b', [(2, 3)])]
+    """
+    if origins is None:
+        origins = [p[1][0][0] if p[1] else 0 for p in pieces]
+    return [p for p, _ in pre_tokenizer.split_all([(p, o) for p, o in zip(pieces, origins) if p[0]])]
+
+
+class _Base:
+    """What every pre-tokenizer shares: pre_tokenize (the public twin) over split_all (pieces with
+    their origins) over split_one (one piece)."""
+
+    def pre_tokenize(self, pieces: list[Aligned], origins: list[int] | None = None) -> list[Aligned]:
+        """The pieces after this pre-tokenizer (see the module docstring for `origins`)."""
+        return split_pieces(self, pieces, origins)
+
+    def split_all(self, pieces: list[Piece]) -> list[Piece]:
+        return [out for piece, origin in pieces for out in self.split_one(piece, origin) if out[0][0]]
+
+    @classmethod
+    def from_json(cls, obj: dict, where: str):
+        return cls(**read_fields(obj, f"{where}: pre_tokenizer.{cls.__name__}", getattr(cls, "_FIELDS", {})))
+
+
+def _behavior(value: str, where: str) -> str:
+    if value not in BEHAVIORS:
+        raise TokkitError(f"{where}: field 'behavior' must be one of {', '.join(BEHAVIORS)}, got {value!r}")
+    return value
+
+
+def _flagged(bit: int):
+    flags = unicode_data().flags
+    return lambda ch: bool(flags[ord(ch)] & bit)
+
+
+# ------------------------------------------------------------------------------------ components
+
+@dataclass(frozen=True)
+class Metaspace(_Base):
+    """Spaces become `replacement`, which is prepended (always, on the text's first piece, or never)
+    and starts each new piece when `split`.
+
+    >>> Metaspace("▁", "always", True).pre_tokenize([aligned("hi  you")])
+    [('▁hi', [(0, 1), (0, 1), (1, 2)]), ('▁', [(2, 3)]), ('▁you', [(3, 4), (4, 5), (5, 6), (6, 7)])]
+    """
+
+    replacement: str
+    prepend_scheme: str
+    split: bool
+
+    def split_one(self, piece: Aligned, origin: int) -> list[Piece]:
+        text, spans = piece
+        text = text.replace(" ", self.replacement)
+        first = self.prepend_scheme == "always" or (self.prepend_scheme == "first" and origin == 0)
+        if first and not text.startswith(self.replacement):
+            text, spans = Prepend(self.replacement).normalize((text, spans))
+        if not self.split:
+            return [((text, spans), origin)]
+        matches = char_matches(text, lambda c: c == self.replacement)
+        return cut((text, spans), split_by(matches, "MergedWithNext"))
+
+    @classmethod
+    def from_json(cls, obj: dict, where: str):
+        where = f"{where}: pre_tokenizer.Metaspace"
+        f = read_fields(obj, where, {"replacement": ((str,), _REQUIRED), "prepend_scheme": ((str,), "always"),
+                                     "split": ((bool,), True), "add_prefix_space": ((bool,), None),
+                                     "str_rep": ((str,), None)})
+        if len(f["replacement"]) != 1:
+            raise TokkitError(f"{where}: field 'replacement' must be one character, got {f['replacement']!r}")
+        if f["prepend_scheme"] not in PREPEND_SCHEMES:
+            raise TokkitError(f"{where}: field 'prepend_scheme' must be one of {', '.join(PREPEND_SCHEMES)}, "
+                              f"got {f['prepend_scheme']!r}")
+        if f["add_prefix_space"] is False and f["prepend_scheme"] != "never":  # the legacy field must agree
+            raise TokkitError(f"{where}: field 'add_prefix_space' is false but prepend_scheme is "
+                              f"{f['prepend_scheme']!r}")
+        return cls(f["replacement"], f["prepend_scheme"], f["split"])
+
+    def to_json(self) -> dict:
+        return {"type": "Metaspace", "replacement": self.replacement, "prepend_scheme": self.prepend_scheme,
+                "split": self.split}
+
+
+@dataclass(frozen=True)
+class Split(_Base):
+    """Splits on a pattern ({"String": text} or {"Regex": pattern}) with one of BEHAVIORS; `invert`
+    splits on what the pattern does not match.
+
+    >>> Split({"Regex": "\\\\d+"}, "Isolated", False).pre_tokenize([aligned("a12b")])
+    [('a', [(0, 1)]), ('12', [(1, 2), (2, 3)]), ('b', [(3, 4)])]
+    """
+
+    pattern: dict
+    behavior: str
+    invert: bool
+    _FIELDS = {"pattern": ((dict,), _REQUIRED), "behavior": ((str,), _REQUIRED), "invert": ((bool,), _REQUIRED)}
+
+    def split_one(self, piece: Aligned, origin: int) -> list[Piece]:
+        matches = regex_matches(regex_of(self.pattern), piece[0])
+        if self.invert:
+            matches = [(span, not m) for span, m in matches]
+        return cut(piece, split_by(matches, self.behavior))
+
+    @classmethod
+    def from_json(cls, obj: dict, where: str):
+        where = f"{where}: pre_tokenizer.Split"
+        f = read_fields(obj, where, cls._FIELDS)
+        pattern = read_pattern(f["pattern"], where)
+        regex_of(pattern, where)
+        return cls(pattern, _behavior(f["behavior"], where), f["invert"])
+
+    def to_json(self) -> dict:
+        return {"type": "Split", "pattern": dict(self.pattern), "behavior": self.behavior, "invert": self.invert}
+
+
+@dataclass(frozen=True)
+class ByteLevel(_Base):
+    """GPT-2's pre-tokenizer: an optional space before each piece, the GPT-2 pattern (with
+    tokenizers' Unicode classes), then each character spelled as the byte symbols of its UTF-8, all
+    of them keeping its span. trim_offsets acts after the model (tokkit.tokenizer.trim).
+
+    >>> ByteLevel(True, True, True).pre_tokenize([aligned("hé!")])
+    [('ĠhÃ©', [(0, 1), (0, 1), (1, 2), (1, 2)]), ('!', [(2, 3)])]
+    """
+
+    add_prefix_space: bool
+    trim_offsets: bool
+    use_regex: bool
+    _FIELDS = {"add_prefix_space": ((bool,), _REQUIRED), "trim_offsets": ((bool,), _REQUIRED),
+               "use_regex": ((bool,), True)}
+
+    def split_all(self, pieces: list[Piece]) -> list[Piece]:
+        # tokenizers splits every piece first, then turns every piece into byte symbols
+        return [(byte_symbols(p), o) for p, o in super().split_all(pieces)]
+
+    def split_one(self, piece: Aligned, origin: int) -> list[Piece]:
+        if self.add_prefix_space and not piece[0].startswith(" "):
+            piece = Prepend(" ").normalize(piece)
+        if not self.use_regex:
+            return [(piece, origin)]
+        return cut(piece, gpt2_spans(piece[0], classes="tokenizers"))
+
+    def to_json(self) -> dict:
+        return {"type": "ByteLevel", "add_prefix_space": self.add_prefix_space, "trim_offsets": self.trim_offsets,
+                "use_regex": self.use_regex}
+
+
+def byte_symbols(piece: Aligned) -> Aligned:
+    """Each character as the GPT-2 symbols of its UTF-8 bytes, all with the character's span.
+
+    >>> byte_symbols(aligned(" é"))
+    ('ĠÃ©', [(0, 1), (1, 2), (1, 2)])
+    """
+    table = bytes_to_unicode()
+    changes = [(table[b], int(k > 0)) for ch in piece[0] for k, b in enumerate(ch.encode("utf-8"))]
+    return apply_changes(piece, changes)
+
+
+@dataclass(frozen=True)
+class Whitespace(_Base):
+    """tokenizers' `\\w+|[^\\w\\s]+`: runs of word characters and runs of other non-space characters.
+
+    >>> [p for p, _ in Whitespace().pre_tokenize([aligned("it's 2 good!!")])]
+    ['it', "'", 's', '2', 'good', '!!']
+    """
+
+    def split_one(self, piece: Aligned, origin: int) -> list[Piece]:
+        flags = unicode_data().flags
+        kinds = [0 if flags[ord(c)] & ut.REGEX_SPACE else 1 if flags[ord(c)] & ut.WORD else 2 for c in piece[0]]
+        runs, start = [], 0
+        for i in range(1, len(kinds) + 1):
+            if i == len(kinds) or kinds[i] != kinds[start]:
+                if kinds[start]:
+                    runs.append((start, i))
+                start = i
+        return cut(piece, runs)
+
+    def to_json(self) -> dict:
+        return {"type": "Whitespace"}
+
+
+@dataclass(frozen=True)
+class WhitespaceSplit(_Base):
+    """Splits on whitespace (Rust's char::is_whitespace), dropping it.
+
+    >>> [p for p, _ in WhitespaceSplit().pre_tokenize([aligned("a\\u00a0b  c")])]
+    ['a', 'b', 'c']
+    """
+
+    def split_one(self, piece: Aligned, origin: int) -> list[Piece]:
+        return cut(piece, split_by(char_matches(piece[0], _flagged(ut.WHITESPACE)), "Removed"))
+
+    def to_json(self) -> dict:
+        return {"type": "WhitespaceSplit"}
+
+
+@dataclass(frozen=True)
+class Punctuation(_Base):
+    """Splits on each punctuation character (ASCII punctuation and Unicode P*) with one of BEHAVIORS.
+
+    >>> [p for p, _ in Punctuation("Isolated").pre_tokenize([aligned("a,b")])]
+    ['a', ',', 'b']
+    """
+
+    behavior: str = "Isolated"
+
+    def split_one(self, piece: Aligned, origin: int) -> list[Piece]:
+        return cut(piece, split_by(char_matches(piece[0], _flagged(ut.PUNCT)), self.behavior))
+
+    @classmethod
+    def from_json(cls, obj: dict, where: str):
+        where = f"{where}: pre_tokenizer.Punctuation"
+        return cls(_behavior(read_fields(obj, where, {"behavior": ((str,), "Isolated")})["behavior"], where))
+
+    def to_json(self) -> dict:
+        return {"type": "Punctuation", "behavior": self.behavior}
+
+
+@dataclass(frozen=True)
+class Digits(_Base):
+    """Splits numeric characters (Rust's char::is_numeric) from the rest, one by one when individual_digits.
+
+    >>> [p for p, _ in Digits(False).pre_tokenize([aligned("a12b")])]
+    ['a', '12', 'b']
+    >>> [p for p, _ in Digits(True).pre_tokenize([aligned("12")])]
+    ['1', '2']
+    """
+
+    individual_digits: bool
+    _FIELDS = {"individual_digits": ((bool,), _REQUIRED)}
+
+    def split_one(self, piece: Aligned, origin: int) -> list[Piece]:
+        behavior = "Isolated" if self.individual_digits else "Contiguous"
+        return cut(piece, split_by(char_matches(piece[0], _flagged(ut.NUMERIC)), behavior))
+
+    def to_json(self) -> dict:
+        return {"type": "Digits", "individual_digits": self.individual_digits}
+
+
+@dataclass(frozen=True)
+class CharDelimiterSplit(_Base):
+    """Splits on one delimiter character, dropping it.
+
+    >>> [p for p, _ in CharDelimiterSplit("|").pre_tokenize([aligned("a|b")])]
+    ['a', 'b']
+    """
+
+    delimiter: str
+
+    def split_one(self, piece: Aligned, origin: int) -> list[Piece]:
+        return cut(piece, split_by(char_matches(piece[0], lambda c: c == self.delimiter), "Removed"))
+
+    @classmethod
+    def from_json(cls, obj: dict, where: str):
+        where = f"{where}: pre_tokenizer.CharDelimiterSplit"
+        delimiter = read_fields(obj, where, {"delimiter": ((str,), _REQUIRED)})["delimiter"]
+        if len(delimiter) != 1:
+            raise TokkitError(f"{where}: field 'delimiter' must be one character, got {delimiter!r}")
+        return cls(delimiter)
+
+    def to_json(self) -> dict:
+        return {"type": "CharDelimiterSplit", "delimiter": self.delimiter}
+
+
+@dataclass(frozen=True)
+class BertPreTokenizer(_Base):
+    """BERT's split: whitespace dropped, each punctuation character alone (tokkit.text.normalize).
+
+    >>> [p for p, _ in BertPreTokenizer().pre_tokenize([aligned("Hi, you")])]
+    ['Hi', ',', 'you']
+    """
+
+    def split_one(self, piece: Aligned, origin: int) -> list[Piece]:
+        return cut(piece, [span for _, span in bert_split(piece[0], _NO_SPLIT)])
+
+    def to_json(self) -> dict:
+        return {"type": "BertPreTokenizer"}
+
+
+@dataclass(frozen=True)
+class Sequence(_Base):
+    """Pre-tokenizers applied in order, each to every piece the previous one left.
+
+    >>> [p for p, _ in Sequence((WhitespaceSplit(), Punctuation())).pre_tokenize([aligned("a, b")])]
+    ['a', ',', 'b']
+    """
+
+    pretokenizers: tuple
+
+    def split_all(self, pieces: list[Piece]) -> list[Piece]:
+        for p in self.pretokenizers:
+            pieces = p.split_all(pieces)
+        return pieces
+
+    @classmethod
+    def from_json(cls, obj: dict, where: str):
+        items = read_fields(obj, f"{where}: pre_tokenizer.Sequence", {"pretokenizers": ((list,), _REQUIRED)})
+        return cls(tuple(_from_json(item, where) for item in items["pretokenizers"]))
+
+    def to_json(self) -> dict:
+        return {"type": "Sequence", "pretokenizers": [p.to_json() for p in self.pretokenizers]}
+
+
+PreTokenizer = Union[Metaspace, Split, ByteLevel, Whitespace, WhitespaceSplit, Punctuation, Digits,
+                     CharDelimiterSplit, BertPreTokenizer, Sequence]
+PRE_TOKENIZERS = {cls.__name__: cls for cls in (Metaspace, Split, ByteLevel, Whitespace, WhitespaceSplit, Punctuation,
+                                                Digits, CharDelimiterSplit, BertPreTokenizer, Sequence)}
+
+
+def _from_json(obj, where: str) -> PreTokenizer:
+    if not isinstance(obj, dict):
+        raise TokkitError(f"{where}: pre_tokenizer must be an object, got {_KINDS.get(type(obj), type(obj).__name__)}")
+    kind = obj.get("type")
+    if kind not in PRE_TOKENIZERS:
+        raise TokkitError(f"{where}: pre_tokenizer type {kind!r} is not supported ({', '.join(PRE_TOKENIZERS)})")
+    return PRE_TOKENIZERS[kind].from_json(obj, where)
+
+
+def pre_tokenizer_from_json(obj: dict | None, where: str) -> PreTokenizer | None:
+    """The pre-tokenizer a tokenizer.json `pre_tokenizer` object describes (None for null).
+
+    >>> pre_tokenizer_from_json({"type": "Digits"}, "t.json")
+    Traceback (most recent call last):
+    tokkit.errors.TokkitError: t.json: pre_tokenizer.Digits: field 'individual_digits' is missing
+    """
+    return None if obj is None else _from_json(obj, where)
+
+
+def pre_tokenizer_to_json(pre_tokenizer: PreTokenizer | None) -> dict | None:
+    """The `pre_tokenizer` object as tokenizers writes it.
+
+    >>> pre_tokenizer_to_json(ByteLevel(False, True, True))
+    {'type': 'ByteLevel', 'add_prefix_space': False, 'trim_offsets': True, 'use_regex': True}
+    """
+    return None if pre_tokenizer is None else pre_tokenizer.to_json()
