@@ -32,18 +32,22 @@ Where no combination of components gives sentencepiece's ids:
   - BPE and char models with user-defined symbols: a text that starts with a symbol gets no U+2581
     piece before it, and a normalized text starting with U+2581 gets no dummy prefix (Metaspace's
     "first" scheme); a symbol the character map changes is matched in its normalized form;
+  - decoding: sentencepiece drops a leading U+2581 from each piece until some text is written, the
+    decoder one space (they differ on a text that began with a typed U+2581); without the dummy prefix
+    nothing is dropped, where sentencepiece would drop a typed leading U+2581;
   - UNUSED pieces (sentencepiece skips them, or splits them back) and a denormalizer character map
     (applied by sentencepiece's decode) are not reproduced; "word" models are refused.
 
 >>> unk, a = b"\\n\\x09\\n\\x05<unk>\\x18\\x02", b"\\n\\x08\\n\\x01a\\x15\\x00\\x00\\x80\\xbf"
->>> model = model_from_bytes(unk + a, "tiny.model")
+>>> specs = b"\\x12\\x00\\x1a\\x00"  # trainer_spec and normalizer_spec, empty (all defaults)
+>>> model = model_from_bytes(unk + a + specs, "tiny.model")
 >>> [(p.piece, p.score, p.type) for p in model.pieces]
 [('<unk>', 0.0, 'UNKNOWN'), ('a', -1.0, 'NORMAL')]
 >>> model.trainer_spec.model_type, model.normalizer_spec.add_dummy_prefix
 ('unigram', True)
->>> model_from_bytes(unk[:5], "cut.model")
+>>> model_from_bytes(unk + b"\\n", "cut.model")
 Traceback (most recent call last):
-tokkit.errors.TokkitError: cut.model: not a SentencePiece model: field 'pieces' is cut short at byte 2 (says 9 bytes, 3 left)
+tokkit.errors.TokkitError: cut.model: not a SentencePiece model: field 'pieces' is cut short at byte 12
 """
 from __future__ import annotations
 
@@ -264,6 +268,11 @@ _MODEL = {1: ("pieces", (_BYTES, _submessage(Piece, _PIECE, _piece)), True),
 
 def _message(data: bytes, pos: int, end: int, cls, table: dict, what: str = ""):
     """Read the message in data[pos:end] into the dataclass `cls`, by its field table."""
+    return cls(**_values(data, pos, end, table, what))
+
+
+def _values(data: bytes, pos: int, end: int, table: dict, what: str = "") -> dict:
+    """The fields of the message in data[pos:end] present in `table`, by dataclass field name."""
     values: dict = {}
     while pos < end:
         key, pos = _varint(data, pos, end, what)
@@ -282,16 +291,21 @@ def _message(data: bytes, pos: int, end: int, cls, table: dict, what: str = ""):
             values.setdefault(name, []).append(value)
         else:
             values[name] = value
-    return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
 
 
 def model_from_bytes(data: bytes, where: str) -> SentencePieceModel:
     """Parse a serialized ModelProto; any malformed or truncated input is one TokkitError naming `where`."""
     data = bytes(data)
     try:
-        model = _message(data, 0, len(data), SentencePieceModel, _MODEL)
+        values = _values(data, 0, len(data), _MODEL)
     except _Malformed as exc:
         raise TokkitError(f"{where}: not a SentencePiece model: {exc}") from None
+    # Every model sentencepiece writes has all three; one missing means a file cut short between fields.
+    for name in ("pieces", "trainer_spec", "normalizer_spec"):
+        if name not in values:
+            raise TokkitError(f"{where}: not a SentencePiece model: it holds no {name}")
+    model = SentencePieceModel(**values)
     check_model(model, where)
     return model
 
@@ -354,7 +368,7 @@ def tokenizer_json_from_sentencepiece(model: SentencePieceModel, where: str = "m
     combination of components gives sentencepiece's ids.
 
     >>> unk, a = b"\\n\\x09\\n\\x05<unk>\\x18\\x02", b"\\n\\x0b\\n\\x04\\xe2\\x96\\x81a\\x15\\x00\\x00\\x80\\xbf"
-    >>> d = tokenizer_json_from_sentencepiece(model_from_bytes(unk + a, "tiny.model"))
+    >>> d = tokenizer_json_from_sentencepiece(model_from_bytes(unk + a + b"\\x12\\x00\\x1a\\x00", "tiny.model"))
     >>> [n["type"] for n in d["normalizer"]["normalizers"]], d["model"]["vocab"]
     (['Replace', 'Replace', 'Replace', 'Replace', 'Prepend'], [['<unk>', 0.0], ['▁a', -1.0]])
     """
@@ -428,13 +442,13 @@ def _pre_tokenizer(model: SentencePieceModel, first: bool) -> dict | None:
 
 def _decoder(model: SentencePieceModel) -> dict:
     """Spaces back, bytes joined into text, the unknown piece shown as sentencepiece shows it, the
-    dummy prefix's space dropped."""
+    dummy prefix's space dropped (only the dummy's: an unknown piece first keeps unk_surface's space)."""
     ns, ts = model.normalizer_spec, model.trainer_spec
     steps = [_replace(SPACE, " ")] if ns.escape_whitespaces else []
     if ts.byte_fallback:
         steps.append({"type": "ByteFallback"})
     steps += [_replace(_unknown(model)[1], ts.unk_surface), {"type": "Fuse"}]
-    if ns.add_dummy_prefix or ns.remove_extra_whitespaces:
+    if ns.add_dummy_prefix and not ts.treat_whitespace_as_suffix:
         steps.append({"type": "Strip", "content": " ", "start": 1, "stop": 0})
     return {"type": "Sequence", "decoders": steps}
 
@@ -448,10 +462,18 @@ def _unigram(model: SentencePieceModel) -> dict:
     when encoding (bytes x highest normal score - 0.1, which keeps it whole)."""
     normal = [p.score for p in model.pieces if p.type == "NORMAL"]
     best = _f32(max([_FLT_MIN] + normal))
-    vocab = [[p.piece, _f32(len(p.piece.encode()) * best) - 0.1 if p.type == "USER_DEFINED" else p.score]
-             for p in model.pieces]
+    scores = [_f32(len(p.piece.encode()) * best) - 0.1 if p.type == "USER_DEFINED" else p.score
+              for p in model.pieces]
+    vocab = [[p.piece, _json_float(score)] for p, score in zip(model.pieces, scores)]
     return {"type": "Unigram", "unk_id": _unknown(model)[0], "vocab": vocab,
             "byte_fallback": model.trainer_spec.byte_fallback}
+
+
+def _json_float(x: float) -> float:
+    """`x` to 15 significant digits. tokenizers reads JSON numbers with serde_json's fast path, which
+    can land an ulp away from the true double when the digits exceed 2**53; with 15 digits both it and
+    Python read the same double, so a Unigram breaks exact ties alike in both."""
+    return float(f"{x:.15g}")
 
 
 def _f32(x: float) -> float:
