@@ -26,6 +26,7 @@ extensions = [
         [path],
         language="c++",
         include_dirs=[os.path.dirname(path)],  # the kernels' own headers (merge.hpp)
+        depends=sorted(glob.glob(os.path.join("tokkit", "_native", "*.hpp"))),  # a header edit rebuilds
         extra_compile_args=["-O3", "-std=c++17"] + (["-O0", "-g"] if DEBUG else [])
         # the merge engine's float scores must match tokkit/train/merge_py.py bit for bit: no fused multiply-add
         + (["-ffp-contract=off"] if os.path.basename(path) == "merge.pyx" else []),

@@ -200,7 +200,8 @@ struct Pipeline {
     }
 
     // Normalized text s.norm (or part of it) -> pieces -> tokens; returns the next word number.
-    bool tokenize_norm(size_t a, size_t b, int32_t orig_start, int32_t* word, Scratch& s, Output& o) const {
+    bool tokenize_norm(size_t a, size_t b, int32_t orig_start, int32_t* word, Scratch& s, Output& o,
+                       void* pyctx) const {
         s.a.clear();
         if (b <= a) return true;
         s.a.store.c.assign(s.norm.c.begin() + a, s.norm.c.begin() + b);
@@ -209,7 +210,7 @@ struct Pipeline {
         Pieces* cur = &s.a;
         Pieces* next = &s.b;
         for (const PreStep& st : pre) {
-            if (!pre_tokenize_step(st, T, ctx, *cur, *next, s.ss)) return false;
+            if (!pre_tokenize_step(st, T, ctx, pyctx, *cur, *next, s.ss)) return false;
             std::swap(cur, next);
         }
         for (const Range& r : cur->list) {
@@ -288,7 +289,7 @@ struct Pipeline {
             for (size_t k = m.a; k < m.b; k++) s.seg.push(c[k], Span{(int32_t)k, (int32_t)k + 1});
             if (!normalize(s, pyctx)) return false;
             if (!any_normalized) {
-                if (!tokenize_norm(0, s.norm.size(), (int32_t)m.a, &word, s, o)) return false;
+                if (!tokenize_norm(0, s.norm.size(), (int32_t)m.a, &word, s, o, pyctx)) return false;
                 continue;
             }
             find_added(s.norm.c.data(), s.norm.size(), true, s.norm_matches);
@@ -301,7 +302,7 @@ struct Pipeline {
                     continue;
                 }
                 int32_t start = q.a == 0 ? (int32_t)m.a : (q.a < s.norm.size() ? s.norm.a[q.a].s : (int32_t)m.b);
-                if (!tokenize_norm(q.a, q.b, start, &word, s, o)) return false;
+                if (!tokenize_norm(q.a, q.b, start, &word, s, o, pyctx)) return false;
             }
         }
         return true;

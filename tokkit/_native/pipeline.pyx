@@ -175,18 +175,19 @@ cdef class PipelineEncoder:
 
     @staticmethod
     def build(list vocab, pre_tokenizer, normalizer, dict model, list added, bint split_special_tokens=False,
-              normalize_added=None):
+              normalize_added=None, ranks=None):
         """A PipelineEncoder for `vocab` (tokens by id) and the JSON objects of the other parts.
 
         `added`: (content, id, single_word, lstrip, rstrip, normalized, special) tuples;
-        `normalize_added`: a function giving a normalized token's matched form.
+        `normalize_added`: a function giving a normalized token's matched form; `ranks`: a BPE's
+        (left id, right id) -> (rank, merged id), as tokkit.tokenizer.models.BPE.ranks gives it.
         """
         cdef PipelineEncoder e = PipelineEncoder.__new__(PipelineEncoder)
         e.ints = tuple(range(len(vocab)))
         e._set_tables()
         e._normalizer(normalizer)
         e._pre_tokenizer(pre_tokenizer)
-        e._model(vocab, model)
+        e._model(vocab, model, ranks)
         for content, idx, single, lstrip, rstrip, normalized, special in added:
             if normalized and normalize_added is not None:
                 content = normalize_added(content)
@@ -308,7 +309,7 @@ cdef class PipelineEncoder:
         add_pre(self.p[0], code, replacement, scheme, split, <const uint32_t*>(<size_t>pat.ctypes.data), len(pat),
                 behavior, invert, add_prefix, use_regex, individual, python)
 
-    cdef _model(self, list vocab, dict model):
+    cdef _model(self, list vocab, dict model, ranks):
         kind = model["type"]
         cdef Model* m = &self.p.model
         m.kind = {"Unigram": M_UNIGRAM, "BPE": M_BPE, "WordPiece": M_WORDPIECE, "WordLevel": M_WORDLEVEL}[kind]
@@ -345,9 +346,11 @@ cdef class PipelineEncoder:
             m.byte_fallback = model.get("byte_fallback", False)
             m.fuse_unk = model.get("fuse_unk", False)
             m.ignore_merges = model.get("ignore_merges", False)
-            for rank, pair_ in enumerate(model.get("merges") or ()):
-                a, b = pair_.split(" ", 1) if isinstance(pair_, str) else pair_
-                model_merge(self.p[0], ids[a], ids[b], rank, ids[a + b])
+            if ranks is None:
+                ranks = {(ids[a], ids[b]): (rank, ids[a + b]) for rank, (a, b) in enumerate(
+                    (m.split(" ", 1) if isinstance(m, str) else m) for m in model.get("merges") or ())}
+            for (a, b), (rank, merged) in ranks.items():
+                model_merge(self.p[0], a, b, rank, merged)
             if not (m.ignore_merges or model.get("continuing_subword_prefix") or model.get("end_of_word_suffix")):
                 self._cut_when_safe(vocab, m.byte_fallback)
 

@@ -221,11 +221,10 @@ inline void prepend_text(const Text& in, const std::u32string& content, Text& ou
 struct SplitContext {
     ScanFn gpt2 = nullptr;
     RegexFn regex = nullptr;
-    void* regex_ctx = nullptr;
 };
 
 // One pre-tokenizer step over every piece of `in` into `out`; false when a Python pattern raised.
-inline bool pre_tokenize_step(const PreStep& st, const UnicodeTables& T, const SplitContext& ctx,
+inline bool pre_tokenize_step(const PreStep& st, const UnicodeTables& T, const SplitContext& ctx, void* pyctx,
                               const Pieces& in, Pieces& out, SplitScratch& s) {
     out.clear();
     Text& piece = s.piece;
@@ -270,7 +269,7 @@ inline bool pre_tokenize_step(const PreStep& st, const UnicodeTables& T, const S
         case P_SPLIT_PYTHON:
             s.found.clear();
             if (st.kind == P_SPLIT_GPT2) ctx.gpt2(c, n, s.found);
-            else if (!ctx.regex(ctx.regex_ctx, st.python, c, n, s.found)) return false;
+            else if (!ctx.regex(pyctx, st.python, c, n, s.found)) return false;
             segments_from(s.found, n, s.segs);
             apply_behavior(s.segs, st.behavior, st.invert, s.merged);
             break;

@@ -70,10 +70,9 @@ def _as_id(value, pos: int) -> int:
         raise TypeError(f"ids[{pos}] must be an int, not {type(value).__name__} ({value!r})") from None
 
 
-def decode(tokenizer, ids: Iterable[int], skip_special_tokens: bool) -> str:
-    spec = tokenizer.spec
-    vocab = spec.vocab
-    n = len(vocab)
+def picked_ids(tokenizer, ids: Iterable[int], skip_special_tokens: bool) -> list[int]:
+    """`ids` checked against the vocabulary, without the special ones when asked."""
+    n = tokenizer.vocab_size
     skip = set(tokenizer.special_ids) if skip_special_tokens else ()
     picked = []
     for pos, i in enumerate(check_ids(ids)):
@@ -82,6 +81,14 @@ def decode(tokenizer, ids: Iterable[int], skip_special_tokens: bool) -> str:
             raise TokkitError(f"id {i} at position {pos} is outside the vocabulary (size {n})")
         if i not in skip:
             picked.append(i)
+    return picked
+
+
+def decode(tokenizer, ids: Iterable[int], skip_special_tokens: bool) -> str:
+    """Text of `ids` for the fast kinds (the general ones go through their decoder component)."""
+    spec = tokenizer.spec
+    vocab = spec.vocab
+    picked = picked_ids(tokenizer, ids, skip_special_tokens)
     if spec.kind == "bytelevel":
         if tokenizer._decode_table is None:
             tokenizer._decode_table = byte_table(vocab)

@@ -11,19 +11,22 @@ Only the parts tokkit implements are accepted; anything else is an error naming 
 """
 from __future__ import annotations
 
-import regex
+from dataclasses import replace
 
 from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm
 from tokkit.text.pretokenize import GPT2_PATTERN
+from tokkit.tokenizer.decoders import decoder_from_json, decoder_to_json
+from tokkit.tokenizer.models import BPE, Unigram, WordLevel, WordPiece, model_from_json, model_to_json
+from tokkit.tokenizer.normalizers import normalizer_from_json, normalizer_to_json
 from tokkit.tokenizer.post import post_json, read_post
-from tokkit.tokenizer.spec import AddedToken, Spec, check_merge, vocab_from_mapping
+from tokkit.tokenizer.pre_tokenizers import pre_tokenizer_from_json, pre_tokenizer_to_json
+from tokkit.tokenizer.spec import AddedToken, Pipeline, Spec
 
 SPECIAL_NAMES = {"[UNK]": "unk_token", "[SEP]": "sep_token", "[PAD]": "pad_token",
-                 "[CLS]": "cls_token", "[MASK]": "mask_token"}
+                 "[CLS]": "cls_token", "[MASK]": "mask_token", "<unk>": "unk_token", "<pad>": "pad_token",
+                 "<s>": "bos_token", "</s>": "eos_token", "<mask>": "mask_token"}
 
-
-MAX_WORD_CHARS = 1 << 20  # max_input_chars_per_word beyond this would only make huge words slow
 
 _TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer", bool: "true or false",
                type(None): "null", float: "a number"}
@@ -44,59 +47,87 @@ def _field(obj: dict, key: str, types: tuple, default, where: str, prefix: str =
 
 # ---------------------------------------------------------------------------------------- reading
 def spec_from_json(data: dict, where: str) -> Spec:
-    """Build a Spec from a parsed tokenizer.json."""
-    if not isinstance(data, dict) or "model" not in data:
-        raise TokkitError(f"{where}: not a tokenizer.json (no 'model')")
-    model = _field(data, "model", (dict,), None, where)
-    mtype = _field(model, "type", (str,), None, where, "model.")
-    norm = _normalizer(_field(data, "normalizer", (dict, type(None)), None, where), where)
-    pre = _field(data, "pre_tokenizer", (dict, type(None)), None, where)
-    vocab = vocab_from_mapping(_field(model, "vocab", (dict,), None, where, "model."), f"{where}: model.vocab")
+    """Build a Spec from a parsed tokenizer.json: its components, then a fast encode path's form when
+    the components are exactly what one covers (BERT WordPiece, char BPE, GPT-2-style byte-level)."""
+    if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
+        raise TokkitError(f"{where}: not a tokenizer.json (no 'model' object)")
+    pipeline = read_pipeline(data, where)
+    vocab = model_vocab(pipeline.model)
     added = _added_tokens(_field(data, "added_tokens", (list, type(None)), None, where) or [], vocab, where)
-    spec = Spec(kind="", vocab=vocab, merges=None, added=added, normalizer=norm)
+    spec = Spec(kind=pipeline_kind(pipeline), vocab=vocab, merges=None, added=added, pipeline=pipeline)
     for key in ("truncation", "padding"):  # kept as the defaults of tokkit.encode, written back on save
         value = _field(data, key, (dict, type(None)), None, where)
         if value is not None:
             encode_defaults({key: value}, where)  # checked now, so a bad file fails at load
             spec.extra[key] = value
-    if mtype == "WordPiece":
-        spec.kind = "wordpiece"
-        _need(pre, {"type": "BertPreTokenizer"}, where, "pre_tokenizer")
-        spec.unk_token = _field(model, "unk_token", (str,), None, where, "model.")
-        if spec.unk_token not in vocab:
-            raise TokkitError(f"{where}: model.unk_token {spec.unk_token!r} is not in the vocabulary")
-        spec.prefix = _field(model, "continuing_subword_prefix", (str,), "##", where, "model.")
-        spec.max_input_chars_per_word = _field(model, "max_input_chars_per_word", (int,), 100, where, "model.")
-        if not 1 <= spec.max_input_chars_per_word <= MAX_WORD_CHARS:
-            raise TokkitError(f"{where}: model.max_input_chars_per_word must be between 1 and {MAX_WORD_CHARS}")
-    elif mtype == "BPE":
-        for key, default in (("dropout", None), ("byte_fallback", False), ("fuse_unk", False),
-                             ("ignore_merges", False), ("continuing_subword_prefix", None)):
-            if model.get(key, default) not in (default,):
-                raise TokkitError(f"{where}: model.{key}={model[key]!r} is not supported (only {default!r})")
-        spec.merges = _merges(_field(model, "merges", (list,), [], where, "model."), set(vocab), where)
-        spec.unk_token = _field(model, "unk_token", (str, type(None)), None, where, "model.")
-        if spec.unk_token is not None and spec.unk_token not in vocab:
-            raise TokkitError(f"{where}: model.unk_token {spec.unk_token!r} is not in the vocabulary")
-        spec.suffix = _field(model, "end_of_word_suffix", (str, type(None)), None, where, "model.") or None
-        if pre == {"type": "BertPreTokenizer"}:
-            spec.kind = "bpe"
-        else:
-            spec.kind = "bytelevel"
-            spec.pattern, spec.add_prefix_space = _bytelevel_pattern(pre, where)
-            if spec.add_prefix_space and any(a.content.startswith(" ") for a in added):
-                # the space put before the text after such a token would make it match where it did not
-                raise TokkitError(f"{where}: pre_tokenizer.add_prefix_space=true with an added token that "
-                                  "starts with a space is not supported")
-            if norm is not None:
-                raise TokkitError(f"{where}: field 'normalizer' must be null for a byte-level BPE")
-            if spec.suffix is not None:
-                raise TokkitError(f"{where}: model.end_of_word_suffix must be null for a byte-level BPE")
-    else:
-        raise TokkitError(f"{where}: model.type {mtype!r} is not supported (WordPiece or BPE)")
     spec.post = read_post(_field(data, "post_processor", (dict, type(None)), None, where), spec.token_ids(), where)
-    spec.decoder_cleanup = _decoder(_field(data, "decoder", (dict, type(None)), None, where), spec, where)
-    return spec
+    return fast_form(spec, where) or spec
+
+
+def read_pipeline(data: dict, where: str) -> Pipeline:
+    """The normalizer, pre-tokenizer, model and decoder of a tokenizer.json, each read by its family."""
+    return Pipeline(
+        normalizer=normalizer_from_json(_field(data, "normalizer", (dict, type(None)), None, where), where),
+        pre_tokenizer=pre_tokenizer_from_json(_field(data, "pre_tokenizer", (dict, type(None)), None, where), where),
+        model=model_from_json(data["model"], where),
+        decoder=decoder_from_json(_field(data, "decoder", (dict, type(None)), None, where), where))
+
+
+def model_vocab(model) -> list[str]:
+    """The model's tokens in id order (a Unigram's pieces without their scores)."""
+    if isinstance(model, Unigram):
+        return [piece for piece, _ in model.vocab]
+    return list(model.vocab)
+
+
+def pipeline_kind(pipeline: Pipeline) -> str:
+    """"unigram", "wordlevel", "wordpiece", "bytelevel" (a BPE over GPT-2 byte symbols) or "bpe"."""
+    model = pipeline.model
+    if isinstance(model, BPE):
+        parts = (pre_tokenizer_to_json(pipeline.pre_tokenizer), decoder_to_json(pipeline.decoder))
+        return "bytelevel" if any('"ByteLevel"' in str(part).replace("'", '"') for part in parts) else "bpe"
+    return {Unigram: "unigram", WordLevel: "wordlevel", WordPiece: "wordpiece"}[type(model)]
+
+
+def fast_form(spec: Spec, where: str) -> Spec | None:
+    """`spec` in the form of a fast encode path (no `pipeline`), or None when no fast path covers it."""
+    p = spec.pipeline
+    if not all(a.plain for a in spec.added):
+        return None
+    norm = normalizer_to_json(p.normalizer)
+    pre = pre_tokenizer_to_json(p.pre_tokenizer)
+    dec = decoder_to_json(p.decoder) or {}
+    bert = norm is None or norm.get("type") == "BertNormalizer"
+    model = p.model
+    fast = replace(spec, pipeline=None, normalizer=_bert_norm(norm))
+    if isinstance(model, WordPiece):
+        if not (bert and pre == {"type": "BertPreTokenizer"} and dec.get("type") == "WordPiece"
+                and dec.get("prefix") == model.continuing_subword_prefix):
+            return None
+        return replace(fast, kind="wordpiece", unk_token=model.unk_token, prefix=model.continuing_subword_prefix,
+                       max_input_chars_per_word=model.max_input_chars_per_word, decoder_cleanup=dec["cleanup"])
+    if not isinstance(model, BPE) or model.byte_fallback or model.fuse_unk or model.ignore_merges \
+            or model.dropout or model.continuing_subword_prefix or model.unk_token not in (None, *spec.vocab):
+        return None
+    fast = replace(fast, merges=list(model.merges), unk_token=model.unk_token, suffix=model.end_of_word_suffix or None)
+    if pre == {"type": "BertPreTokenizer"}:
+        if bert and dec.get("type") == "BPEDecoder" and dec.get("suffix") == (fast.suffix or "</w>"):
+            return replace(fast, kind="bpe")
+        return None
+    pattern = _bytelevel_pattern(pre)
+    if norm is not None or fast.suffix is not None or pattern is None or dec.get("type") != "ByteLevel":
+        return None
+    fast = replace(fast, kind="bytelevel", normalizer=None, pattern=pattern[0], add_prefix_space=pattern[1])
+    if fast.add_prefix_space and any(a.content.startswith(" ") for a in spec.added):
+        return None  # the space put before the text after such a token would let it match where it did not
+    return fast
+
+
+def _bert_norm(norm: dict | None) -> BertNorm | None:
+    if norm is None or norm.get("type") != "BertNormalizer":
+        return None
+    return BertNorm(clean_text=norm["clean_text"], handle_chinese_chars=norm["handle_chinese_chars"],
+                    strip_accents=norm["strip_accents"], lowercase=norm["lowercase"])
 
 
 _STRATEGIES = {"LongestFirst": "longest_first", "OnlyFirst": "only_first", "OnlySecond": "only_second"}
@@ -143,64 +174,29 @@ def encode_defaults(extra: dict, where: str = "tokenizer.json") -> dict:
     return out
 
 
-def _need(value, expected: dict, where: str, name: str) -> None:
-    if value != expected:
-        raise TokkitError(f"{where}: field '{name}' must be {expected}, got {value}")
-
-
-def _normalizer(norm, where: str) -> BertNorm | None:
-    if norm is None:
-        return None
-    if norm.get("type") != "BertNormalizer":
-        raise TokkitError(f"{where}: normalizer type {norm.get('type')!r} is not supported (BertNormalizer or null)")
-    flags = {key: _field(norm, key, (bool,), True, where, "normalizer.")
-             for key in ("clean_text", "handle_chinese_chars", "lowercase")}
-    return BertNorm(strip_accents=_field(norm, "strip_accents", (bool, type(None)), None, where, "normalizer."),
-                    **flags)
-
-
 def _added_tokens(entries: list, vocab: list[str], where: str) -> list[AddedToken]:
+    """The added tokens with their flags; one placed right past the vocabulary takes the next id."""
     added = []
     for i, entry in enumerate(entries):
         name = f"{where}: added_tokens[{i}]"
         _typed(entry, (dict,), where, f"added_tokens[{i}]")
-        for key in ("single_word", "lstrip", "rstrip"):
-            if entry.get(key, False):
-                raise TokkitError(f"{name}.{key}=true is not supported")
-        if entry.get("normalized", False) and entry.get("special", True) is False:
-            raise TokkitError(f"{name}.normalized=true is not supported")
+        flags = {key: _field(entry, key, (bool,), False, where, f"added_tokens[{i}].")
+                 for key in ("single_word", "lstrip", "rstrip", "normalized")}
+        special = _field(entry, "special", (bool,), True, where, f"added_tokens[{i}].")
         idx, content = entry.get("id"), entry.get("content")
-        if not isinstance(idx, int) or not content:
+        if not isinstance(idx, int) or isinstance(idx, bool) or not isinstance(content, str) or not content:
             raise TokkitError(f"{name}: needs an integer 'id' and a non-empty 'content'")
         if idx == len(vocab):
             vocab.append(content)  # an added token outside the model vocabulary takes the next id
         elif not 0 <= idx < len(vocab) or vocab[idx] != content:
             raise TokkitError(f"{name}: id {idx} does not hold {content!r} in the vocabulary")
-        added.append(AddedToken(idx, content, bool(entry.get("special", True))))
+        added.append(AddedToken(idx, content, special, **flags))
     return added
 
 
-def _merges(entries: list, known: set[str], where: str) -> list[tuple[str, str]]:
-    merges = []
-    for i, entry in enumerate(entries):
-        if isinstance(entry, str):
-            parts = entry.split(" ")
-        elif isinstance(entry, list):
-            parts = entry
-        else:
-            parts = []
-        if len(parts) != 2 or not all(isinstance(p, str) and p for p in parts):
-            raise TokkitError(f"{where}: model.merges[{i}] is not a pair: {entry!r}")
-        pair = (parts[0], parts[1])
-        check_merge(pair, known, f"{where}: model.merges[{i}]")
-        merges.append(pair)
-    if len(set(merges)) != len(merges):
-        raise TokkitError(f"{where}: model.merges holds a pair twice")
-    return merges
-
-
-def _bytelevel_pattern(pre, where: str) -> tuple[str | None, bool]:
-    """(Split pattern or None for GPT-2's, add_prefix_space) of a byte-level pre-tokenizer."""
+def _bytelevel_pattern(pre) -> tuple[str | None, bool] | None:
+    """(Split pattern or None for GPT-2's, add_prefix_space) of the byte-level pre-tokenizers the fast
+    path runs, or None for any other pre-tokenizer."""
     def is_bytelevel(p, use_regex, prefix=(False,)):
         return (isinstance(p, dict) and p.get("type") == "ByteLevel" and p.get("use_regex", True) == use_regex
                 and p.get("add_prefix_space", True) in prefix)
@@ -210,39 +206,22 @@ def _bytelevel_pattern(pre, where: str) -> tuple[str | None, bool]:
     if (isinstance(pre, dict) and pre.get("type") == "Sequence" and len(pre.get("pretokenizers", [])) == 2
             and is_bytelevel(pre["pretokenizers"][1], False)):
         split = pre["pretokenizers"][0]
-        if (isinstance(split, dict) and split.get("type") == "Split" and isinstance(split.get("pattern"), dict)
-                and "Regex" in split["pattern"] and split.get("behavior") == "Isolated" and not split.get("invert", False)):
-            pattern = _typed(split["pattern"]["Regex"], (str,), where, "pre_tokenizer.pretokenizers[0].pattern.Regex")
-            try:
-                regex.compile(pattern)
-            except (regex.error, RecursionError, OverflowError) as exc:
-                raise TokkitError(f"{where}: pre_tokenizer Split pattern is not a valid regex ({exc})") from None
+        if (split.get("type") == "Split" and "Regex" in split.get("pattern", {})
+                and split.get("behavior") == "Isolated" and not split.get("invert", False)):
+            pattern = split["pattern"]["Regex"]
             return (None if pattern == GPT2_PATTERN else pattern), False
-    # After a Split, add_prefix_space would put a space before every piece: not supported.
-    raise TokkitError(f"{where}: field 'pre_tokenizer' must be ByteLevel(use_regex=true) or "
-                      f"Sequence[Split(Regex, Isolated), ByteLevel(use_regex=false)], got {pre}")
-
-
-def _decoder(dec, spec: Spec, where: str) -> bool:
-    expected = {"wordpiece": "WordPiece", "bpe": "BPEDecoder", "bytelevel": "ByteLevel"}[spec.kind]
-    if dec is None or dec.get("type") != expected:
-        raise TokkitError(f"{where}: decoder must be {expected} for this model, got {dec}")
-    cleanup = _field(dec, "cleanup", (bool,), True, where, "decoder.")
-    if expected == "WordPiece" and dec.get("prefix", "##") != spec.prefix:
-        raise TokkitError(f"{where}: decoder.prefix differs from the model's continuing_subword_prefix")
-    if expected == "BPEDecoder" and dec.get("suffix", "</w>") != (spec.suffix or "</w>"):
-        raise TokkitError(f"{where}: decoder.suffix differs from the model's end_of_word_suffix")
-    return cleanup
+    return None
 
 
 # ---------------------------------------------------------------------------------------- writing
 def to_json(spec: Spec) -> dict:
     """The tokenizer.json object for `spec`, keys in the order tokenizers writes them."""
+    if spec.pipeline is not None:
+        return pipeline_json(spec)
     ids = spec.token_ids()
     out: dict = {"version": "1.0", "truncation": spec.extra.get("truncation"), "padding": spec.extra.get("padding"),
                  "added_tokens": [
-        {"id": a.id, "content": a.content, "single_word": False, "lstrip": False, "rstrip": False,
-         "normalized": False, "special": a.special} for a in spec.added]}
+        added_json(a) for a in spec.added]}
     n = spec.normalizer
     out["normalizer"] = None if n is None else {
         "type": "BertNormalizer", "clean_text": n.clean_text, "handle_chinese_chars": n.handle_chinese_chars,
@@ -270,6 +249,21 @@ def to_json(spec: Spec) -> dict:
                         "byte_fallback": False, "ignore_merges": False, "vocab": ids,
                         "merges": [[a, b] for a, b in spec.merges or ()]}
     return out
+
+
+def added_json(a: AddedToken) -> dict:
+    return {"id": a.id, "content": a.content, "single_word": a.single_word, "lstrip": a.lstrip, "rstrip": a.rstrip,
+            "normalized": a.normalized, "special": a.special}
+
+
+def pipeline_json(spec: Spec) -> dict:
+    """tokenizer.json of a spec read from components: each component written back as it was read."""
+    p = spec.pipeline
+    return {"version": "1.0", "truncation": spec.extra.get("truncation"), "padding": spec.extra.get("padding"),
+            "added_tokens": [added_json(a) for a in spec.added],
+            "normalizer": normalizer_to_json(p.normalizer), "pre_tokenizer": pre_tokenizer_to_json(p.pre_tokenizer),
+            "post_processor": post_json(spec.post, spec.token_ids()), "decoder": decoder_to_json(p.decoder),
+            "model": model_to_json(p.model)}
 
 
 def special_tokens_map(spec: Spec) -> dict:

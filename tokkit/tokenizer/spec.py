@@ -13,17 +13,39 @@ from tokkit._native.byte_symbols import bytes_to_unicode
 from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm
 
-KINDS = ("wordpiece", "bpe", "bytelevel")
+KINDS = ("wordpiece", "bpe", "bytelevel", "unigram", "wordlevel")
 BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
 @dataclass(frozen=True)
 class AddedToken:
-    """A token matched in the raw text before normalisation (tokenizers' `added_tokens`)."""
+    """A token of tokenizers' `added_tokens`: matched in the raw text before normalisation (or, when
+    `normalized`, in the normalized text); `single_word` only between non-word characters;
+    `lstrip` / `rstrip` take the whitespace before / after it along."""
 
     id: int
     content: str
     special: bool = True
+    single_word: bool = False
+    lstrip: bool = False
+    rstrip: bool = False
+    normalized: bool = False
+
+    @property
+    def plain(self) -> bool:
+        """No flag beyond `special`: what the fast encode paths support."""
+        return not (self.single_word or self.lstrip or self.rstrip or self.normalized)
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A tokenizer.json's components as tokkit.tokenizer.{normalizers, pre_tokenizers, models, decoders}
+    read them; the general encode path (tokkit._native.pipeline) runs any combination of them."""
+
+    normalizer: object
+    pre_tokenizer: object
+    model: object
+    decoder: object
 
 
 @dataclass(frozen=True)
@@ -93,6 +115,7 @@ class Spec:
     decoder_cleanup: bool = True
     model_max_length: int = 512
     extra: dict = field(default_factory=dict)
+    pipeline: Pipeline | None = None
 
     def token_ids(self) -> dict[str, int]:
         return {tok: i for i, tok in enumerate(self.vocab)}

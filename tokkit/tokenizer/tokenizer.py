@@ -18,14 +18,19 @@ import numpy as np
 
 from tokkit._files import atomic_write, dump_json
 from tokkit._native.encode import Encoder
+from tokkit._native.pipeline import PipelineEncoder
 from tokkit._native.text_api import text_lengths
 from tokkit._threads import run_sliced
 from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm
 from tokkit.text.pretokenize import GPT2_PATTERN
-from tokkit.tokenizer.decode import decode
+from tokkit.tokenizer.decode import decode, picked_ids
+from tokkit.tokenizer.decoders import decode_tokens
 from tokkit.tokenizer.hf_json import encode_defaults, special_tokens_map, to_json, tokenizer_config
 from tokkit.tokenizer.load import load_spec
+from tokkit.tokenizer.models import model_to_json
+from tokkit.tokenizer.normalizers import aligned, normalizer_to_json
+from tokkit.tokenizer.pre_tokenizers import pre_tokenizer_to_json
 from tokkit.tokenizer.prefix_space import PrefixSpaceEncoder
 from tokkit.tokenizer.spec import KINDS, AddedToken, Spec, Template, bert_post
 from tokkit.tokenizer.trim import space_counts, trim
@@ -107,7 +112,9 @@ class Tokenizer:
     # ------------------------------------------------------------------------------ properties
     @property
     def kind(self) -> str:
-        """"wordpiece", "bpe" (char BPE with </w>) or "bytelevel"."""
+        """The model's family: "wordpiece", "bpe" (char BPE with </w>, or SentencePiece-style BPE),
+        "bytelevel" (BPE over GPT-2 byte symbols), "unigram" or "wordlevel".
+        """
         return self._spec.kind
 
     @property
@@ -168,6 +175,8 @@ class Tokenizer:
     @property
     def _encoder(self):
         """The compiled encoder (built on first use; read-only afterwards, so threads share it)."""
+        if self._kernel is None and self._spec.pipeline is not None:
+            self._kernel = pipeline_encoder(self._spec, self.split_special_tokens)
         if self._kernel is None:
             kernel = Encoder.from_spec(self._spec, self.split_special_tokens)
             if self._spec.add_prefix_space:
@@ -270,6 +279,11 @@ class Tokenizer:
         'ab a.'
         """
 
+        if self._spec.pipeline is not None:
+            tokens = [self._spec.vocab[i] for i in picked_ids(self, ids, skip_special_tokens)]
+            if self._spec.pipeline.decoder is None:
+                return " ".join(tokens)  # tokenizers joins the tokens with spaces when there is no decoder
+            return decode_tokens(self._spec.pipeline.decoder, tokens)
         return decode(self, ids, skip_special_tokens)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], *, skip_special_tokens: bool = False) -> list[str]:
@@ -287,7 +301,9 @@ class Tokenizer:
         out.mkdir(parents=True, exist_ok=True)
         spec = self._spec
         atomic_write(out / "tokenizer.json", dump_json(to_json(spec)))
-        if spec.kind == "wordpiece":
+        if spec.pipeline is not None:
+            pass  # tokenizer.json says it all; vocab files are only written for the kinds tokkit trains
+        elif spec.kind == "wordpiece":
             atomic_write(out / "vocab.txt", "".join(tok + "\n" for tok in spec.vocab))
         else:
             atomic_write(out / "vocab.json", dump_json({tok: i for i, tok in enumerate(spec.vocab)}))
@@ -298,6 +314,17 @@ class Tokenizer:
 
 
 # ---------------------------------------------------------------------------------------- helpers
+def pipeline_encoder(spec: Spec, split_special_tokens: bool) -> PipelineEncoder:
+    """The general compiled encoder for a spec read from components (see tokkit._native.pipeline)."""
+    p = spec.pipeline
+    norm = normalizer_to_json(p.normalizer)
+    added = [(a.content, a.id, a.single_word, a.lstrip, a.rstrip, a.normalized, a.special) for a in spec.added]
+    return PipelineEncoder.build(spec.vocab, pre_tokenizer_to_json(p.pre_tokenizer), norm, model_to_json(p.model),
+                                 added, split_special_tokens,
+                                 (lambda text: p.normalizer.normalize(aligned(text))[0]) if norm else None,
+                                 getattr(p.model, "ranks", None))
+
+
 def as_str(text) -> str:
     """`text` as an exact str: subclasses (numpy.str_, enum members) are copied, anything else is a TypeError."""
     if type(text) is str:
