@@ -36,10 +36,7 @@ _BERT_MOVE = ((1, BERT_REMOVE), (2, BERT_SPACE), (4, BERT_CJK), (8, BERT_SPLIT),
 def pipeline_tables() -> dict:
     """The arrays pipeline.pyx points its tables at (see the module docstring)."""
     bert = ut.build_tables(_BERT_BITS)
-    try:
-        norm = ut.norm_tables()
-    except KeyError:
-        norm = _interim_norm_tables()
+    norm = ut.norm_tables()
     flags = norm["flags"].astype(np.uint16)
     for low, high in _BERT_MOVE:
         flags[(bert["flags"] & low) != 0] |= high
@@ -61,47 +58,3 @@ def pipeline_tables() -> dict:
             "compose_keys": norm["compose_keys"], "compose_values": norm["compose_values"],
             "grapheme": ut.two_stage(norm["grapheme"].astype(np.uint16))}
 
-
-def _interim_norm_tables() -> dict:
-    """Stand-in for unicode_tables.norm_tables() from Python's own unicodedata (until the probed tables land)."""
-    import unicodedata
-    import regex
-    flags = np.zeros(0x110000, dtype=np.uint16)
-    nfkd_index = np.zeros(0x110000, dtype=np.uint32)
-    pool = [0]
-    keys, values = [], []
-    for cp in range(0x110000):
-        if 0xD800 <= cp < 0xE000:
-            continue
-        ch = chr(cp)
-        cat = unicodedata.category(ch)
-        if ch.isspace():
-            flags[cp] |= WHITESPACE | REGEX_SPACE
-        if cat.startswith("P") or (cp < 128 and not ch.isalnum() and 33 <= cp < 127):
-            flags[cp] |= PUNCT
-        if ch.isnumeric():
-            flags[cp] |= NUMERIC
-        if regex.match(r"\w", ch):
-            flags[cp] |= WORD
-        if cat == "Mn":
-            flags[cp] |= STRIP_ACCENT
-        d = unicodedata.normalize("NFKD", ch)
-        if d != ch:
-            nfkd_index[cp] = len(pool)
-            pool.append(len(d))
-            pool.extend(map(ord, d))
-        dec = unicodedata.decomposition(ch)
-        if dec and not dec.startswith("<"):
-            parts = [int(x, 16) for x in dec.split()]
-            if len(parts) == 2 and unicodedata.normalize("NFC", chr(parts[0]) + chr(parts[1])) == ch:
-                keys.append(parts[0] << 21 | parts[1])
-                values.append(cp)
-    order = np.argsort(np.array(keys, dtype=np.uint64))
-    return {"flags": flags, "nfkd_index": nfkd_index, "nfkd_pool": np.array(pool, dtype=np.uint32),
-            "compose_keys": np.array(keys, dtype=np.uint64)[order],
-            "compose_values": np.array(values, dtype=np.uint32)[order],
-            "grapheme": np.zeros(0x110000, dtype=np.uint16)}
-
-
-if not hasattr(ut, "norm_tables"):
-    ut.norm_tables = _interim_norm_tables
