@@ -16,6 +16,7 @@ from tokkit.bench import charts
 from tokkit.bench.corpus_slice import make_slice, slice_file
 from tokkit.bench.encode_suite import run_encode_suite
 from tokkit.bench.harness import require_psutil
+from tokkit.bench.hub_suite import run_hub_suite
 from tokkit.bench.machine import machine_info
 from tokkit.bench.mask_suite import run_mask_suite
 from tokkit.bench.report import format_table, suite_markdown, write_json
@@ -24,8 +25,8 @@ from tokkit.bench.train_suite import run_train_suite
 from tokkit.errors import TokkitError
 
 SUITES = {"train": ("train",), "encode": ("encode",), "mask": ("mask",), "bert": ("bert",),
-          "all": ("train", "encode", "mask", "bert"), "scaling": ("scaling",)}
-DEFAULT_REPEAT = {"train": 3, "encode": 5, "mask": 5, "bert": 8, "scaling": 1}
+          "all": ("train", "encode", "mask", "bert"), "scaling": ("scaling",), "hub": ("hub",)}
+DEFAULT_REPEAT = {"train": 3, "encode": 5, "mask": 5, "bert": 8, "scaling": 1, "hub": 5}
 DESCRIPTIONS = {
     "train": "Whole-process wall time of training (imports and file writing included) and peak RSS of the "
              "process tree sampled every 20 ms; one warm-up round, then the repeats with contenders alternating. "
@@ -42,6 +43,11 @@ DESCRIPTIONS = {
                "ordinary and pathological inputs (in-process, 1 thread; a warm-up run below 1 MB, none from 1 MB on; "
                "a run over 60 s is stopped). "
                "Notes give seconds per MB at each series' ends: a flat figure means linear cost.",
+    "hub": "Hub-style SentencePiece files (16k XLM-R-style Unigram, 16k Llama-2-style BPE with byte fallback, "
+           "trained by sentencepiece and converted by transformers): encode_batch_flat on 1 thread against "
+           "tokenizers encode_batch, sentencepiece encode and tokie encode_batch_flat (RAYON_NUM_THREADS=1), each "
+           "in its own worker process, alternating after warm-up rounds; MB/s = UTF-8 MB of the lines / median. "
+           "Notes say whether each contender's ids equal tokenizers' and which targets tokkit met.",
 }
 
 
@@ -68,6 +74,7 @@ def run_bench(*, suite: str = "all", corpus: list[str] | None = None, size: int 
     require_psutil()
     prepare_folder(output)  # fail before a long run, not after it
     suites = SUITES[suite]
+    hub_size = size  # the hub suite's text has its own default
     if size is None:
         size = 200_000_000 if suite == "scaling" else 10_000_000
     payload = {"command": command, "suites": list(suites), "machine": machine_info(), "rows": [], "notes": [],
@@ -97,6 +104,9 @@ def run_bench(*, suite: str = "all", corpus: list[str] | None = None, size: int 
                 from tokkit.bench.bert_suite import run_bert_suite
 
                 rows = run_bert_suite(threads=threads, repeat=n, log=log)
+            elif name == "hub":
+                rows, notes = run_hub_suite(corpus=corpus, size=hub_size, repeat=n, log=log)
+                payload["notes"] += notes
             else:
                 rows = _scaling(sl, work, algos=algos or ("bytelevel", "wordpiece"), vocab_size=vocab_size,
                                 threads=threads, repeat=n, size=size, payload=payload, log=log)

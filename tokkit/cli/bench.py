@@ -11,17 +11,20 @@ from tokkit.text.corpus import parse_size
 
 
 @click.command("bench")
-@click.option("--suite", type=click.Choice(["train", "encode", "mask", "bert", "all", "scaling"]), default="all",
-              show_default=True, help="What to measure; 'all' is train+encode+mask+bert, 'scaling' runs alone.")
+@click.option("--suite", type=click.Choice(["train", "encode", "mask", "bert", "all", "scaling", "hub"]),
+              default="all", show_default=True,
+              help="What to measure; 'all' is train+encode+mask+bert, 'scaling' and 'hub' (Hub-style "
+                   "SentencePiece files, 1 thread) run alone.")
 @click.option("--corpus", "corpus", multiple=True, metavar="PATH",
-              help="Corpus file, directory or glob (repeatable). Default: the embedded corpus.")
+              help="Corpus file, directory or glob (repeatable). Default: the embedded corpus. "
+                   "hub: the shared corpus folder (en/wiki, multilingual), default ../shared/corpus.")
 @click.option("--size", default=None, metavar="SIZE",
               help="Take a line-aligned prefix of this size, e.g. 10MB (default 10MB; scaling: 200MB, "
-                   "its largest point).")
+                   "its largest point; hub: 2.6MB of lines).")
 @click.option("--vocab-size", type=int, default=32000, show_default=True, metavar="N")
 @click.option("--repeat", type=int, default=None, metavar="N",
               help="Timed runs per contender after the warm-up (default: train 3, encode 5, mask 5, "
-                   "bert 8 steps, scaling 1).")
+                   "bert 8 steps, scaling 1, hub 5).")
 @click.option("--threads", type=int, default=2, show_default=True, metavar="N",
               help="Threads for every multi-threaded contender.")
 @click.option("--algos", default=None, metavar="LIST",
