@@ -74,7 +74,8 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
 
 # pipeline_text.hpp / pipeline_split.hpp / pipeline_model.hpp enums
 cdef enum:
-    N_NFD, N_NFKD, N_NFC, N_NFKC, N_LOWER, N_STRIP, N_STRIP_ACCENTS, N_REPLACE, N_PREPEND, N_PRECOMPILED, N_BERT, N_PYTHON
+    N_NFD, N_NFKD, N_NFC, N_NFKC, N_LOWER, N_STRIP, N_STRIP_ACCENTS, N_REPLACE, N_PREPEND, N_PRECOMPILED, N_BERT, N_PYTHON, \
+        N_NMT
 cdef enum:
     P_METASPACE, P_SPLIT_STRING, P_SPLIT_GPT2, P_SPLIT_PYTHON, P_BYTELEVEL, P_WHITESPACE, P_WHITESPACE_SPLIT, \
         P_PUNCTUATION, P_DIGITS, P_BERT
@@ -84,7 +85,7 @@ cdef enum:
 BEHAVIORS = {"Removed": 0, "Isolated": 1, "MergedWithPrevious": 2, "MergedWithNext": 3, "Contiguous": 4}
 SCHEMES = {"always": 0, "first": 1, "never": 2}
 SIMPLE_NORMS = {"NFD": N_NFD, "NFKD": N_NFKD, "NFC": N_NFC, "NFKC": N_NFKC, "Lowercase": N_LOWER,
-                "StripAccents": N_STRIP_ACCENTS}
+                "StripAccents": N_STRIP_ACCENTS, "Nmt": N_NMT}
 SIMPLE_PRES = {"Whitespace": P_WHITESPACE, "WhitespaceSplit": P_WHITESPACE_SPLIT, "BertPreTokenizer": P_BERT}
 UNK_PENALTY = 10.0  # an unknown char scores this far below the lowest piece (as tokenizers' Unigram)
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -299,6 +300,8 @@ cdef class PipelineEncoder:
                 code, python = P_SPLIT_PYTHON, self._pattern(pattern["Regex"])
         elif kind == "ByteLevel":
             code, add_prefix, use_regex = P_BYTELEVEL, obj.get("add_prefix_space", True), obj.get("use_regex", True)
+        elif kind == "CharDelimiterSplit":
+            code, pat, behavior = P_SPLIT_STRING, _u32(obj["delimiter"]), BEHAVIORS["Removed"]
         elif kind == "Punctuation":
             code, behavior = P_PUNCTUATION, BEHAVIORS[obj.get("behavior", "Isolated")]
         elif kind == "Digits":

@@ -272,7 +272,7 @@ inline int utf8_encode(char32_t c, uint8_t* out) {
 
 enum NormKind {
     N_NFD, N_NFKD, N_NFC, N_NFKC, N_LOWER, N_STRIP, N_STRIP_ACCENTS, N_REPLACE, N_PREPEND,
-    N_PRECOMPILED, N_BERT, N_PYTHON,
+    N_PRECOMPILED, N_BERT, N_PYTHON, N_NMT,
 };
 
 struct NormStep {
@@ -536,6 +536,20 @@ inline void normalize_step(const NormStep& st, const UnicodeTables& T, const std
     }
     case N_PRECOMPILED:
         precompiled(maps[st.charsmap], T, in, s);
+        break;
+    case N_NMT:  // tokenizers' Nmt: drop some controls, turn some spaces and separators into " "
+        for (size_t i = 0; i < in.size(); i++) {
+            char32_t c = in.c[i];
+            if ((c >= 0x01 && c <= 0x08) || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F || c == 0x8F ||
+                c == 0x9F) {
+                ed.remove(1);
+            } else if (c == 0x09 || c == 0x0A || c == 0x0C || c == 0x0D || c == 0x1680 || (c >= 0x200B && c <= 0x200F) ||
+                       c == 0x2028 || c == 0x2029 || c == 0x2581 || c == 0xFEFF || c == 0xFFFD) {
+                ed.keep(U' ');
+            } else {
+                ed.keep(c);
+            }
+        }
         break;
     case N_BERT:
         bert_normalize(st, T, in, out, s);
