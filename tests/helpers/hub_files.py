@@ -174,13 +174,15 @@ def build_qwen2(folder: Path) -> Path:
 
 
 def build_o200k(folder: Path) -> Path:
-    """o200k's Split pattern + ByteLevel(use_regex=false), no normalizer, no post-processor."""
-    from tokenizers import Tokenizer, decoders, models
+    """o200k's Split pattern + ByteLevel(use_regex=false), no normalizer, a ByteLevel post-processor
+    (as the Hub's GPT-4o conversions have)."""
+    from tokenizers import Tokenizer, decoders, models, processors
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = _split_bytelevel(O200K_PATTERN)
     tok.decoder = decoders.ByteLevel()
-    return _trained(folder, tok, _bpe_trainer(["<|endoftext|>"]))
+    return _trained(folder, tok, _bpe_trainer(["<|endoftext|>"]),
+                    lambda t: processors.ByteLevel(trim_offsets=False, add_prefix_space=False, use_regex=False))
 
 
 def build_wordlevel(folder: Path) -> Path:

@@ -348,20 +348,26 @@ def test_merges_come_from_scores_best_first():
 
 
 # ------------------------------------------------------------------------------ through tokkit.load
-def test_tokkit_load_of_a_model_gives_sentencepiece_ids(variant):
-    name, path = variant
+def assert_loads_as_sentencepiece(path, texts):
+    """tokkit.load(path) gives tokenizers' ids and text for the converted dict on every text, and
+    sentencepiece's on the texts the module docstring promises them."""
     d, hf, sp = pipeline(path)
     tok = tokkit.load(path)
     ok, decodable = reproducible(path), decodes_alike(path)
-    for text in texts_for(name):
+    for text in texts:
         got = tok.encode(text)
-        assert got == hf.encode(text, add_special_tokens=False).ids, text  # tokkit follows tokenizers everywhere
+        assert got == hf.encode(text, add_special_tokens=False).ids, text
         assert tok.decode(got, skip_special_tokens=True) == hf.decode(got, skip_special_tokens=True), text
         if ok(text):
             want = sp.encode(text)
             assert got == want or tie(d, sp, want, got), text
             if decodable(text):
                 assert tok.decode(want, skip_special_tokens=True) == sp.decode(want), text
+
+
+def test_tokkit_load_of_a_model_gives_sentencepiece_ids(variant):
+    name, path = variant
+    assert_loads_as_sentencepiece(path, texts_for(name))
 
 
 def test_a_folder_holding_only_a_model_loads_it(tmp_path, tmp_path_factory):
