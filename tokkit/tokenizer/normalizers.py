@@ -32,6 +32,7 @@ from tokkit._native import unicode_tables as ut
 from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm, bert_alignments
 from tokkit.tokenizer import precompiled
+from tokkit.tokenizer.models.wordlevel import json_field, json_kind, json_object
 
 Span = Tuple[int, int]
 Aligned = Tuple[str, List[Span]]
@@ -224,8 +225,6 @@ def _lowercase(text: Aligned) -> Aligned:
 
 # ------------------------------------------------------------------------------------ JSON reading
 
-_KINDS = {str: "a string", bool: "true or false", int: "an integer", float: "a number", list: "a list",
-          dict: "an object", type(None): "null"}
 _REQUIRED = object()
 
 
@@ -237,24 +236,14 @@ def read_fields(obj, where: str, fields: dict) -> dict:
     Traceback (most recent call last):
     tokkit.errors.TokkitError: t.json: normalizer.X: field 'a' must be true or false, got an integer
     """
-    if not isinstance(obj, dict):
-        raise TokkitError(f"{where}: must be an object, got {_KINDS.get(type(obj), type(obj).__name__)}")
+    json_object(obj, where)
     for key in obj:
         if key != "type" and key not in fields:
             raise TokkitError(f"{where}: unknown field {key!r} (tokkit reads {', '.join(fields) or 'none'})")
     out = {}
     for key, (types, default) in fields.items():
-        if key not in obj:
-            if default is _REQUIRED:
-                raise TokkitError(f"{where}: field '{key}' is missing")
-            out[key] = default
-            continue
-        value = obj[key]
-        kind = bool if isinstance(value, bool) else type(value)
-        if kind not in types:
-            want = " or ".join(_KINDS[t] for t in types)
-            raise TokkitError(f"{where}: field '{key}' must be {want}, got {_KINDS.get(kind, kind.__name__)}")
-        out[key] = value
+        extra = () if default is _REQUIRED else (default,)  # json_field: no default means required
+        out[key] = json_field(obj, key, types, where, *extra)
     return out
 
 
@@ -590,7 +579,7 @@ NORMALIZERS = {cls.__name__: cls for cls in (NFC, NFD, NFKC, NFKD, Lowercase, St
 
 def _from_json(obj, where: str) -> Normalizer:
     if not isinstance(obj, dict):
-        raise TokkitError(f"{where}: normalizer must be an object, got {_KINDS.get(type(obj), type(obj).__name__)}")
+        raise TokkitError(f"{where}: normalizer must be an object, got {json_kind(obj)}")
     kind = obj.get("type")
     if kind not in NORMALIZERS:
         raise TokkitError(f"{where}: normalizer type {kind!r} is not supported ({', '.join(NORMALIZERS)})")

@@ -26,7 +26,8 @@ from tokkit._native.byte_symbols import bytes_to_unicode
 from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm, bert_split
 from tokkit.text.pretokenize import gpt2_spans
-from tokkit.tokenizer.normalizers import (_KINDS, _REQUIRED, Aligned, Prepend, aligned, apply_changes, find_matches,
+from tokkit.tokenizer.models.wordlevel import json_kind
+from tokkit.tokenizer.normalizers import (_REQUIRED, Aligned, Prepend, aligned, apply_changes, find_matches,
                                           read_fields, read_pattern, regex_of, unicode_data)
 
 Span = Tuple[int, int]
@@ -434,7 +435,7 @@ PRE_TOKENIZERS = {cls.__name__: cls for cls in (Metaspace, Split, ByteLevel, Whi
 
 def _from_json(obj, where: str) -> PreTokenizer:
     if not isinstance(obj, dict):
-        raise TokkitError(f"{where}: pre_tokenizer must be an object, got {_KINDS.get(type(obj), type(obj).__name__)}")
+        raise TokkitError(f"{where}: pre_tokenizer must be an object, got {json_kind(obj)}")
     kind = obj.get("type")
     if kind not in PRE_TOKENIZERS:
         raise TokkitError(f"{where}: pre_tokenizer type {kind!r} is not supported ({', '.join(PRE_TOKENIZERS)})")
