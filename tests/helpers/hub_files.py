@@ -49,9 +49,37 @@ MODEL_NAMES = {"xlmr": "sentencepiece.bpe.model", "t5": "spiece.model", "albert"
 @lru_cache(maxsize=None)
 def spm_lines() -> tuple[str, ...]:
     """About 1,800 lines: the start of the wiki slice and the multilingual files (the end of
-    `training_lines`), or generated text when the corpus is absent."""
+    `training_lines`), or generated multilingual text when the corpus is absent."""
+    if not HAVE_CORPUS:
+        return tuple(generated_lines())
     lines = [line for line in training_lines() if line.strip()]
     return tuple(lines[:600] + lines[-1200:])
+
+
+SYLLABLES = {
+    "latin": [c + v for c in "bcdfghjklmnprstvwz" for v in "aeiouéäö"],
+    "cyrillic": [c + v for c in "бвгдзклмнпрст" for v in "аеиоуыя"],
+    "greek": [c + v for c in "βγδκλμνπρστ" for v in "αεηιοωυ"],
+    "hangul": [chr(0xAC00 + i * 28 * 3) for i in range(120)],
+    "cjk": [chr(0x4E00 + i * 37) for i in range(300)],
+}
+
+
+def generated_lines(n: int = 3000) -> list[str]:
+    """Lines of made-up words in five scripts, Zipf-distributed, with digits and punctuation: enough
+    distinct text for SentencePiece to fill a 2,000-piece vocabulary."""
+    rng = random.Random(3)
+    words = {script: ["".join(rng.choice(syl) for _ in range(rng.randint(1, 4))) for _ in range(2500)]
+             for script, syl in SYLLABLES.items()}
+    weights = [1 / (rank + 1) for rank in range(2500)]
+    lines = []
+    for _ in range(n):
+        script = rng.choice(list(words))
+        line = rng.choices(words[script], weights, k=rng.randint(3, 18))
+        line += rng.choices(["1999", "3.14", ",", ".", "!", "(x)", rng.choice(WORDS)], k=rng.randint(0, 3))
+        rng.shuffle(line)
+        lines.append(("" if script in ("hangul", "cjk") and rng.random() < 0.5 else " ").join(line))
+    return lines
 
 
 def train_spm(path: Path, **options) -> Path:
@@ -59,7 +87,7 @@ def train_spm(path: Path, **options) -> Path:
     import sentencepiece as spm
 
     args = dict(model_type="unigram", vocab_size=2000, character_coverage=0.995, num_threads=1,
-                minloglevel=2, seed_sentencepiece_size=30000, num_sub_iterations=1)
+                minloglevel=2, seed_sentencepiece_size=30000, num_sub_iterations=1, hard_vocab_limit=False)
     args.update(options)
     out = io.BytesIO()
     spm.SentencePieceTrainer.train(sentence_iterator=iter(spm_lines()), model_writer=out, **args)
