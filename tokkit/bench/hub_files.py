@@ -95,9 +95,13 @@ def train_model(lines: list[str], kind: str, vocab_size: int) -> bytes:
     import sentencepiece as spm
 
     out = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=out, vocab_size=vocab_size,
-                                   num_threads=1, minloglevel=2, max_sentence_length=16384,
-                                   **SPECIAL_IDS, **TRAIN_OPTIONS[kind])
+    try:
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=out, vocab_size=vocab_size,
+                                       num_threads=1, minloglevel=2, max_sentence_length=16384,
+                                       **SPECIAL_IDS, **TRAIN_OPTIONS[kind])
+    except RuntimeError as exc:  # e.g. too little text for the vocabulary size
+        why = str(exc).strip().splitlines()[-1].split("] ")[-1]
+        raise TokkitError(f"sentencepiece could not train the {kind} model: {why}") from None
     return out.getvalue()
 
 

@@ -32,7 +32,8 @@ import numpy as np
 
 from tokkit.bench.encode_suite import WARMUP
 from tokkit.bench.harness import measure_tasks
-from tokkit.bench.hub_files import MODEL_NAMES, TITLES, TRAIN_MB, build_files, fraction_lines, hub_ids, vocab_size_of
+from tokkit.bench.hub_files import (KINDS, MODEL_NAMES, TITLES, TRAIN_MB, VOCAB_SIZE, build_files, fraction_lines,
+                                    hub_ids, vocab_size_of)
 from tokkit.bench.report import group_rows
 from tokkit.errors import TokkitError
 
@@ -213,10 +214,12 @@ def mark_targets(rows: list[dict]) -> None:
 
 
 def run_suite(corpus: str, workdir: str, *, mb: float = DEFAULT_MB, repeat: int = 5, warmup: int = WARMUP,
-              train_mb: float | None = TRAIN_MB, files: dict | None = None, only: set | None = None,
-              log=print) -> list[dict]:
+              train_mb: float | None = TRAIN_MB, vocab_size: int = VOCAB_SIZE, files: dict | None = None,
+              only: set | None = None, log=print) -> list[dict]:
     """Build the files (kept in workdir) unless `files` ({kind: folder}) are given, then measure each one."""
-    files = files or build_files(corpus, workdir, train_mb=train_mb, log=log)
+    kinds = tuple(k for k in KINDS if not only or k in only)
+    files = files or build_files(corpus, workdir, kinds=kinds, vocab_size=vocab_size, train_mb=train_mb,
+                                 log=log)
     nbytes = int(mb * 1e6)
     work = lines_mb(bench_lines(corpus, nbytes))
     env = dict(os.environ, RAYON_NUM_THREADS="1", OMP_NUM_THREADS="1")
