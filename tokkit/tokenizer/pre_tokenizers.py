@@ -2,12 +2,14 @@
 
 A twin's `pre_tokenize(pieces)` takes the current pieces, Aligned strings as in
 tokkit.tokenizer.normalizers (each character with its span in the original text), and splits each
-one as tokenizers does, dropping empty pieces. (The method is not called `split`: Metaspace has a
-JSON field of that name.) A piece also has an origin: the original offset tokenizers keeps for it
-(Metaspace's "first" scheme prepends only where it is 0). A piece cut out of another starts where
-its first character's span starts; a piece that was never cut (a text segment, or one a
-pre-tokenizer returned whole) keeps the origin it came with: pass `origins` for text segments whose
-first characters a normalizer removed, as tokenizers keeps the segment's own start.
+one as tokenizers does, dropping empty pieces. (The method is not called `split`: Metaspace has a JSON field
+of that name.)
+
+Metaspace's "first" scheme prepends only to a piece whose original offset is 0. tokenizers keeps
+that offset for each piece; every piece a pre-tokenizer sees is a slice (tokenizers slices the
+normalized text even when no added token splits it), and a slice's offset is where its first
+character's span starts, so that is what the twin reads (after a normalizer stripped "  a", the
+piece starts at 2 and gets no prefix, as in tokenizers).
 
 >>> p = pre_tokenizer_from_json({"type": "Sequence", "pretokenizers": [
 ...     {"type": "WhitespaceSplit"}, {"type": "Digits", "individual_digits": True}]}, "t.json")
@@ -32,13 +34,12 @@ from tokkit.tokenizer.normalizers import (_REQUIRED, Aligned, Prepend, aligned, 
 
 Span = Tuple[int, int]
 Match = Tuple[Span, bool]  # a stretch of the piece and whether the pattern matched it
-Piece = Tuple[Aligned, int]  # a piece and its origin
 
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 PREPEND_SCHEMES = ("always", "first", "never")
 _NO_SPLIT = BertNorm(clean_text=False, handle_chinese_chars=False, strip_accents=False, lowercase=False)
 
-__all__ = ["aligned", "pre_tokenizer_from_json", "pre_tokenizer_to_json", "split_pieces", "PreTokenizer"]
+__all__ = ["aligned", "pre_tokenizer_from_json", "pre_tokenizer_to_json", "PreTokenizer"]
 
 
 # ------------------------------------------------------------------------------------ splitting
@@ -116,33 +117,22 @@ def _merge(matches: list[Match], join) -> list[Span]:
     return [(s, e) for s, e in out]
 
 
-def cut(piece: Aligned, spans: list[Span]) -> list[Piece]:
-    """The non-empty slices of a piece, each with its origin (its first character's span start)."""
+def cut(piece: Aligned, spans: list[Span]) -> list[Aligned]:
+    """The non-empty slices of a piece."""
     text, align = piece
-    return [((text[s:e], align[s:e]), align[s][0]) for s, e in spans if e > s]
-
-
-def split_pieces(pre_tokenizer, pieces: list[Aligned], origins: list[int] | None = None) -> list[Aligned]:
-    """Apply a pre-tokenizer's twin to pieces (origins default to each piece's first span start).
-
-    >>> split_pieces(WhitespaceSplit(), [aligned("a b")])
-    [('a', [(0, 1)]), ('b', [(2, 3)])]
-    """
-    if origins is None:
-        origins = [p[1][0][0] if p[1] else 0 for p in pieces]
-    return [p for p, _ in pre_tokenizer.split_all([(p, o) for p, o in zip(pieces, origins) if p[0]])]
+    return [(text[s:e], align[s:e]) for s, e in spans if e > s]
 
 
 class _Base:
-    """What every pre-tokenizer shares: pre_tokenize (the public twin) over split_all (pieces with
-    their origins) over split_one (one piece)."""
+    """What every pre-tokenizer shares: pre_tokenize (the twin) over split_one (one piece)."""
 
-    def pre_tokenize(self, pieces: list[Aligned], origins: list[int] | None = None) -> list[Aligned]:
-        """The pieces after this pre-tokenizer (see the module docstring for `origins`)."""
-        return split_pieces(self, pieces, origins)
+    def pre_tokenize(self, pieces: list[Aligned]) -> list[Aligned]:
+        """The non-empty pieces after this pre-tokenizer.
 
-    def split_all(self, pieces: list[Piece]) -> list[Piece]:
-        return [out for piece, origin in pieces for out in self.split_one(piece, origin) if out[0][0]]
+        >>> WhitespaceSplit().pre_tokenize([aligned("a b"), ("", [])])
+        [('a', [(0, 1)]), ('b', [(2, 3)])]
+        """
+        return [out for piece in pieces if piece[0] for out in self.split_one(piece) if out[0]]
 
     @classmethod
     def from_json(cls, obj: dict, where: str):
@@ -175,14 +165,14 @@ class Metaspace(_Base):
     prepend_scheme: str
     split: bool
 
-    def split_one(self, piece: Aligned, origin: int) -> list[Piece]:
+    def split_one(self, piece: Aligned) -> list[Aligned]:
         text, spans = piece
         text = text.replace(" ", self.replacement)
-        first = self.prepend_scheme == "always" or (self.prepend_scheme == "first" and origin == 0)
+        first = self.prepend_scheme == "always" or (self.prepend_scheme == "first" and spans[0][0] == 0)
         if first and not text.startswith(self.replacement):
             text, spans = Prepend(self.replacement).normalize((text, spans))
         if not self.split:
-            return [((text, spans), origin)]
+            return [(text, spans)]
         matches = char_matches(text, lambda c: c == self.replacement)
         return cut((text, spans), split_by(matches, "MergedWithNext"))
 
@@ -221,7 +211,7 @@ class Split(_Base):
     invert: bool
     _FIELDS = {"pattern": ((dict,), _REQUIRED), "behavior": ((str,), _REQUIRED), "invert": ((bool,), _REQUIRED)}
 
-    def split_one(self, piece: Aligned, origin: int) -> list[Piece]:
+    def split_one(self, piece: Aligned) -> list[Aligned]:
         matches = regex_matches(regex_of(self.pattern), piece[0])
         if self.invert:
             matches = [(span, not m) for span, m in matches]
@@ -255,15 +245,15 @@ class ByteLevel(_Base):
     _FIELDS = {"add_prefix_space": ((bool,), _REQUIRED), "trim_offsets": ((bool,), _REQUIRED),
                "use_regex": ((bool,), True)}
 
-    def split_all(self, pieces: list[Piece]) -> list[Piece]:
+    def pre_tokenize(self, pieces: list[Aligned]) -> list[Aligned]:
         # tokenizers splits every piece first, then turns every piece into byte symbols
-        return [(byte_symbols(p), o) for p, o in super().split_all(pieces)]
+        return [byte_symbols(p) for p in super().pre_tokenize(pieces)]
 
-    def split_one(self, piece: Aligned, origin: int) -> list[Piece]:
+    def split_one(self, piece: Aligned) -> list[Aligned]:
         if self.add_prefix_space and not piece[0].startswith(" "):
             piece = Prepend(" ").normalize(piece)
         if not self.use_regex:
-            return [(piece, origin)]
+            return [piece]
         return cut(piece, gpt2_spans(piece[0], classes="tokenizers"))
 
     def to_json(self) -> dict:
@@ -290,7 +280,7 @@ class Whitespace(_Base):
     ['it', "'", 's', '2', 'good', '!!']
     """
 
-    def split_one(self, piece: Aligned, origin: int) -> list[Piece]:
+    def split_one(self, piece: Aligned) -> list[Aligned]:
         flags = unicode_data().flags
         kinds = [0 if flags[ord(c)] & ut.REGEX_SPACE else 1 if flags[ord(c)] & ut.WORD else 2 for c in piece[0]]
         runs, start = [], 0
@@ -313,7 +303,7 @@ class WhitespaceSplit(_Base):
     ['a', 'b', 'c']
     """
 
-    def split_one(self, piece: Aligned, origin: int) -> list[Piece]:
+    def split_one(self, piece: Aligned) -> list[Aligned]:
         return cut(piece, split_by(char_matches(piece[0], _flagged(ut.WHITESPACE)), "Removed"))
 
     def to_json(self) -> dict:
@@ -330,7 +320,7 @@ class Punctuation(_Base):
 
     behavior: str = "Isolated"
 
-    def split_one(self, piece: Aligned, origin: int) -> list[Piece]:
+    def split_one(self, piece: Aligned) -> list[Aligned]:
         return cut(piece, split_by(char_matches(piece[0], _flagged(ut.PUNCT)), self.behavior))
 
     @classmethod
@@ -355,7 +345,7 @@ class Digits(_Base):
     individual_digits: bool
     _FIELDS = {"individual_digits": ((bool,), _REQUIRED)}
 
-    def split_one(self, piece: Aligned, origin: int) -> list[Piece]:
+    def split_one(self, piece: Aligned) -> list[Aligned]:
         behavior = "Isolated" if self.individual_digits else "Contiguous"
         return cut(piece, split_by(char_matches(piece[0], _flagged(ut.NUMERIC)), behavior))
 
@@ -373,7 +363,7 @@ class CharDelimiterSplit(_Base):
 
     delimiter: str
 
-    def split_one(self, piece: Aligned, origin: int) -> list[Piece]:
+    def split_one(self, piece: Aligned) -> list[Aligned]:
         return cut(piece, split_by(char_matches(piece[0], lambda c: c == self.delimiter), "Removed"))
 
     @classmethod
@@ -396,7 +386,7 @@ class BertPreTokenizer(_Base):
     ['Hi', ',', 'you']
     """
 
-    def split_one(self, piece: Aligned, origin: int) -> list[Piece]:
+    def split_one(self, piece: Aligned) -> list[Aligned]:
         return cut(piece, [span for _, span in bert_split(piece[0], _NO_SPLIT)])
 
     def to_json(self) -> dict:
@@ -413,9 +403,9 @@ class Sequence(_Base):
 
     pretokenizers: tuple
 
-    def split_all(self, pieces: list[Piece]) -> list[Piece]:
+    def pre_tokenize(self, pieces: list[Aligned]) -> list[Aligned]:
         for p in self.pretokenizers:
-            pieces = p.split_all(pieces)
+            pieces = p.pre_tokenize(pieces)
         return pieces
 
     @classmethod
