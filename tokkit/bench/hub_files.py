@@ -11,9 +11,10 @@ tokenizer.json the Hub would ship beside it:
 
 The converters assume the family's special ids, so both models are trained with sentencepiece's
 own layout, `<unk>`=0, `<s>`=1, `</s>`=2, no pad: XLM-R's converter puts its four specials in
-front of piece 3 onwards, Llama's keeps ids 0-2. (transformers 5's `LlamaTokenizer(vocab_file=...)`
-constructor does not read the .model: its file has no merges and encodes every text to [].
-`from_pretrained` does read it.) Every written file is checked before it is kept: `tokenizers`
+front of piece 3 onwards, Llama's keeps ids 0-2. In transformers 5 the `LlamaTokenizer(vocab_file=...)`
+constructor does not read the .model (its file has no merges and encodes every text to []) and
+`convert_slow_tokenizer` fails on SentencePiece BPE; `from_pretrained` on the folder reads the
+model and generates the merges. Every written file is checked before it is kept: `tokenizers`
 must encode a sample of the training lines to the ids the sentencepiece package gives, mapped
 to the Hub's ids.
 

@@ -225,26 +225,31 @@ def run_suite(corpus: str, workdir: str, *, mb: float = DEFAULT_MB, repeat: int 
     env = dict(os.environ, RAYON_NUM_THREADS="1", OMP_NUM_THREADS="1")
     rows = []
     for group, kind, contenders in plan(files, corpus, nbytes):
-        if only and kind not in only:
-            continue
-        tasks, notes = {}, {}
-        for name, (module, setup, kwargs) in contenders.items():
-            if module and importlib.util.find_spec(module) is None:
-                notes[name] = f"skipped: {module} is not installed"
-            else:
-                tasks[name] = (setup, kwargs)
-        log(f"{group} ({work:.2f} MB)")
-        results = measure_tasks(tasks, repeat=repeat, warmup=warmup, env=env, log=log)
-        for name, res in results.items():
-            if res.setup_s is None and res.note.startswith("failed:"):
-                res.note = f"skipped: cannot load the file ({res.note[len('failed: '):]})"
-        remarks = id_remarks(results)
-        group_out = group_rows("hub", group, results, baseline=TOKKIT, work=work, unit="MB/s", notes=notes,
-                               target=TARGET, remarks=remarks, extra={"kind": kind})
-        for row in group_out:
-            row["ids"] = remarks.get(row["name"], "")
-        mark_targets(group_out)
-        rows += group_out
+        if not only or kind in only:
+            log(f"{group} ({work:.2f} MB)")
+            rows += measure_group(group, kind, contenders, work=work, repeat=repeat, warmup=warmup, env=env, log=log)
+    return rows
+
+
+def measure_group(group: str, kind: str, contenders: dict, *, work: float, repeat: int, warmup: int, env: dict,
+                  log) -> list[dict]:
+    """Time the installed contenders of one file side by side; rows with ids remarks and targets."""
+    tasks, notes = {}, {}
+    for name, (module, setup, kwargs) in contenders.items():
+        if module and importlib.util.find_spec(module) is None:
+            notes[name] = f"skipped: {module} is not installed"
+        else:
+            tasks[name] = (setup, kwargs)
+    results = measure_tasks(tasks, repeat=repeat, warmup=warmup, env=env, log=log)
+    for res in results.values():
+        if res.setup_s is None and res.note.startswith("failed: "):  # tokie, say, refusing a component
+            res.note = f"skipped: cannot load the file ({res.note[len('failed: '):]})"
+    remarks = id_remarks(results)
+    rows = group_rows("hub", group, results, baseline=TOKKIT, work=work, unit="MB/s", notes=notes, target=TARGET,
+                      remarks=remarks, extra={"kind": kind})
+    for row in rows:
+        row["ids"] = remarks.get(row["name"], "")
+    mark_targets(rows)
     return rows
 
 
@@ -267,12 +272,10 @@ def _markdown_row(row: dict) -> str:
         return f"| {name} | | | | | {row.get('note', '')} |"
     speed, met = (f"{row['speedup']:.2f}x" if "speedup" in row else ""), ""
     if row.get("baseline") and "speedups" in row:
-        speed = "1.00x"
-        missed = row["targets_missed"]
+        speed, missed = "1.00x", row["targets_missed"]
         met = f"missed: {', '.join(missed)}" if missed else f"all {len(row['speedups'])} met"
-    elif "target_speedup" in row:
-        met = f">= {row['target_speedup']:.1f}x: " + ({True: "met", False: "missed"}[row["target_met"]]
-                                                     if "target_met" in row else "n/a")
+    elif "target_met" in row:
+        met = f">= {row['target_speedup']:.1f}x: {'met' if row['target_met'] else 'missed'}"
     return f"| {name} | {row['median']:.3f} | {row['throughput']:.2f} | {speed} | {met} | {ids} |"
 
 
