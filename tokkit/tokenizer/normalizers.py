@@ -1,12 +1,16 @@
 """Normalizers of a tokenizer.json, each with its readable twin of tokenizers' behaviour and alignments.
 
-A twin maps an Aligned string, (text, spans), to another: spans[i] is the (start, end) span of the
-ORIGINAL text that character i comes from. Every change goes through `apply_changes`, which is
-tokenizers' NormalizedString.transform: a list of (char, change) where change 0 replaces the next
-character (and takes its span), 1 inserts (taking the span of the character before, or the empty
-span at the origin when there is none) and -k replaces and then removes k more. So a composed "é"
-from "e" + U+0301 keeps the span of "e" alone, and a removed first character hands its span to the
-next one when the change list charges the removal to no character (Precompiled).
+A twin, `normalize(aligned, origin=None)`, maps an Aligned string, (text, spans), to another:
+spans[i] is the (start, end) span of the ORIGINAL text that character i comes from. `origin` is
+where the text starts in the original (its first span's start when not given; a Sequence passes
+its own on, since a character inserted before all others takes the empty span there).
+
+Every change goes through `apply_changes`, which is tokenizers' NormalizedString.transform: a list
+of (char, change) where change 0 replaces the next character (and takes its span), 1 inserts
+(taking the span of the character before, or the empty span at the origin when there is none) and
+-k replaces and then removes k more. So a composed "é" from "e" + U+0301 keeps the span of "e"
+alone, and a removed first character hands its span to the next one when the change list charges
+the removal to no character (Precompiled).
 
 The character tables are tokkit/data/unicode_tables.json, probed from tokenizers per code point and
 shared with the compiled pipeline (tokkit._native.unicode_tables: build_tables and norm_tables).
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import List, Tuple, Union
@@ -28,6 +33,7 @@ from typing import List, Tuple, Union
 import numpy as np
 import regex
 
+from tokkit._native import regex_limit
 from tokkit._native import unicode_tables as ut
 from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm, bert_alignments
@@ -266,16 +272,8 @@ def _fields_of(cls) -> dict:
 
 # ------------------------------------------------------------------------------------ components
 
-@dataclass(frozen=True)
-class NFC:
-    """Canonical decomposition, then composition (tokenizers' Unicode 9 tables).
-
-    >>> NFC().normalize(aligned("e\\u0301"))
-    ('é', [(0, 1)])
-    """
-
-    def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
-        return _form(text, compatibility=False, compose=True)
+class _NoFields:
+    """JSON reading and writing of a normalizer that has no fields besides its type."""
 
     @classmethod
     def from_json(cls, obj: dict, where: str):
@@ -286,7 +284,19 @@ class NFC:
 
 
 @dataclass(frozen=True)
-class NFD(NFC):
+class NFC(_NoFields):
+    """Canonical decomposition, then composition (tokenizers' Unicode 9 tables).
+
+    >>> NFC().normalize(aligned("e\\u0301"))
+    ('é', [(0, 1)])
+    """
+
+    def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
+        return _form(text, compatibility=False, compose=True)
+
+
+@dataclass(frozen=True)
+class NFD(_NoFields):
     """Canonical decomposition with canonical ordering of the marks.
 
     >>> text, spans = NFD().normalize(aligned("\\u00e9"))
@@ -299,7 +309,7 @@ class NFD(NFC):
 
 
 @dataclass(frozen=True)
-class NFKC(NFC):
+class NFKC(_NoFields):
     """Compatibility decomposition, then canonical composition.
 
     >>> NFKC().normalize(aligned("ﬁ"))
@@ -311,7 +321,7 @@ class NFKC(NFC):
 
 
 @dataclass(frozen=True)
-class NFKD(NFC):
+class NFKD(_NoFields):
     """Compatibility decomposition with canonical ordering.
 
     >>> NFKD().normalize(aligned("①"))[0]
@@ -323,7 +333,7 @@ class NFKD(NFC):
 
 
 @dataclass(frozen=True)
-class Lowercase(NFC):
+class Lowercase(_NoFields):
     """Rust's char::to_lowercase per character (no final-sigma rule; "İ" becomes two characters).
 
     >>> Lowercase().normalize(aligned("İA"))
@@ -335,7 +345,7 @@ class Lowercase(NFC):
 
 
 @dataclass(frozen=True)
-class StripAccents(NFC):
+class StripAccents(_NoFields):
     """Removes combining marks (Mn, Mc, Me of Unicode 9) without decomposing first.
 
     >>> StripAccents().normalize(aligned("é e\\u0301"))
@@ -347,7 +357,7 @@ class StripAccents(NFC):
 
 
 @dataclass(frozen=True)
-class Nmt(NFC):
+class Nmt(_NoFields):
     """tokenizers' Nmt: drops some control characters and turns some spaces and separators into " ".
 
     >>> Nmt().normalize(aligned("a\\x01\\tb"))
@@ -419,7 +429,7 @@ class Replace:
             return text
         origin = _origin(text, origin)
         out, out_spans, last = [], [], 0
-        for start, end in find_matches(regex_of(self.pattern), chars):
+        for start, end in find_matches(regex_of(self.pattern), chars, self.pattern):
             out.append(chars[last:start])
             out_spans.extend(spans[last:start])
             out.append(self.content)
@@ -618,7 +628,7 @@ def regex_of(pattern: dict, where: str = "pattern") -> regex.Pattern:
     """
     try:
         return _compile(next(iter(pattern)), next(iter(pattern.values())))
-    except regex.error as exc:
+    except (regex.error, RecursionError, OverflowError) as exc:
         raise TokkitError(f"{where}: field 'pattern' is not a valid regular expression: {exc}") from None
 
 
@@ -687,17 +697,24 @@ _ESCAPES = {"\\h": "[0-9a-fA-F]", "\\H": "[^0-9a-fA-F]"}
 _ESCAPES_IN_CLASS = {"\\h": "0-9a-fA-F"}
 
 
-def find_matches(pattern: regex.Pattern, text: str) -> list[Span]:
+def find_matches(pattern: regex.Pattern, text: str, source: dict | None = None) -> list[Span]:
     """Non-overlapping matches as Oniguruma's find_iter gives them: an empty match right where the
-    previous match ended is skipped (the search moves one character on).
+    previous match ended is skipped (the search moves one character on). A runaway pattern fails
+    within tokkit._native.regex_limit's time limit (`source`, the JSON pattern, names it).
 
     >>> find_matches(regex.compile("x*"), "axb")
     [(0, 0), (1, 2), (3, 3)]
     """
     out: list[Span] = []
     pos, last_end = 0, None
+    limit = regex_limit.time_limit(len(text))
+    deadline = time.monotonic() + limit
     while pos <= len(text):
-        m = pattern.search(text, pos)
+        try:
+            m = pattern.search(text, pos, timeout=max(deadline - time.monotonic(), 1e-3))
+        except TimeoutError:
+            raise TokkitError(f"the pattern {source or pattern.pattern!r} is too slow on this input: it ran past "
+                              f"its limit of {limit:.2f} s on {len(text):,} characters") from None
         if m is None:
             break
         start, end = m.span()

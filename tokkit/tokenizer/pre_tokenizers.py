@@ -65,7 +65,7 @@ def char_matches(text: str, is_delimiter) -> list[Match]:
     return out
 
 
-def regex_matches(pattern, text: str) -> list[Match]:
+def regex_matches(pattern, text: str, source: dict | None = None) -> list[Match]:
     """The matches of a compiled pattern (Oniguruma's iteration, empty matches included) and the
     stretches between them.
 
@@ -76,7 +76,7 @@ def regex_matches(pattern, text: str) -> list[Match]:
         return [((0, 0), False)]
     out: list[Match] = []
     last = 0
-    for start, end in find_matches(pattern, text):
+    for start, end in find_matches(pattern, text, source):
         if last != start:
             out.append(((last, start), False))
         out.append(((start, end), True))
@@ -212,7 +212,7 @@ class Split(_Base):
     _FIELDS = {"pattern": ((dict,), _REQUIRED), "behavior": ((str,), _REQUIRED), "invert": ((bool,), _REQUIRED)}
 
     def split_one(self, piece: Aligned) -> list[Aligned]:
-        matches = regex_matches(regex_of(self.pattern), piece[0])
+        matches = regex_matches(regex_of(self.pattern), piece[0], self.pattern)
         if self.invert:
             matches = [(span, not m) for span, m in matches]
         return cut(piece, split_by(matches, self.behavior))
