@@ -126,7 +126,8 @@ struct Pipeline {
         for (size_t k = 0; k < norm.size(); k++) {
             const NormStep& st = norm[k];
             if (st.kind == N_PYTHON) {
-                if (!replace_regex(pyctx, st.python, in->c.data(), in->size(), s.found)) return false;
+                s.found.clear();  // an empty string has no match, not even an empty one (as tokenizers)
+                if (in->size() && !replace_regex(pyctx, st.python, in->c.data(), in->size(), s.found)) return false;
                 Edits& ed = s.ns.edits;
                 ed.clear();
                 size_t i = 0;

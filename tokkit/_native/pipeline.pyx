@@ -65,6 +65,8 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
                     const uint64_t* ckeys, const uint32_t* cvals, size_t ncomp, const uint16_t* g1,
                     const uint16_t* g2)
     void set_callbacks(Pipeline& P, void* gpt2_fn, void* regex_fn)
+    cbool inspect(const Pipeline& P, const uint32_t* c, size_t n, cbool pre, Scratch& s, vector[uint32_t]& chars,
+                  vector[int32_t]& starts, vector[int32_t]& ends, vector[int32_t]& piece_ends, void* pyctx)
     cbool fast_lane_ok(const Pipeline& P)
     cbool encode_ids(const Pipeline& P, const void* data, int kind, size_t n, Scratch& s, vector[int32_t]& ids,
                      void* pyctx)
@@ -111,9 +113,8 @@ cdef cbool regex_scan(void* ctx, int index, const uint32_t* c, size_t n,
     try:
         text = PyUnicode_FromKindAndData(4, c, n)
         out.clear()
-        for m in regex_limit.finditer(box.patterns[index], text, 0, n):
-            if m.end() > m.start():
-                out.push_back(pair[size_t, size_t](m.start(), m.end()))
+        for start, end in box.patterns[index](text):
+            out.push_back(pair[size_t, size_t](start, end))
         return True
     except BaseException as exc:
         box.error = exc
@@ -160,7 +161,8 @@ cdef class PipelineEncoder:
     """A Pipeline built from tokenizer.json parts; read-only after build, so threads share it."""
     cdef Pipeline* p
     cdef list pool          # idle ScratchBox objects
-    cdef list patterns      # compiled Python patterns the callbacks run
+    cdef list patterns      # the finders of the patterns the callbacks run: text -> [(start, end)]
+    cdef object finder      # pattern object -> finder (see build)
     cdef object tables      # the arrays the Pipeline points into (kept alive here)
     cdef list keep          # other arrays the Pipeline points into
     cdef tuple ints
@@ -176,15 +178,18 @@ cdef class PipelineEncoder:
 
     @staticmethod
     def build(list vocab, pre_tokenizer, normalizer, dict model, list added, bint split_special_tokens=False,
-              normalize_added=None, ranks=None):
+              normalize_added=None, ranks=None, finder=None):
         """A PipelineEncoder for `vocab` (tokens by id) and the JSON objects of the other parts.
 
         `added`: (content, id, single_word, lstrip, rstrip, normalized, special) tuples;
         `normalize_added`: a function giving a normalized token's matched form; `ranks`: a BPE's
-        (left id, right id) -> (rank, merged id), as tokkit.tokenizer.models.BPE.ranks gives it.
+        (left id, right id) -> (rank, merged id), as tokkit.tokenizer.models.BPE.ranks gives it;
+        `finder`: {"Regex": source} -> a function giving the (start, end) matches of a text, for the
+        Split and Replace patterns the compiled code does not cover.
         """
         cdef PipelineEncoder e = PipelineEncoder.__new__(PipelineEncoder)
         e.ints = tuple(range(len(vocab)))
+        e.finder = finder
         e._set_tables()
         e._normalizer(normalizer)
         e._pre_tokenizer(pre_tokenizer)
@@ -244,7 +249,7 @@ cdef class PipelineEncoder:
             elif pattern["Regex"] == " {2,}":
                 collapse = True
             else:
-                code, python = N_PYTHON, self._pattern(pattern["Regex"])
+                code, python = N_PYTHON, self._pattern(pattern)
         elif kind == "Precompiled":
             blob = obj["precompiled_charsmap"]
             units, pool = parse_charsmap(base64.b64decode(blob) if isinstance(blob, str) else bytes(blob))
@@ -265,11 +270,18 @@ cdef class PipelineEncoder:
         add_norm(self.p[0], code, <const uint32_t*>(<size_t>pat.ctypes.data), len(pat),
                  <const uint32_t*>(<size_t>content.ctypes.data), len(content), left, right, collapse, charsmap, python)
 
-    cdef int _pattern(self, str pattern) except -1:
+    cdef int _pattern(self, dict pattern) except -1:
+        """Index of a finder for a {"Regex": ...} pattern: the `finder` given to build, else the
+        `regex` package's matches (non-empty ones) under regex_limit's time limit."""
+        if self.finder is not None:
+            self.patterns.append(self.finder(pattern))
+            return len(self.patterns) - 1
         try:
-            self.patterns.append(regex.compile(pattern))
+            compiled = regex.compile(pattern["Regex"])
         except (regex.error, RecursionError, OverflowError) as exc:
-            raise TokkitError(f"pattern {pattern!r} is not a valid regex ({exc})") from None
+            raise TokkitError(f"pattern {pattern['Regex']!r} is not a valid regex ({exc})") from None
+        self.patterns.append(lambda text: [m.span() for m in regex_limit.finditer(compiled, text, 0, len(text))
+                                           if m.end() > m.start()])
         return len(self.patterns) - 1
 
     cdef _pre_tokenizer(self, obj):
@@ -297,7 +309,7 @@ cdef class PipelineEncoder:
             elif pattern["Regex"] == GPT2_PATTERN:
                 code = P_SPLIT_GPT2
             else:
-                code, python = P_SPLIT_PYTHON, self._pattern(pattern["Regex"])
+                code, python = P_SPLIT_PYTHON, self._pattern(pattern)
         elif kind == "ByteLevel":
             code, add_prefix, use_regex = P_BYTELEVEL, obj.get("add_prefix_space", True), obj.get("use_regex", True)
         elif kind == "CharDelimiterSplit":
@@ -450,3 +462,22 @@ cdef class PipelineEncoder:
     def cuts_at_metaspace(self) -> bool:
         """Whether the model sees pieces cut before each U+2581 (see _cut_when_safe)."""
         return self.p.cut_before
+
+    def inspect(self, str text, bint pre_tokenize=True) -> list:
+        """The normalized text (one piece) or its pre-tokenized pieces, each as (string, [(start, end) per
+        char]): what the compiled normalizer and pre-tokenizer make of `text`, for tests against the twins."""
+        cdef ScratchBox box = self.take()
+        cdef vector[uint32_t] chars
+        cdef vector[int32_t] starts, ends, piece_ends
+        cps = _u32(text)
+        try:
+            if not inspect(self.p[0], <const uint32_t*>(<size_t>cps.ctypes.data), len(cps), pre_tokenize, box.s[0],
+                           chars, starts, ends, piece_ends, <void*>box):
+                raise box.error
+        finally:
+            self.pool.append(box)
+        out, a = [], 0
+        for b in piece_ends:
+            out.append(("".join(map(chr, chars[a:b])), list(zip(starts[a:b], ends[a:b]))))
+            a = b
+        return out

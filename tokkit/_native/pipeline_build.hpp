@@ -148,6 +148,39 @@ inline bool fast_lane_ok(const Pipeline& P) {
     return true;
 }
 
+// The normalizer alone, then (with `pre`) the pre-tokenizer, over c[0:n]: the resulting chars, their
+// original spans and (pre) the end of each piece. For tests against the readable twins.
+inline bool inspect(const Pipeline& P, const uint32_t* c, size_t n, bool pre, Scratch& s, std::vector<uint32_t>& chars,
+                    std::vector<int32_t>& starts, std::vector<int32_t>& ends, std::vector<int32_t>& piece_ends,
+                    void* pyctx) {
+    s.seg.clear();
+    s.seg.base = 0;
+    for (size_t k = 0; k < n; k++) s.seg.push(c[k], Span{(int32_t)k, (int32_t)k + 1});
+    if (!P.normalize(s, pyctx)) return false;
+    const Text* text = &s.norm;
+    Pieces* cur = &s.a;
+    Pieces* next = &s.b;
+    cur->clear();
+    cur->store = s.norm;
+    cur->list.push_back({0, s.norm.size(), 0});
+    if (pre) {
+        for (const PreStep& st : P.pre) {
+            if (!pre_tokenize_step(st, P.T, P.ctx, pyctx, *cur, *next, s.ss)) return false;
+            std::swap(cur, next);
+        }
+    }
+    for (const Range& r : cur->list) {
+        for (size_t k = r.begin; k < r.end; k++) {
+            chars.push_back(cur->store.c[k]);
+            starts.push_back(cur->store.a[k].s);
+            ends.push_back(cur->store.a[k].e);
+        }
+        piece_ends.push_back((int32_t)chars.size());
+    }
+    (void)text;
+    return true;
+}
+
 inline bool encode_one(const Pipeline& P, const uint32_t* c, size_t n, Scratch& s, std::vector<int32_t>& ids,
                        std::vector<int32_t>& starts, std::vector<int32_t>& ends, std::vector<int32_t>& words,
                        bool with_offsets, bool with_words, void* pyctx) {

@@ -63,7 +63,7 @@ inline void segments_from(const std::vector<std::pair<size_t, size_t>>& found, s
     size_t prev = 0;
     for (auto& m : found) {
         if (m.first > prev) out.push_back({prev, m.first, false});
-        if (m.second > m.first) out.push_back({m.first, m.second, true});
+        out.push_back({m.first, m.second, true});  // an empty match too: it separates (as tokenizers)
         prev = m.second;
     }
     if (prev < n) out.push_back({prev, n, false});

@@ -172,8 +172,8 @@ inline size_t grapheme_end(const UnicodeTables& T, const char32_t* c, size_t i, 
     if (i + 1 >= n) return n;
     uint16_t prev = T.grapheme.get(c[i]);
     int ri_run = (prev & 31) == G_RI ? 1 : 0;
-    // emoji state (GB11): seen Extended_Pictographic then Extend* ; Indic state (GB9c)
-    bool pict = (prev & G_EXT_PICT) != 0;
+    // emoji state (GB11): 1 after Extended_Pictographic Extend*, 2 after one ZWJ more; Indic state (GB9c)
+    int emoji = (prev & G_EXT_PICT) ? 1 : 0;
     bool incb_cons = (prev & G_INCB_CONSONANT) != 0, incb_linker = false;
     size_t j = i + 1;
     for (; j < n; j++) {
@@ -190,14 +190,16 @@ inline size_t grapheme_end(const UnicodeTables& T, const char32_t* c, size_t i, 
         else if (q == G_SPACING_MARK) brk = false;                                 // GB9a
         else if (p == G_PREPEND) brk = false;                                      // GB9b
         else if ((cur & G_INCB_CONSONANT) && incb_cons && incb_linker) brk = false;  // GB9c
-        else if (p == G_ZWJ && (cur & G_EXT_PICT) && pict) brk = false;            // GB11
+        else if (p == G_ZWJ && (cur & G_EXT_PICT) && emoji == 2) brk = false;      // GB11
         else if (p == G_RI && q == G_RI && (ri_run % 2) == 1) brk = false;         // GB12/13
         else brk = true;                                                           // GB999
         if (brk) break;
         // states for the rules that look further back
         if (q == G_RI) ri_run = (p == G_RI) ? ri_run + 1 : 1; else ri_run = 0;
-        if (cur & G_EXT_PICT) pict = true;
-        else if (!(q == G_EXTEND || q == G_ZWJ)) pict = false;
+        if (cur & G_EXT_PICT) emoji = 1;
+        else if (q == G_EXTEND && emoji == 1) emoji = 1;
+        else if (q == G_ZWJ && emoji == 1) emoji = 2;
+        else emoji = 0;
         if (cur & G_INCB_CONSONANT) { incb_cons = true; incb_linker = false; }
         else if (cur & G_INCB_LINKER) { if (incb_cons) incb_linker = true; }
         else if (!(cur & G_INCB_EXTEND) && q != G_ZWJ) { incb_cons = false; incb_linker = false; }
@@ -293,9 +295,9 @@ struct NormScratch {
     std::vector<uint8_t> bytes;
 };
 
-// Full decomposition (NFD or NFKD table) as edits, then canonical ordering of the marks. The order
-// is positional: a mark moved by the sort keeps the change of the place it moves to, as the
-// alignments of tokenizers' normalizers stay with places, not characters.
+// Full decomposition (NFD or NFKD table) as edits, then canonical ordering of the marks: a stable
+// sort by combining class in which each char takes its change along (as tokenizers' normalization
+// crate sorts (char, change) pairs).
 inline void decompose(const UnicodeTables& T, const CharMap& map, const Text& in, NormScratch& s) {
     Edits& ed = s.edits;
     ed.clear();
@@ -320,25 +322,21 @@ inline void decompose(const UnicodeTables& T, const CharMap& map, const Text& in
         if (!T.ccc.get(e[i].c)) { i++; continue; }
         size_t j = i;
         while (j < e.size() && T.ccc.get(e[j].c)) j++;
-        if (j - i > 1) {
-            s.buf.clear();
-            for (size_t k = i; k < j; k++) s.buf.push_back(e[k].c);
-            std::stable_sort(s.buf.begin(), s.buf.end(),
-                             [&](char32_t x, char32_t y) { return T.ccc.get(x) < T.ccc.get(y); });
-            for (size_t k = i; k < j; k++) e[k].c = s.buf[k - i];
-        }
+        if (j - i > 1)
+            std::stable_sort(e.begin() + i, e.begin() + j,
+                             [&](const Edit& x, const Edit& y) { return T.ccc.get(x.c) < T.ccc.get(y.c); });
         i = j;
     }
 }
 
-// Canonical composition of decomposed edits, in place. A char composed into its starter leaves its
-// place: what it consumed is removed before the next char.
+// Canonical composition of decomposed edits, in place. A char composed into the char before it
+// (its "composee") is gone, and the composee's change becomes change + (the gone char's change - 1),
+// as tokenizers' normalization crate counts it.
 inline void compose(const UnicodeTables& T, NormScratch& s) {
     std::vector<Edit>& e = s.edits.list;
     size_t w = 0;
-    long starter = -1;   // index (in the written part) of the last starter
+    long starter = -1;   // index (in the written part) of the composee
     int last_ccc = -1;   // ccc of the last char written after it (-1: none)
-    int32_t carry = 0;   // removals waiting for the next written char
     for (size_t i = 0; i < e.size(); i++) {
         Edit cur = e[i];
         int cc = T.ccc.get(cur.c);
@@ -346,14 +344,12 @@ inline void compose(const UnicodeTables& T, NormScratch& s) {
             char32_t comp = T.compose.find(e[starter].c, cur.c);
             if (comp) {
                 e[starter].c = comp;
-                carry += cur.skip + (cur.change > 0 ? 0 : 1 - cur.change);
+                e[starter].change += cur.change - 1;
                 continue;
             }
         }
         if (cc == 0) { starter = (long)w; last_ccc = -1; }
         else last_ccc = cc;
-        cur.skip += carry;
-        carry = 0;
         e[w++] = cur;
     }
     e.resize(w);
@@ -505,13 +501,16 @@ inline void normalize_step(const NormStep& st, const UnicodeTables& T, const std
         break;
     }
     case N_PREPEND:
-        if (in.size() && !st.content.empty()) {
+        if (in.size() && st.content.empty()) {
+            // tokenizers re-inserts the first char: it takes the empty span at the start
+            ed.insert(in.c[0]);
+            ed.remove(1);
+            for (size_t i = 1; i < in.size(); i++) ed.keep(in.c[i]);
+        } else if (in.size()) {
             ed.keep(st.content[0]);
             for (size_t k = 1; k < st.content.size(); k++) ed.insert(st.content[k]);
             ed.insert(in.c[0]);
             for (size_t i = 1; i < in.size(); i++) ed.keep(in.c[i]);
-        } else {
-            for (size_t i = 0; i < in.size(); i++) ed.keep(in.c[i]);
         }
         break;
     case N_REPLACE: {

@@ -29,7 +29,7 @@ from tokkit.tokenizer.decoders import decode_tokens
 from tokkit.tokenizer.hf_json import encode_defaults, special_tokens_map, to_json, tokenizer_config
 from tokkit.tokenizer.load import load_spec
 from tokkit.tokenizer.models import model_to_json
-from tokkit.tokenizer.normalizers import aligned, normalizer_to_json
+from tokkit.tokenizer.normalizers import aligned, find_matches, normalizer_to_json, regex_of
 from tokkit.tokenizer.pre_tokenizers import pre_tokenizer_to_json
 from tokkit.tokenizer.prefix_space import PrefixSpaceEncoder
 from tokkit.tokenizer.spec import KINDS, AddedToken, Spec, Template, bert_post
@@ -322,8 +322,14 @@ def pipeline_encoder(spec: Spec, split_special_tokens: bool) -> PipelineEncoder:
     return PipelineEncoder.build(spec.vocab, pre_tokenizer_to_json(p.pre_tokenizer), norm, model_to_json(p.model),
                                  added, split_special_tokens,
                                  (lambda text: p.normalizer.normalize(aligned(text))[0]) if norm else None,
-                                 getattr(p.model, "ranks", None))
+                                 getattr(p.model, "ranks", None), regex_finder)
 
+
+def regex_finder(pattern: dict):
+    """The matches of a tokenizer.json regex as tokenizers' engine finds them (normalizers.regex_of,
+    find_matches), under tokkit._native.regex_limit's time limit."""
+    compiled = regex_of(pattern)
+    return lambda text: find_matches(compiled, text, pattern)
 
 def as_str(text) -> str:
     """`text` as an exact str: subclasses (numpy.str_, enum members) are copied, anything else is a TypeError."""
