@@ -16,14 +16,15 @@ from hypothesis import strategies as st
 
 from tokkit._native.pipeline import PipelineEncoder
 from tokkit.errors import TokkitError
-from tokkit.tokenizer.tokenizer import regex_finder
+from tokkit.tokenizer.tokenizer import charsmap_parts, regex_finder
 
 WORDLEVEL = {"type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}
 SETTINGS = settings(max_examples=80, deadline=None)
 
 
 def compiled(normalizer=None, pre_tokenizer=None) -> PipelineEncoder:
-    return PipelineEncoder.build(["[UNK]"], pre_tokenizer, normalizer, WORDLEVEL, [], finder=regex_finder)
+    return PipelineEncoder.build(["[UNK]"], pre_tokenizer, normalizer, WORDLEVEL, [], finder=regex_finder,
+                                 charsmap=charsmap_parts)
 
 
 def reference(obj: dict, text: str):

@@ -20,8 +20,6 @@ from libcpp.utility cimport pair
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
-import base64
-
 import numpy as np
 import regex
 
@@ -135,24 +133,6 @@ cdef class ScratchBox:
         del self.s
 
 
-def parse_charsmap(blob: bytes) -> tuple:
-    """SentencePiece's precompiled_charsmap -> (trie units as uint32, the pool of replacements).
-
-    The blob is a little-endian uint32 byte size of the trie, the trie's units, then the pool of
-    NUL-terminated UTF-8 strings the trie's values point into.
-
-    >>> parse_charsmap(bytes([4, 0, 0, 0, 1, 2, 3, 4]) + b"a\\0")
-    (array([67305985], dtype=uint32), b'a\\x00')
-    """
-    if len(blob) < 4:
-        raise TokkitError("precompiled_charsmap is shorter than its 4-byte header")
-    size = int.from_bytes(blob[:4], "little")
-    if size % 4 or 4 + size > len(blob):
-        raise TokkitError(f"precompiled_charsmap: a trie of {size} bytes does not fit in {len(blob)} bytes")
-    units = np.frombuffer(blob, dtype="<u4", count=size // 4, offset=4).astype(np.uint32)
-    return units, bytes(blob[4 + size:])
-
-
 def _u32(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
@@ -163,6 +143,7 @@ cdef class PipelineEncoder:
     cdef list pool          # idle ScratchBox objects
     cdef list patterns      # the finders of the patterns the callbacks run: text -> [(start, end)]
     cdef object finder      # pattern object -> finder (see build)
+    cdef object charsmap    # precompiled_charsmap (base64) -> (trie units, pool) (see build)
     cdef object tables      # the arrays the Pipeline points into (kept alive here)
     cdef list keep          # other arrays the Pipeline points into
     cdef tuple ints
@@ -178,18 +159,20 @@ cdef class PipelineEncoder:
 
     @staticmethod
     def build(list vocab, pre_tokenizer, normalizer, dict model, list added, bint split_special_tokens=False,
-              normalize_added=None, ranks=None, finder=None):
+              normalize_added=None, ranks=None, finder=None, charsmap=None):
         """A PipelineEncoder for `vocab` (tokens by id) and the JSON objects of the other parts.
 
         `added`: (content, id, single_word, lstrip, rstrip, normalized, special) tuples;
         `normalize_added`: a function giving a normalized token's matched form; `ranks`: a BPE's
         (left id, right id) -> (rank, merged id), as tokkit.tokenizer.models.BPE.ranks gives it;
         `finder`: {"Regex": source} -> a function giving the (start, end) matches of a text, for the
-        Split and Replace patterns the compiled code does not cover.
+        Split and Replace patterns the compiled code does not cover; `charsmap`: a Precompiled
+        normalizer's base64 blob -> (uint32 trie units, bytes pool), checked.
         """
         cdef PipelineEncoder e = PipelineEncoder.__new__(PipelineEncoder)
         e.ints = tuple(range(len(vocab)))
         e.finder = finder
+        e.charsmap = charsmap
         e._set_tables()
         e._normalizer(normalizer)
         e._pre_tokenizer(pre_tokenizer)
@@ -251,8 +234,9 @@ cdef class PipelineEncoder:
             else:
                 code, python = N_PYTHON, self._pattern(pattern)
         elif kind == "Precompiled":
-            blob = obj["precompiled_charsmap"]
-            units, pool = parse_charsmap(base64.b64decode(blob) if isinstance(blob, str) else bytes(blob))
+            if self.charsmap is None:
+                raise TokkitError("a Precompiled normalizer needs build(charsmap=...), the parser of its blob")
+            units, pool = self.charsmap(obj["precompiled_charsmap"])
             units = np.ascontiguousarray(units, dtype=np.uint32)
             self.keep.append(units)
             charsmap = add_charsmap(self.p[0], <const uint32_t*>(<size_t>units.ctypes.data), len(units), pool,

@@ -9,6 +9,7 @@
 """
 from __future__ import annotations
 
+import base64
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ from tokkit.tokenizer.load import load_spec
 from tokkit.tokenizer.models import model_to_json
 from tokkit.tokenizer.normalizers import aligned, find_matches, normalizer_to_json, regex_of
 from tokkit.tokenizer.pre_tokenizers import pre_tokenizer_to_json
+from tokkit.tokenizer.precompiled import parse_charsmap
 from tokkit.tokenizer.prefix_space import PrefixSpaceEncoder
 from tokkit.tokenizer.spec import KINDS, AddedToken, Spec, Template, bert_post
 from tokkit.tokenizer.trim import space_counts, trim
@@ -322,7 +324,13 @@ def pipeline_encoder(spec: Spec, split_special_tokens: bool) -> PipelineEncoder:
     return PipelineEncoder.build(spec.vocab, pre_tokenizer_to_json(p.pre_tokenizer), norm, model_to_json(p.model),
                                  added, split_special_tokens,
                                  (lambda text: p.normalizer.normalize(aligned(text))[0]) if norm else None,
-                                 getattr(p.model, "ranks", None), regex_finder)
+                                 getattr(p.model, "ranks", None), regex_finder, charsmap_parts)
+
+
+def charsmap_parts(blob: str) -> tuple:
+    """A Precompiled normalizer's trie units and replacement pool (precompiled.parse_charsmap checks them)."""
+    charsmap = parse_charsmap(base64.b64decode(blob))
+    return charsmap.trie, charsmap.pool
 
 
 def regex_finder(pattern: dict):
