@@ -35,13 +35,13 @@ CASES = [
     ("wordpiece", set_path("decoder", "WordPiece"), "'decoder' must be an object or null"),
     ("wordpiece", set_path("post_processor", []), "'post_processor' must be an object or null"),
     ("wordpiece", set_path("added_tokens", ["[PAD]"]), r"'added_tokens\[0\]' must be an object"),
-    ("wordpiece", set_path("post_processor", {"type": "BertProcessing"}), "BertProcessing needs 'cls' and 'sep'"),
-    ("wordpiece", set_path("model", "max_input_chars_per_word", 10**15), "max_input_chars_per_word must be between"),
-    ("wordpiece", set_path("model", "max_input_chars_per_word", "100"), "'model.max_input_chars_per_word' must be an integer"),
-    ("wordpiece", set_path("model", "continuing_subword_prefix", 7), "'model.continuing_subword_prefix' must be a string"),
-    ("wordpiece", set_path("normalizer", "lowercase", "yes"), "'normalizer.lowercase' must be true or false"),
-    ("bpe", set_path("model", []), "'model' must be an object"),
-    ("bpe", set_path("model", "merges", "a b"), "'model.merges' must be a list"),
+    ("wordpiece", set_path("post_processor", {"type": "BertProcessing"}), "post_processor.BertProcessing: field 'sep' is missing"),
+    ("wordpiece", set_path("model", "max_input_chars_per_word", 10**30), "'max_input_chars_per_word' must be an integer from 0 to"),
+    ("wordpiece", set_path("model", "max_input_chars_per_word", "100"), "model.WordPiece: field 'max_input_chars_per_word' must be an integer"),
+    ("wordpiece", set_path("model", "continuing_subword_prefix", 7), "model.WordPiece: field 'continuing_subword_prefix' must be a string"),
+    ("wordpiece", set_path("normalizer", "lowercase", "yes"), "normalizer.BertNormalizer: field 'lowercase' must be true or false"),
+    ("bpe", set_path("model", []), "not a tokenizer.json \\(no 'model' object\\)"),
+    ("bpe", set_path("model", "merges", "a b"), "model.BPE: field 'merges' must be a list"),
     ("wordpiece", set_path("padding", {"strategy": "Sometimes"}), "padding.strategy"),
 ]
 
@@ -59,7 +59,7 @@ def test_invalid_split_regex_is_named(tmp_path, oracle_paths):
             {"type": "Split", "pattern": {"Regex": "(unclosed"}, "behavior": "Isolated", "invert": False},
             {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
     folder = saved(tmp_path, oracle_paths, "bytelevel", edit)
-    with pytest.raises(TokkitError, match="Split pattern is not a valid regex"):
+    with pytest.raises(TokkitError, match="pre_tokenizer.Split: field 'pattern' is not a valid regular expression"):
         tokkit.load(folder)
 
 
