@@ -332,7 +332,9 @@ cdef class PipelineEncoder:
                 model_token(self.p[0], u, len(u), i, True)
             self._cut_when_safe(pieces and [t for t, _ in pieces], False)
             return
-        for i, tok in enumerate(vocab):
+        # the model's own tokens only: an added token placed past them is found by the added-token
+        # matching, never produced by the model
+        for i, tok in enumerate(vocab[:len(model["vocab"])]):
             u = tok.encode("utf-8", "surrogatepass")
             model_token(self.p[0], u, len(u), i, False)
         unk = model.get("unk_token")

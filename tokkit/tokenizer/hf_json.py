@@ -92,8 +92,8 @@ def pipeline_kind(pipeline: Pipeline) -> str:
 def fast_form(spec: Spec, where: str) -> Spec | None:
     """`spec` in the form of a fast encode path (no `pipeline`), or None when no fast path covers it."""
     p = spec.pipeline
-    if not all(a.plain for a in spec.added):
-        return None
+    if not all(a.plain for a in spec.added) or len(spec.vocab) > len(model_vocab(p.model)):
+        return None  # flags, or tokens past the model's vocabulary (the fast paths would let the model make them)
     norm = normalizer_to_json(p.normalizer)
     pre = pre_tokenizer_to_json(p.pre_tokenizer)
     dec = decoder_to_json(p.decoder) or {}
