@@ -84,10 +84,9 @@ def _expand_inputs(inputs: Iterable[str | os.PathLike | None]) -> Iterator[str |
     for given in inputs:
         if given is None or os.fspath(given) in ("-", ""):
             continue
+        yield given  # also as a literal name: a file may be called "x[1].txt"
         if isinstance(given, str) and glob.has_magic(given):
             yield from glob.glob(given, recursive=True)
-        else:
-            yield given
 
 
 def _same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:

@@ -26,6 +26,7 @@ ODD_VALUES = [
     (["train", "missing.txt", "--min-word-count", HUGE, "--scheduler", "local"], "--min-word-count"),
     (["train", "missing.txt", "--limit-alphabet", "0"], "--limit-alphabet"),
     (["train", "missing.txt", "--workers", "-3"], "--workers"),
+    (["train", "missing.txt", "--special-token", "x" * 1001], "at most 1,000"),
     # encode / decode
     (["encode", *T, "missing.txt", "--pretraining", "full", "-o", "shards", "--max-length", "2147483648"],
      "padded"),
@@ -147,6 +148,8 @@ def test_mask_tokens_memory_does_not_grow_with_vocab_size(pure, vocab, expected,
     ({"vocab_size": 300.5}, "vocab_size"),
     ({"mask_token_id": 4.5}, "mask_token_id"),
     ({"special_ids": [0, 1.5]}, "special_ids"),
+    ({"special_ids": [0, 10**30]}, "special_ids"),
+    ({"mask_token_id": -(10**30)}, "mask_token_id"),
     ({"mlm_probability": float("nan")}, "mlm_probability"),
     ({"random_replace_prob": float("inf")}, "random_replace_prob"),
 ])

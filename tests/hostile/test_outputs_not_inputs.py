@@ -24,6 +24,7 @@ def work(tmp_path, monkeypatch, wp_dir):
     (tmp_path / "tok").mkdir()
     for p in wp_dir.iterdir():
         (tmp_path / "tok" / p.name).write_bytes(p.read_bytes())
+    (tmp_path / "x[1].txt").write_text(TEXT)  # a name that is also a glob pattern (matching "x1.txt")
     os.symlink("in.txt", tmp_path / "link.txt")
     os.link(tmp_path / "in.txt", tmp_path / "hard.txt")
     return tmp_path
@@ -65,6 +66,7 @@ OVERLAPS = [
     (["encode", "-t", "tok", "in.txt", "-o", "link.txt"], "is also an input"),
     (["encode", "-t", "tok", "in.txt", "-o", "hard.txt"], "is also an input"),
     (["encode", "-t", "tok", "in.txt", "--format", "npz", "-o", "in.txt"], "is also an input"),
+    (["encode", "-t", "tok", "x[1].txt", "-o", "x[1].txt"], "is also an input"),
     (["encode", "-t", "tok", "in.txt", "-o", "tok/tokenizer.json"], "inside the input folder tok"),
     (["encode", "-t", "tok", "in.txt", "-o", "tok/ids.txt"], "inside the input folder tok"),
     (["encode", "-t", "tok/tokenizer.json", "in.txt", "-o", "tok/tokenizer.json"], "is also an input"),

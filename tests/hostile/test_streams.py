@@ -121,3 +121,35 @@ def test_a_closed_stdout_does_not_stop_output_to_a_file(work, wp_dir, wp):
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0 and err == b""
     assert (work / "ids.out").read_text() == (work / "ids.txt").read_text()
+
+
+@pytest.mark.parametrize("close", [True, False])
+def test_a_closed_or_full_stderr_does_not_fail_a_run(work, close):
+    """Messages and the summary are lost; the run and its exit code are not."""
+    if not close and not os.path.exists("/dev/full"):
+        pytest.skip("needs /dev/full (Linux)")
+    args = ["train", "in.txt", "-o", "tok", "--vocab-size", "60"]
+    with open("/dev/full" if not close else os.devnull, "w") as sink:
+        proc = tokkit_process(args, work, close=(2,) if close else (), stdout=subprocess.PIPE,
+                              stderr=None if close else sink)
+        out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and out == b""
+    assert (work / "tok" / "vocab.txt").is_file()
+
+
+@pytest.mark.parametrize("args", [["encode", "-t", "TOK", "in.txt", "--format", "npz", "-o", "stdout"],
+                                  ["stats", "-t", "TOK", "in.txt", "-o", "stdout"]])
+def test_a_closed_pipe_behind_a_link_to_stdout_is_silent_too(work, wp_dir, args):
+    """-o /dev/stdout is opened by name, not through sys.stdout: a reader that goes away is still a
+    silent exit 141, and the link stays a link. (The test's own link to /proc/self/fd/1 stands in
+    for /dev/stdout, so that a regression cannot replace the machine's /dev/stdout.)"""
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("needs /proc/self/fd (Linux)")
+    os.symlink("/proc/self/fd/1", work / "stdout")
+    proc = tokkit_process([str(wp_dir) if a == "TOK" else a for a in args], work, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.wait(timeout=120)
+    assert proc.returncode == 141 and err == b"", err.decode()
+    assert (work / "stdout").is_symlink()

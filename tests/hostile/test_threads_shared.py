@@ -109,3 +109,60 @@ def test_training_workers_are_capped_at_the_cores(monkeypatch):
     b = tokkit.train(texts=TEXTS * 5, algo="wordpiece", vocab_size=80, workers=1)
     assert seen and max(seen) <= available_cores()
     assert [a.id_to_token(i) for i in range(a.vocab_size)] == [b.id_to_token(i) for i in range(b.vocab_size)]
+
+
+def test_concurrent_masking_of_large_batches_gives_the_single_thread_masks():
+    """Batches of 2**19 positions use the masking kernel's helper thread; callers that find it busy
+    run alone, and every caller gets exactly the masks of a one-thread run."""
+    from tokkit.inputs.masking import MaskSpec, apply_mask, row_keys
+
+    spec = MaskSpec(vocab_size=30000, mask_token_id=4, special_ids=[0, 1, 2, 3, 4])
+    ids = np.random.default_rng(0).integers(5, 30000, (2048, 256)).astype(np.int32)
+    special = np.zeros_like(ids, dtype=np.uint8)
+    keys = row_keys(np.random.default_rng(1), ids.shape[0])
+    want = [a.copy() for a in apply_mask(spec, ids, special, keys=keys, threads=1)]
+    wrong = []
+
+    def caller():
+        for _ in range(8):
+            masked, labels = apply_mask(spec, ids, special, keys=keys)
+            if not (np.array_equal(masked, want[0]) and np.array_equal(labels, want[1])):
+                wrong.append(1)
+
+    workers = [threading.Thread(target=caller, daemon=True) for _ in range(6)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=120)
+    assert not any(w.is_alive() for w in workers) and wrong == []
+
+
+def test_a_fork_while_other_threads_encode_leaves_the_child_a_working_pool(wp):
+    """A child forked while threads are encoding has none of their pool threads; it starts its own."""
+    import multiprocessing as mp
+
+    stop = threading.Event()
+
+    def busy():
+        while not stop.is_set():
+            wp.encode_batch(TEXTS, num_threads=4)
+
+    _CHILD_TOKENIZER[:] = [wp]  # the forked child inherits it
+    workers = [threading.Thread(target=busy, daemon=True) for _ in range(3)]
+    for w in workers:
+        w.start()
+    try:
+        with mp.get_context("fork").Pool(1) as pool:
+            rows = pool.apply(_encode_in_child, (TEXTS,))
+    finally:
+        stop.set()
+        for w in workers:
+            w.join(timeout=60)
+    assert rows == [wp.encode(t) for t in TEXTS]
+
+
+_CHILD_TOKENIZER = []
+
+
+def _encode_in_child(texts):
+    return _CHILD_TOKENIZER[0].encode_batch(texts, num_threads=4)

@@ -6,7 +6,7 @@ import threading
 
 import click
 
-from tokkit.cli.streams import PIPE_CLOSED_EXIT, PipeClosed, guarded_stdout, reserve_closed_descriptors
+from tokkit.cli.streams import PIPE_CLOSED_EXIT, PipeClosed, guarded_streams, reserve_closed_descriptors
 from tokkit.errors import TokkitError
 
 # name -> module in tokkit.cli that defines a click command called `command`.
@@ -78,7 +78,7 @@ def main(argv=None):
     previous = signal.signal(signal.SIGTERM, _interrupt) if in_main_thread else None
     try:
         try:
-            with guarded_stdout():
+            with guarded_streams():
                 cli.main(args=argv, prog_name="tokkit", standalone_mode=False)
         except PipeClosed:
             sys.exit(PIPE_CLOSED_EXIT)

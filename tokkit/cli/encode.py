@@ -12,6 +12,7 @@ import tokkit
 from tokkit._files import atomic_open, stdin_bytes
 from tokkit._progress import Progress
 from tokkit.cli.paths import check_paths, tokenizer_inputs
+from tokkit.cli.streams import PipeClosed
 from tokkit.errors import TokkitError
 from tokkit.inputs import encode
 from tokkit.inputs.encode import MAX_PADDED_LENGTH
@@ -217,6 +218,8 @@ def open_output(output: str | None, mode: str = "w"):
     try:
         with atomic_open(output, mode) as f:
             yield f
+    except BrokenPipeError:  # -o /dev/stdout or a FIFO whose reader went away: a silent stop
+        raise PipeClosed() from None
     except OSError as exc:
         raise TokkitError(f"{output}: cannot write ({exc.strerror or exc})") from None
 

@@ -9,6 +9,7 @@ import click
 import tokkit
 from tokkit._files import atomic_write
 from tokkit.cli.paths import check_paths, tokenizer_inputs
+from tokkit.cli.streams import PipeClosed
 from tokkit.errors import TokkitError
 from tokkit.quality.stats import corpus_stats, format_stats
 from tokkit.text.corpus import parse_size, read_lines
@@ -46,5 +47,7 @@ def command(tokenizer_dir, corpus, size, top, threads, output):
     if output:
         try:
             atomic_write(output, json.dumps(stats, indent=1, ensure_ascii=False) + "\n")
+        except BrokenPipeError:  # -o /dev/stdout or a FIFO whose reader went away: a silent stop
+            raise PipeClosed() from None
         except OSError as exc:
             raise TokkitError(f"{output}: cannot write ({exc.strerror or exc})") from None

@@ -1,11 +1,12 @@
-"""Standard output of the `tokkit` command: a failed write ends the run with one clear outcome.
+"""Standard streams of the `tokkit` command: a failed write ends the run with one clear outcome.
 
 A reader that goes away (`tokkit encode ... | head -1`) ends the run silently with exit code 141,
-as the SIGPIPE that stops other Unix tools does. Any other failed write (a full disk with
-`> /dev/full`, a stdout closed with `>&-`) is a TokkitError, so one `tokkit: error:` line and exit
-code 2. A closed stdin is reported where it is read (`tokkit._files.stdin_bytes`).
+as the SIGPIPE that stops other Unix tools does. Any other failed write to stdout (a full disk
+with `> /dev/full`, a stdout closed with `>&-`) is a TokkitError, so one `tokkit: error:` line and
+exit code 2. A closed stdin is reported where it is read (`tokkit._files.stdin_bytes`). A closed
+stderr swallows messages and progress bars; the exit code still tells what happened.
 
->>> with guarded_stdout():  # in a test, sys.stdout is not file descriptor 1 and stays as it is
+>>> with guarded_streams():  # in a test, sys.stdout is not file descriptor 1 and stays as it is
 ...     print("ids")
 ids
 """
@@ -50,6 +51,18 @@ class _GuardedFd1(io.FileIO):
             raise TokkitError(f"cannot write to standard output ({exc.strerror or exc})") from None
 
 
+class _QuietFd2(io.FileIO):
+    """File descriptor 2 under the CLI's sys.stderr: a failed write is dropped. With stderr closed
+    (Python may then hold another file, opened read-only, at its number) or full, messages are
+    lost, and the exit code still says how the run ended."""
+
+    def write(self, data) -> int:
+        try:
+            return super().write(data)
+        except OSError:
+            return len(data)
+
+
 def reserve_closed_descriptors() -> None:
     """Point a closed stdin, stdout or stderr at /dev/null, so no file tokkit opens later takes its
     number (output meant for a file would otherwise go wherever fd 1 is written). Python has already
@@ -62,9 +75,35 @@ def reserve_closed_descriptors() -> None:
 
 
 @contextlib.contextmanager
-def guarded_stdout() -> Iterator[None]:
-    """While the command runs, sys.stdout writes through `_GuardedFd1`; its output is flushed at the
-    end, inside the block, so a full disk is reported like any other error."""
+def guarded_streams() -> Iterator[None]:
+    """While the command runs, sys.stdout writes through `_GuardedFd1` (flushed at the end, inside
+    the block, so a full disk is reported like any other error), and sys.stderr through `_QuietFd2`."""
+    with _quiet_stderr(), _guarded_stdout():
+        yield
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """sys.stderr through `_QuietFd2`: a closed or full stderr drops messages instead of raising."""
+    original = sys.stderr
+    if original is not None and _fileno(original) != 2:
+        yield  # not the process's own stderr (a test's capture): leave it alone
+        return
+    if original is not None:
+        original.flush()
+    sys.stderr = io.TextIOWrapper(io.BufferedWriter(_QuietFd2(2, "wb", closefd=False)),
+                                  encoding=getattr(original, "encoding", None) or "utf-8",
+                                  errors="backslashreplace", line_buffering=True)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        sys.stderr = original
+
+
+@contextlib.contextmanager
+def _guarded_stdout() -> Iterator[None]:
     original = sys.stdout
     if original is not None and _fileno(original) != 1:
         yield  # not the process's own stdout (a test's capture): leave it alone

@@ -109,9 +109,10 @@ class MaskSpec:
         mask_token_id = _whole("mask_token_id", mask_token_id)
         if not 0 <= mask_token_id < vocab_size:
             raise TokkitError(f"mask_token_id {mask_token_id} is outside the vocabulary [0, {vocab_size})")
-        special = np.asarray(sorted({_whole("special_ids", i) for i in special_ids}), dtype=np.int64)
-        if special.size and (special[0] < 0 or special[-1] >= vocab_size):
-            raise TokkitError(f"special_ids must lie in [0, {vocab_size}), got {special.tolist()}")
+        special = sorted({_whole("special_ids", i) for i in special_ids})
+        if special and (special[0] < 0 or special[-1] >= vocab_size):
+            raise TokkitError(f"special_ids must lie in [0, {vocab_size}), got {special}")
+        special = np.asarray(special, dtype=np.int64)
         # What the spec is built from: pickling sends these and rebuilds the tables, since the
         # compiled kernel's views cannot be pickled (DataLoader workers under spawn or forkserver).
         self._args = dict(vocab_size=vocab_size, mask_token_id=mask_token_id, special_ids=special.tolist(),
