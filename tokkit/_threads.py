@@ -29,6 +29,9 @@ T = TypeVar("T")
 # Slices per thread. More than one lets a thread build the Python objects of a finished slice
 # (GIL held) while the other is still encoding (GIL released).
 SLICES_PER_THREAD = 4
+# The most threads a batch is cut for, whatever num_threads asks: a huge request would otherwise
+# cut a batch into a slice per text, each with its own Python objects to build and join.
+MAX_THREADS = 256
 
 
 def available_cores() -> int:
@@ -44,12 +47,12 @@ def available_cores() -> int:
 
 
 def resolve_threads(num_threads: int | None, n_items: int) -> int:
-    """Threads asked for: `num_threads` (default: all cores), never more than there are items.
+    """Threads asked for: `num_threads` (default: all cores), at most MAX_THREADS and the items.
 
     The batch is sliced for this many threads; run_sliced runs at most `available_cores()` of them.
 
-    >>> resolve_threads(10**9, 3)
-    3
+    >>> resolve_threads(10**9, 3), resolve_threads(10**9, 10**6)
+    (3, 256)
     """
     if num_threads is None:
         num_threads = available_cores()
@@ -57,7 +60,7 @@ def resolve_threads(num_threads: int | None, n_items: int) -> int:
         raise TokkitError(f"num_threads must be a whole number or None, got {num_threads!r}")
     if num_threads < 1:
         raise TokkitError(f"num_threads must be at least 1, got {num_threads}")
-    return max(1, min(num_threads, n_items))
+    return max(1, min(num_threads, MAX_THREADS, n_items))
 
 
 def split_by_size(sizes: Sequence[int] | np.ndarray, parts: int) -> list[tuple[int, int]]:

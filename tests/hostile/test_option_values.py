@@ -161,6 +161,13 @@ def test_mask_tokens_refuses_odd_values(kwargs, message):
         tokkit.mask_tokens(ids, np.zeros_like(ids), **args)
 
 
+def test_mask_tokens_refuses_word_ids_that_are_not_integers():
+    ids = np.array([[2, 7, 8, 3]])
+    with pytest.raises(TokkitError, match="word_ids must hold integers"):
+        tokkit.mask_tokens(ids, np.zeros_like(ids), vocab_size=10, mask_token_id=4, special_ids=[4],
+                           rng=np.random.default_rng(0), word_ids=np.array([[0.5, 1.5, 1.7, 3.0]]))
+
+
 def test_mask_tokens_refuses_ids_too_narrow_for_the_vocabulary():
     """int16 ids cannot hold a random replacement drawn from 40,000 ids: refused, not wrapped."""
     ids = np.array([[2, 7, 8, 3]], dtype=np.int16)

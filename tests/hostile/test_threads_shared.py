@@ -166,3 +166,8 @@ _CHILD_TOKENIZER = []
 
 def _encode_in_child(texts):
     return _CHILD_TOKENIZER[0].encode_batch(texts, num_threads=4)
+
+
+def test_a_huge_num_threads_does_not_cut_a_slice_per_text():
+    sizes = [5] * 100_000
+    assert len(run_sliced(lambda a, b: (a, b), sizes, num_threads=10**9)) <= _threads.MAX_THREADS * 4

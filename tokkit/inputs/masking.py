@@ -305,6 +305,8 @@ def apply_mask(spec: MaskSpec, input_ids, special_tokens_mask, *, rng: Optional[
         words = np.asarray(word_ids)
         if words.shape != ids.shape:
             raise TokkitError(f"word_ids has shape {words.shape} but input_ids has shape {ids.shape}")
+        if words.size and words.dtype.kind not in "iu":  # floats would be truncated into other words
+            raise TokkitError(f"word_ids must hold integers, got dtype {words.dtype}")
         words = np.ascontiguousarray(words.reshape(-1, ids.shape[-1]) if ids.ndim == 2 else words[None],
                                      dtype=np.int64)
     shape = ids.shape
