@@ -59,11 +59,11 @@ def check_output_not_input(output: str | os.PathLike, inputs: Iterable[str | os.
     lie inside an input folder, or be a folder that holds an input (a folder output is replaced
     or filled as a whole). So `tokkit encode -o FILE FILE` cannot replace its text with ids, and
     `-o TOKDIR/tokenizer.json` cannot replace the tokenizer being read. In `inputs`, "-" (stdin)
-    and None are skipped, and a glob pattern stands for the paths it matches.
+    and None are skipped, and a glob pattern stands for itself and the paths it matches.
 
     >>> check_output_not_input("tok/ids.txt", ["corpus.txt", "tok"])
     Traceback (most recent call last):
-    tokkit.errors.TokkitError: -o/--output tok/ids.txt: lies inside the input folder tok; choose an output apart from the inputs
+    tokkit.errors.TokkitError: -o/--output tok/ids.txt: lies inside the input folder tok; write it elsewhere
     >>> check_output_not_input("ids.txt", ["corpus.txt", "-"])
     """
     out = Path(os.path.realpath(output))
@@ -77,10 +77,11 @@ def check_output_not_input(output: str | os.PathLike, inputs: Iterable[str | os.
             why = f"holds the input {given}"
         else:
             continue
-        raise TokkitError(f"{option} {output}: {why}; choose an output apart from the inputs")
+        raise TokkitError(f"{option} {output}: {why}; write it elsewhere")
 
 
 def _expand_inputs(inputs: Iterable[str | os.PathLike | None]) -> Iterator[str | os.PathLike]:
+    """The paths `inputs` name: stdin and None left out, glob patterns expanded (and kept)."""
     for given in inputs:
         if given is None or os.fspath(given) in ("-", ""):
             continue

@@ -5,7 +5,7 @@ only the commands know: which files a tokenizer path stands for, and an output f
 
 >>> check_paths("tok/ids.txt", tokenizer_inputs("tok"), file=True)
 Traceback (most recent call last):
-tokkit.errors.TokkitError: -o/--output tok/ids.txt: lies inside the input folder tok; choose an output apart from the inputs
+tokkit.errors.TokkitError: -o/--output tok/ids.txt: lies inside the input folder tok; write it elsewhere
 """
 from __future__ import annotations
 
