@@ -16,16 +16,18 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import glob
 import json
 import os
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import threading
 import uuid
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import BinaryIO, Iterable, Iterator
 
 from tokkit.errors import TokkitError
 
@@ -47,6 +49,53 @@ def check_destination(dest: str | os.PathLike, *, marker_files: Iterable[str], f
     if not os.access(parent, os.W_OK):
         raise TokkitError(f"{parent}: folder is not writable")
     return dest
+
+
+def check_output_not_input(output: str | os.PathLike, inputs: Iterable[str | os.PathLike | None], *,
+                           option: str = "-o/--output") -> None:
+    """Refuse an output that overlaps an input, before any work: every command calls this.
+
+    The output may not be an input (by path, through a symbolic link, or as a hard link of it),
+    lie inside an input folder, or be a folder that holds an input (a folder output is replaced
+    or filled as a whole). So `tokkit encode -o FILE FILE` cannot replace its text with ids, and
+    `-o TOKDIR/tokenizer.json` cannot replace the tokenizer being read. In `inputs`, "-" (stdin)
+    and None are skipped, and a glob pattern stands for itself and the paths it matches.
+
+    >>> check_output_not_input("tok/ids.txt", ["corpus.txt", "tok"])
+    Traceback (most recent call last):
+    tokkit.errors.TokkitError: -o/--output tok/ids.txt: lies inside the input folder tok; write it elsewhere
+    >>> check_output_not_input("ids.txt", ["corpus.txt", "-"])
+    """
+    out = Path(os.path.realpath(output))
+    for given in _expand_inputs(inputs):
+        inp = Path(os.path.realpath(given))
+        if out == inp or _same_file(output, given):
+            why = f"is also an input ({given})" if os.fspath(given) != os.fspath(output) else "is also an input"
+        elif inp in out.parents:
+            why = f"lies inside the input folder {given}"
+        elif out in inp.parents:
+            why = f"holds the input {given}"
+        else:
+            continue
+        raise TokkitError(f"{option} {output}: {why}; write it elsewhere")
+
+
+def _expand_inputs(inputs: Iterable[str | os.PathLike | None]) -> Iterator[str | os.PathLike]:
+    """The paths `inputs` name: stdin and None left out, glob patterns expanded (and kept)."""
+    for given in inputs:
+        if given is None or os.fspath(given) in ("-", ""):
+            continue
+        yield given  # also as a literal name: a file may be called "x[1].txt"
+        if isinstance(given, str) and glob.has_magic(given):
+            yield from glob.glob(given, recursive=True)
+
+
+def _same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Two existing paths naming one file (hard links, bind mounts); False when either is missing."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _refuse_precious(dest: Path) -> None:
@@ -209,7 +258,9 @@ def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator:
     """Open a temporary file beside `path` for writing; rename it over `path` only on success.
 
     Text modes write UTF-8 with "\n" line ends. On any exception (Ctrl-C included) the temporary
-    file is removed and `path` is left as it was.
+    file is removed and `path` is left as it was. A `path` that is a device, a named pipe or a
+    socket (`/dev/null`, `/dev/stdout`, a FIFO) is written in place: renaming over it would
+    replace the device itself with a plain file.
 
     >>> import tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "x.txt")
@@ -219,14 +270,14 @@ def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator:
     'hi'
     """
     path = os.fspath(path)
+    if _is_special_file(path):
+        with _open_for_writing(path, mode) as f:
+            yield f
+        return
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.tmp-", dir=folder)
     try:
-        if "b" in mode:
-            f = os.fdopen(fd, mode)
-        else:
-            f = os.fdopen(fd, mode, encoding="utf-8", newline="\n")
-        with f:
+        with _open_for_writing(fd, mode) as f:
             yield f
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
@@ -234,6 +285,22 @@ def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _open_for_writing(file: str | int, mode: str):
+    """`open` for a path or a descriptor: binary as is, text as UTF-8 with "\n" line ends."""
+    if "b" in mode:
+        return open(file, mode)
+    return open(file, mode, encoding="utf-8", newline="\n")
+
+
+def _is_special_file(path: str | os.PathLike) -> bool:
+    """True for an existing path that is not a regular file or a folder (a device, FIFO or socket)."""
+    try:
+        kind = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(kind) or stat.S_ISDIR(kind))
 
 
 def _umask() -> int:
@@ -257,6 +324,18 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
 def dump_json(obj) -> str:
     """The one JSON formatting tokkit writes: 2-space indent, non-ASCII kept, insertion order."""
     return json.dumps(obj, ensure_ascii=False, indent=2) + "\n"
+
+
+def stdin_bytes() -> BinaryIO:
+    """Standard input as a binary stream; a closed stdin (`<&-`) is a TokkitError saying so.
+
+    >>> stdin_bytes() is not None
+    True
+    """
+    stream = getattr(sys.stdin, "buffer", sys.stdin)  # None when the process started without fd 0
+    if stream is None:
+        raise TokkitError("standard input is closed; give input files or connect stdin")
+    return stream
 
 
 def read_text(path: str | os.PathLike) -> str:

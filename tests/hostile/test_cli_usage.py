@@ -53,9 +53,9 @@ def test_error_messages_with_line_breaks_stay_one_line(cli, tmp_path):
     (["train", "c.txt", "--min-word-count", "3"], "--scheduler"),
     (["train", "c.txt", "--min-word-count", "-1"], "--min-word-count"),
     (["train", "c.txt", "--workers", "0"], "workers"),
-    (["train", "c.txt", "--vocab-size", "0"], "vocab_size"),
-    (["train", "c.txt", "--min-frequency", "-1"], "min_frequency"),
-    (["train", "c.txt", "--limit-alphabet", "0"], "limit_alphabet"),
+    (["train", "c.txt", "--vocab-size", "0"], "--vocab-size"),
+    (["train", "c.txt", "--min-frequency", "-1"], "--min-frequency"),
+    (["train", "c.txt", "--limit-alphabet", "0"], "--limit-alphabet"),
 ])
 def test_train_refuses_what_it_used_to_accept_silently(cli, tmp_path, monkeypatch, args, message):
     monkeypatch.chdir(tmp_path)

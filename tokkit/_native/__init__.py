@@ -9,6 +9,10 @@ True
 """
 import os
 
+# Token ids are int32 in the compiled kernels (and uint32 in the arrays they return), so a
+# vocabulary holds at most this many ids; the trainers, the loaders' checks and masking share it.
+MAX_VOCAB_SIZE = 2**31 - 1
+
 
 def pure_python_requested() -> bool:
     """True when TOKKIT_PURE_PYTHON=1 asks for the plain-Python twins instead of the kernels."""

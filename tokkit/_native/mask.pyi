@@ -8,8 +8,9 @@ class Tables:
 
     def __init__(
         self,
-        is_special: np.ndarray,
-        allowed: np.ndarray,
+        special: np.ndarray,
+        skip: np.ndarray,
+        vocab: int,
         cdf: np.ndarray,
         start: np.ndarray,
         t_choose: int,
@@ -32,5 +33,5 @@ def mask_rows(
     """Mask rows of `ids` (int32 or int64, C-contiguous, 2-D) into `out` and `labels`.
 
     Row keys are `keys` (uint64, shape (rows, 2)) or, when None, derived from `seed`.
-    Returns the index of a row holding an id outside [0, len(is_special)), or -1.
+    Returns the index of a row holding an id outside [0, vocab), or -1.
     """

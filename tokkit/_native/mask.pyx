@@ -9,7 +9,9 @@ smallest g with U < cdf[g] (a bucket table over U's top bits gives the starting 
 the table (g == L) skips L positions without choosing: the geometric law is memoryless. A chosen
 position that is special is simply dropped, so the choice is i.i.d. Bernoulli(p) over the
 eligible positions. The low 32 bits of the same draw pick [MASK] / random / keep; a random
-replacement at column j takes its token from mix(keys[r, 1] + (j + 1) * GAMMA). With word ids, every
+replacement at column j takes its token from mix(keys[r, 1] + (j + 1) * GAMMA). Special ids are a
+sorted array searched by bisection, and the k-th non-special id is found the same way, so memory
+grows with the number of special ids, never with the vocabulary size. With word ids, every
 position gets its own hash (the first token of a word decides for it). Each value depends only on
 (row key, counter), so the result does not depend on the thread count, and tokkit/inputs/masking.py
 reproduces it exactly with numpy.
@@ -97,7 +99,34 @@ cdef inline uint64_t mix(uint64_t z) noexcept nogil:
     return z ^ (z >> 31)
 
 
-cdef int64_t NO_ALLOWED[1]
+cdef int64_t NO_SPECIAL[1]
+
+
+cdef inline bint is_special_id(const int64_t* special, long n, int64_t v) noexcept nogil:
+    # Bisection over the sorted special ids; most ids lie above the last one and return at once.
+    cdef long lo = 0, hi = n, mid
+    if n == 0 or v > special[n - 1] or v < special[0]:
+        return False
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if special[mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return special[lo] == v
+
+
+cdef inline int64_t nth_allowed(const int64_t* skip, long n, int64_t k) noexcept nogil:
+    # The k-th id that is not special (from 0): k plus the special ids below it, which are those
+    # whose skip[i] = special[i] - i (the non-special ids before special[i]) is at most k.
+    cdef long lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if skip[mid] <= k:
+            lo = mid + 1
+        else:
+            hi = mid
+    return k + lo
 
 
 cdef struct Job:
@@ -106,8 +135,9 @@ cdef struct Job:
     const int64_t* words
     const uint64_t* keys
     uint64_t seed
-    const uint8_t* is_special
-    const int64_t* allowed
+    const int64_t* special_ids
+    const int64_t* skip
+    long n_special
     const uint64_t* cdf
     const uint16_t* start
     void* out
@@ -149,8 +179,9 @@ cdef void run_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) noexc
     # Every field is copied to a local first: the stores to out/labels could otherwise alias the
     # Job struct and force the compiler to reload it on each position.
     cdef const uint8_t* special = job.special
-    cdef const uint8_t* is_special = job.is_special
-    cdef const int64_t* allowed = job.allowed
+    cdef const int64_t* special_ids = job.special_ids
+    cdef const int64_t* skip = job.skip
+    cdef long n_special = job.n_special
     cdef const uint64_t* cdf = job.cdf
     cdef const uint16_t* start = job.start
     cdef int64_t* labels = job.labels
@@ -204,7 +235,7 @@ cdef void run_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) noexc
             if j >= end:
                 break
             v = row[j]
-            if srow[j] | is_special[v]:
+            if srow[j] or is_special_id(special_ids, n_special, v):
                 continue  # dropping ineligible picks keeps the rest i.i.d. Bernoulli(p)
             # The draw's low 32 bits make the 80/10/10 choice, as a select rather than a branch
             # (the outcome is random, so a branch would be mispredicted a fifth of the time).
@@ -213,7 +244,7 @@ cdef void run_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) noexc
             orow[j] = mask_id if lo32 < t_mask else <id_t>v
             if lo32 - t_mask < t_rand:  # t_mask <= lo32 < t_mask + t_rand (unsigned wrap)
                 h = mix(k1 + <uint64_t>(j + 1) * GAMMA)
-                orow[j] = <id_t>allowed[((h >> 32) * n_allowed) >> 32]
+                orow[j] = <id_t>nth_allowed(skip, n_special, <int64_t>(((h >> 32) * n_allowed) >> 32))
     if bad_row >= 0:
         job.bad_row = bad_row  # benign race between threads: any offending row will do
 
@@ -221,9 +252,10 @@ cdef void run_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) noexc
 cdef void run_word_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) noexcept nogil:
     # Whole words: one hash per position, the first token of each word decides for the word.
     cdef const uint8_t* special = job.special
-    cdef const uint8_t* is_special = job.is_special
+    cdef const int64_t* special_ids = job.special_ids
+    cdef const int64_t* skip = job.skip
+    cdef long n_special = job.n_special
     cdef const int64_t* words = job.words
-    cdef const int64_t* allowed = job.allowed
     cdef int64_t* labels = job.labels
     cdef long r, j, p, cols = job.cols, vocab = job.vocab, bad_row = -1
     cdef uint64_t t_choose = job.t_choose, t_mask = job.t_mask, t_keep = job.t_mask + job.t_rand
@@ -247,7 +279,7 @@ cdef void run_word_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) 
             if special[p]:
                 prev_word = -1  # [CLS], [SEP], padding: a word never runs across them
                 continue
-            if is_special[v]:
+            if is_special_id(special_ids, n_special, v):
                 continue  # e.g. an [UNK] inside a word: never chosen, but the word goes on
             h = mix(k0 + <uint64_t>(j + 1) * GAMMA)
             w = words[p]
@@ -262,7 +294,7 @@ cdef void run_word_rows(Job* job, long lo, long hi, id_t* out, const id_t* ids) 
             out[p] = mask_id if (chosen & (hi32 < t_mask)) else <id_t>v
             if chosen & (hi32 >= t_mask) & (hi32 < t_keep):
                 h = mix(k1 + <uint64_t>(j + 1) * GAMMA)
-                out[p] = <id_t>allowed[((h >> 32) * n_allowed) >> 32]
+                out[p] = <id_t>nth_allowed(skip, n_special, <int64_t>(((h >> 32) * n_allowed) >> 32))
     if bad_row >= 0:
         job.bad_row = bad_row
 
@@ -280,20 +312,23 @@ cdef void rows_i64(void* job, long lo, long hi) noexcept nogil:
 cdef class Tables:
     """The per-settings lookup tables, held as typed views once so each call need not re-acquire them.
 
-    `cdf` holds the gap table (L thresholds on 32-bit U, then a sentinel 2**32); `start`
-    (2**b entries) the first candidate gap of each bucket of U's top b bits.
+    `special` holds the sorted special ids and `skip` their special[i] - i; `vocab` is the
+    vocabulary size (ids lie in [0, vocab)). `cdf` holds the gap table (L thresholds on 32-bit U,
+    then a sentinel 2**32); `start` (2**b entries) the first candidate gap of each bucket of U's
+    top b bits.
     """
-    cdef const uint8_t[::1] is_special
-    cdef const int64_t[::1] allowed
+    cdef const int64_t[::1] special
+    cdef const int64_t[::1] skip
+    cdef int64_t vocab
     cdef const uint64_t[::1] cdf
     cdef const uint16_t[::1] start
     cdef int shift
     cdef uint64_t t_choose, t_mask, t_rand
     cdef int64_t mask_id
 
-    def __init__(self, is_special, allowed, cdf, start, uint64_t t_choose, uint64_t t_mask,
+    def __init__(self, special, skip, int64_t vocab, cdf, start, uint64_t t_choose, uint64_t t_mask,
                  uint64_t t_rand, int64_t mask_id):
-        self.is_special, self.allowed, self.cdf, self.start = is_special, allowed, cdf, start
+        self.special, self.skip, self.cdf, self.start = special, skip, cdf, start
         cdef int bits = 0
         cdef Py_ssize_t b, n
         while (1 << bits) < self.start.shape[0]:
@@ -304,8 +339,11 @@ cdef class Tables:
         for b in range(self.start.shape[0]):
             if self.start[b] > n - 1:
                 raise ValueError("start points past the gap table")
-        if self.is_special.shape[0] == 0:
-            raise ValueError("is_special must not be empty")
+        if self.skip.shape[0] != self.special.shape[0]:
+            raise ValueError("special and skip must have the same length")
+        if not 0 < vocab < (1LL << 31):
+            raise ValueError("vocab must lie in [1, 2**31)")  # the random draw multiplies 32-bit numbers
+        self.vocab = vocab
         self.shift = 32 - bits
         self.t_choose, self.t_mask, self.t_rand, self.mask_id = t_choose, t_mask, t_rand, mask_id
 
@@ -322,7 +360,7 @@ def mask_rows(
     int threads=1,
 ):
     """Fill `out` and `labels` for every row; return the index of a row holding an id outside
-    [0, len(is_special)), or -1. Shapes and dtypes are checked by the caller.
+    [0, vocab), or -1. Shapes and dtypes are checked by the caller.
 
     Row keys are `keys` (uint64, shape (rows, 2)) or, when it is None, derived from `seed`:
     row r gets (mix(seed + (2r + 1) * GAMMA), mix(seed + (2r + 2) * GAMMA))."""
@@ -344,13 +382,14 @@ def mask_rows(
             raise ValueError("keys must have shape (rows, 2)")
         job.keys = &kv[0, 0] if kv.size else NULL
     job.seed = seed
-    job.is_special = &tables.is_special[0]
-    job.allowed = &tables.allowed[0] if tables.allowed.shape[0] else NO_ALLOWED  # read, never used
+    job.n_special = tables.special.shape[0]
+    job.special_ids = &tables.special[0] if job.n_special else NO_SPECIAL  # never read when empty
+    job.skip = &tables.skip[0] if job.n_special else NO_SPECIAL
     job.out = &out[0, 0] if out.size else NULL
     job.labels = &labels[0, 0] if labels.size else NULL
     job.cols = ids.shape[1]
-    job.vocab = tables.is_special.shape[0]
-    job.n_allowed = tables.allowed.shape[0]
+    job.vocab = tables.vocab
+    job.n_allowed = tables.vocab - job.n_special
     job.cdf = &tables.cdf[0]
     job.start = &tables.start[0]
     job.n_cdf = tables.cdf.shape[0] - 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tokkit._native import MAX_VOCAB_SIZE
 from tokkit.errors import TokkitError
 
 PROGRESS_EVERY = 256
@@ -29,7 +30,7 @@ def check_inputs(symbols, offsets, counts, vocab_len: int, vocab_size: int, scor
     for name, x in (("symbols", symbols), ("offsets", offsets), ("counts", counts)):
         if x.size and x.dtype.kind not in "iu":
             raise TokkitError(f"{name} must be integers, got {x.dtype}")
-    if not 0 <= vocab_len < 2**31 or vocab_size >= 2**31:
+    if not 0 <= vocab_len <= MAX_VOCAB_SIZE or vocab_size > MAX_VOCAB_SIZE:
         raise TokkitError(f"vocab_len {vocab_len} / vocab_size {vocab_size} out of range")
     if symbols.size and (symbols.min() < 0 or symbols.max() >= vocab_len):  # before narrowing to int32
         raise TokkitError(f"symbol ids must lie in [0, vocab_len={vocab_len})")

@@ -6,6 +6,7 @@ import threading
 
 import click
 
+from tokkit.cli.streams import PIPE_CLOSED_EXIT, PipeClosed, guarded_streams, reserve_closed_descriptors
 from tokkit.errors import TokkitError
 
 # name -> module in tokkit.cli that defines a click command called `command`.
@@ -66,20 +67,26 @@ def main(argv=None):
 
     Every usage error (unknown option, bad value, missing argument) and every TokkitError is one
     line, `tokkit: error: ...`; `--help` and a bare `tokkit` print the help as click writes it.
-    SIGTERM stops a run as Ctrl-C does (exit 130, temporary outputs removed).
+    SIGTERM stops a run as Ctrl-C does (exit 130, temporary outputs removed). A failed write to
+    stdout is one error line too, except a closed pipe, which ends the run silently (exit 141;
+    see tokkit.cli.streams).
     """
+    reserve_closed_descriptors()
     # The handler is the command's own: restored on return, so a program (or test) that calls
     # main() in-process keeps its SIGTERM behaviour, and processes it forks later are not affected.
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _interrupt) if in_main_thread else None
     try:
         try:
-            cli.main(args=argv, prog_name="tokkit", standalone_mode=False)
+            with guarded_streams():
+                cli.main(args=argv, prog_name="tokkit", standalone_mode=False)
+        except PipeClosed:
+            sys.exit(PIPE_CLOSED_EXIT)
         except TokkitError as exc:
             error_line(str(exc))
             sys.exit(2)
         except click.exceptions.Abort:
-            click.echo("tokkit: interrupted", err=True)
+            _say("tokkit: interrupted")
             sys.exit(130)
         except _NO_ARGS_IS_HELP as exc:
             exc.show()  # the help text, not an error
@@ -96,7 +103,7 @@ def main(argv=None):
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
-            click.echo("tokkit: interrupted", err=True)
+            _say("tokkit: interrupted")
             sys.exit(130)
     finally:
         if previous is not None:
@@ -110,4 +117,12 @@ _BREAKS = {ord(c): c.encode("unicode_escape").decode("ascii")
 
 def error_line(message: str) -> None:
     """Write `message` to stderr as the one line `tokkit: error: ...` (line breaks in it escaped)."""
-    click.echo(f"tokkit: error: {message.strip().translate(_BREAKS)}", err=True)
+    _say(f"tokkit: error: {message.strip().translate(_BREAKS)}")
+
+
+def _say(line: str) -> None:
+    """One line on stderr; a stderr that cannot be written (closed, full) leaves only the exit code."""
+    try:
+        click.echo(line, err=True)
+    except OSError:
+        pass

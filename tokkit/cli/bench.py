@@ -5,9 +5,12 @@ import shlex
 
 import click
 
+from tokkit._files import check_output_not_input
+from tokkit._threads import available_cores
 from tokkit.bench.run import parse_algos, run_bench
 from tokkit.errors import TokkitError
 from tokkit.text.corpus import parse_size
+from tokkit.train import MAX_VOCAB_SIZE
 
 
 @click.command("bench")
@@ -21,12 +24,12 @@ from tokkit.text.corpus import parse_size
 @click.option("--size", default=None, metavar="SIZE",
               help="Take a line-aligned prefix of this size, e.g. 10MB (default 10MB; scaling: 200MB, "
                    "its largest point; hub: 2.6MB of lines).")
-@click.option("--vocab-size", type=int, default=32000, show_default=True, metavar="N")
-@click.option("--repeat", type=int, default=None, metavar="N",
+@click.option("--vocab-size", type=click.IntRange(1, MAX_VOCAB_SIZE), default=32000, show_default=True, metavar="N")
+@click.option("--repeat", type=click.IntRange(1), default=None, metavar="N",
               help="Timed runs per contender after the warm-up (default: train 3, encode 5, mask 5, "
                    "bert 8 steps, scaling 1, hub 5).")
-@click.option("--threads", type=int, default=2, show_default=True, metavar="N",
-              help="Threads for every multi-threaded contender.")
+@click.option("--threads", type=click.IntRange(1), default=None, metavar="N",
+              help="Threads for every multi-threaded contender, at most the cores (default: 2, or 1 on one core).")
 @click.option("--algos", default=None, metavar="LIST",
               help="Trainers to measure, comma-separated (train suite default: bytelevel,bpe,wordpiece; "
                    "scaling default: bytelevel,wordpiece).")
@@ -41,17 +44,18 @@ def command(suite, corpus, size, vocab_size, repeat, threads, algos, output, qui
     ratios. Missing contenders are skipped with a note.
     """
 
-    if repeat is not None and repeat < 1:
-        raise TokkitError("--repeat must be at least 1")
-    if threads < 1:
-        raise TokkitError("--threads must be at least 1")
-    if vocab_size < 1:
-        raise TokkitError("--vocab-size must be positive")
+    cores = available_cores()
+    if threads is not None and threads > cores:
+        raise TokkitError(f"--threads {threads} is more than the {cores} cores this process may use; "
+                          "a benchmark with more threads than cores measures the scheduler")
+    threads = threads or min(2, cores)
+    size_bytes, algo_list = parse_size(size), parse_algos(algos)
+    check_output_not_input(output, corpus)  # the results folder may not be, hold or lie inside a corpus path
     log = (lambda m: None) if quiet else (lambda m: click.echo(m, err=True))
     parts = ["tokkit", "bench", "--suite", suite] + [x for c in corpus for x in ("--corpus", c)]
     parts += (["--size", size] if size else []) + ["--vocab-size", str(vocab_size)]
     parts += (["--repeat", str(repeat)] if repeat else []) + (["--algos", algos] if algos else [])
     parts += ["--threads", str(threads), "-o", output]
-    run_bench(suite=suite, corpus=list(corpus) or None, size=parse_size(size), vocab_size=vocab_size,
-              repeat=repeat, threads=threads, output=output, algos=parse_algos(algos), command=shlex.join(parts),
+    run_bench(suite=suite, corpus=list(corpus) or None, size=size_bytes, vocab_size=vocab_size,
+              repeat=repeat, threads=threads, output=output, algos=algo_list, command=shlex.join(parts),
               log=log, echo=click.echo)

@@ -6,11 +6,13 @@ import os
 
 import click
 
-from tokkit._files import atomic_write, prepare_folder
+from tokkit._files import atomic_write, check_output_not_input, prepare_folder
+from tokkit.cli.paths import tokenizer_inputs
 from tokkit.cli.stats import load_tokenizer
 from tokkit.errors import TokkitError
 from tokkit.quality.compare import (
     compare_chart,
+    check_heldout,
     compare_table,
     parse_candidates,
     split_heldout,
@@ -19,6 +21,7 @@ from tokkit.quality.compare import (
 )
 from tokkit.quality.stats import corpus_stats
 from tokkit.text.corpus import parse_size, read_lines
+from tokkit.train import MAX_COUNT, MAX_VOCAB_SIZE
 
 
 def _names(paths: list[str]) -> list[str]:
@@ -34,13 +37,16 @@ def _names(paths: list[str]) -> list[str]:
 @click.option("--train", "train", default=None, metavar="ALGOS",
               help="Train these candidates first (comma-separated: wordpiece (likelihood), wordpiece-pmi, wordpiece-frequency, bpe, "
                    "bytelevel, or all) on the corpus minus a held-out part, and evaluate on that part.")
-@click.option("--vocab-size", type=int, default=30000, show_default=True, metavar="N", help="With --train.")
-@click.option("--min-frequency", type=int, default=2, show_default=True, metavar="N", help="With --train.")
+@click.option("--vocab-size", type=click.IntRange(1, MAX_VOCAB_SIZE), default=30000, show_default=True, metavar="N",
+              help="With --train.")
+@click.option("--min-frequency", type=click.IntRange(0, MAX_COUNT), default=2, show_default=True, metavar="N",
+              help="With --train.")
 @click.option("--heldout", type=float, default=0.1, show_default=True, metavar="SHARE",
               help="With --train: the share of lines (the corpus's tail) kept for evaluation.")
 @click.option("--size", default=None, metavar="SIZE", help="Read at most this much of the corpus, e.g. 10MB.")
-@click.option("--top", type=int, default=10, show_default=True, metavar="N")
-@click.option("--threads", type=int, default=None, metavar="N", help="Training and encoding threads.")
+@click.option("--top", type=click.IntRange(0), default=10, show_default=True, metavar="N")
+@click.option("--threads", type=click.IntRange(1), default=None, metavar="N",
+              help="Training and encoding threads (default and most: all cores).")
 @click.option("-o", "--output", default=None, metavar="DIR",
               help="Write compare.json, compare.md, compare.png (and the trained tokenizers) here.")
 def command(paths, corpus, train, vocab_size, min_frequency, heldout, size, top, threads, output):
@@ -51,12 +57,18 @@ def command(paths, corpus, train, vocab_size, min_frequency, heldout, size, top,
     tokkit compare --train wordpiece,wordpiece-frequency --vocab-size 8000 wiki/
     """
 
-    if output:
-        prepare_folder(output)
     max_bytes = parse_size(size)
+    candidates = parse_candidates(train) if train else None
+    if train:
+        check_heldout(heldout)
+    elif not paths:
+        raise TokkitError("give tokenizer folders to compare, or --train ALGOS with a corpus")
+    if output:  # a folder of results: it may not be an input, lie inside one or hold one
+        inputs = [*corpus, *(paths if train else [p for path in paths for p in tokenizer_inputs(path)])]
+        check_output_not_input(output, inputs)
+        prepare_folder(output)
     log = lambda m: click.echo(m, err=True)  # noqa: E731
     if train:
-        candidates = parse_candidates(train)
         lines = read_lines(list(paths) + list(corpus), max_bytes=max_bytes)
         train_lines, eval_lines = split_heldout(lines, heldout)
         save = os.path.join(output, "tokenizers") if output else None
@@ -65,8 +77,6 @@ def command(paths, corpus, train, vocab_size, min_frequency, heldout, size, top,
         setting = (f"trained on {len(train_lines):,} lines, evaluated on the held-out {len(eval_lines):,} "
                    f"lines (last {heldout:.0%}), vocab {vocab_size:,}")
     else:
-        if not paths:
-            raise TokkitError("give tokenizer folders to compare, or --train ALGOS with a corpus")
         tokenizers = {n: load_tokenizer(p) for n, p in zip(_names(list(paths)), paths)}
         eval_lines = read_lines(corpus, max_bytes=max_bytes)
         setting = f"evaluated on {len(eval_lines):,} lines"

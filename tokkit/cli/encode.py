@@ -9,10 +9,13 @@ from pathlib import Path
 import click
 
 import tokkit
-from tokkit._files import atomic_open
+from tokkit._files import atomic_open, stdin_bytes
 from tokkit._progress import Progress
+from tokkit.cli.paths import check_paths, tokenizer_inputs
+from tokkit.cli.streams import PipeClosed
 from tokkit.errors import TokkitError
 from tokkit.inputs import encode
+from tokkit.inputs.encode import MAX_PADDED_LENGTH
 from tokkit.pretraining import write_shards
 from tokkit.pretraining.shards_dask import write_shards_dask
 from tokkit.train.dask_count import connect
@@ -21,6 +24,7 @@ BATCH_LINES = 20000
 
 
 MAX_LINE_BYTES = 1 << 30  # 1 GiB: the longest input line `tokkit encode` and `decode` accept by default
+LINE_BYTES_LIMIT = 1 << 40  # the largest --max-line-bytes: a line of 1 TiB could not be held in memory anyway
 
 
 def read_lines(paths, progress, max_line_bytes: int = MAX_LINE_BYTES):
@@ -30,22 +34,13 @@ def read_lines(paths, progress, max_line_bytes: int = MAX_LINE_BYTES):
     than `max_line_bytes` is an error naming it rather than an unbounded read.
     """
     for path in paths or ["-"]:
-        fh = sys.stdin.buffer if path == "-" else None
         name = "<stdin>" if path == "-" else path
         try:
-            fh = fh or open(path, "rb")
+            fh = stdin_bytes() if path == "-" else open(path, "rb")
         except OSError as exc:
             raise TokkitError(f"{path}: cannot read ({exc.strerror})") from None
         try:
-            lineno = 0
-            while True:
-                raw = fh.readline(max_line_bytes + 1)
-                if not raw:
-                    break
-                lineno += 1
-                if len(raw) - raw.endswith(b"\n") > max_line_bytes:
-                    raise TokkitError(f"{name}:{lineno}: line is longer than {max_line_bytes:,} bytes "
-                                      "(--max-line-bytes)")
+            for lineno, raw in enumerate(_raw_lines(fh, name, max_line_bytes), 1):
                 progress.update(len(raw))
                 try:
                     line = raw.decode("utf-8")
@@ -53,8 +48,24 @@ def read_lines(paths, progress, max_line_bytes: int = MAX_LINE_BYTES):
                     raise TokkitError(f"{name}:{lineno}: invalid UTF-8 at byte {exc.start} of the line") from None
                 yield f"{name}:{lineno}", line.rstrip("\r\n") if line.endswith("\n") else line
         finally:
-            if fh is not sys.stdin.buffer:
+            if path != "-":
                 fh.close()
+
+
+def _raw_lines(fh, name: str, max_line_bytes: int):
+    """The lines of `fh` as bytes; a line over `max_line_bytes` or a failed read is an error naming `name`."""
+    lineno = 0
+    while True:
+        try:
+            raw = fh.readline(max_line_bytes + 1)
+        except OSError as exc:  # EIO, or stdin redirected from a folder
+            raise TokkitError(f"{name}: cannot read ({exc.strerror or exc})") from None
+        if not raw:
+            return
+        lineno += 1
+        if len(raw) - raw.endswith(b"\n") > max_line_bytes:
+            raise TokkitError(f"{name}:{lineno}: line is longer than {max_line_bytes:,} bytes (--max-line-bytes)")
+        yield raw
 
 
 def batches(items, size):
@@ -95,8 +106,8 @@ def split_pair(where, line):
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="With --pretraining: encode on a Dask cluster (tcp://host:8786, or 'local'), a task per file.")
 @click.option("--resume", is_flag=True, help="With --scheduler: skip input files whose shards are complete.")
-@click.option("--max-line-bytes", type=click.IntRange(min=1), default=MAX_LINE_BYTES, show_default=True,
-              metavar="N", help="Longest input line accepted; a longer one is an error.")
+@click.option("--max-line-bytes", type=click.IntRange(min=1, max=LINE_BYTES_LIMIT), default=MAX_LINE_BYTES,
+              show_default=True, metavar="N", help="Longest input line accepted; a longer one is an error.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def command(files, tokenizer_path, pairs, fmt, output, max_length, template, threads, pretraining, seed, scheduler,
             resume, max_line_bytes, quiet):
@@ -104,6 +115,7 @@ def command(files, tokenizer_path, pairs, fmt, output, max_length, template, thr
 
     check_options(pairs=pairs, fmt=fmt, output=output, max_length=max_length, template=template, threads=threads,
                   pretraining=pretraining, scheduler=scheduler, resume=resume)
+    check_paths(output, [*files, *tokenizer_inputs(tokenizer_path)], file=pretraining is None)
     tok = tokkit.load(tokenizer_path)
     check_template_room(tok, pairs=pairs, fmt=fmt, max_length=max_length, template=template, pretraining=pretraining)
     total = sum(os.path.getsize(f) for f in files if f != "-" and os.path.isfile(f)) or None
@@ -117,8 +129,6 @@ def command(files, tokenizer_path, pairs, fmt, output, max_length, template, thr
             write_shards(tok, list(files), kind=pretraining, max_length=max_length or 128, output=output,
                          seed=seed, progress=bar)
         return
-    if output is not None:
-        check_output_file(output)
     with Progress(total=total, desc="encoding", unit="MB", scale=1e-6, enabled=show) as bar:
         lines = read_lines(list(files), bar, max_line_bytes)
         if fmt == "npz":
@@ -134,6 +144,10 @@ def check_options(*, pairs, fmt, output, max_length, template, threads, pretrain
         raise TokkitError("-o/--output is empty; give a file name")
     if max_length is not None and max_length < 1:
         raise TokkitError(f"--max-length must be a positive number of tokens, got {max_length}")
+    padded = pretraining is not None or fmt == "npz"  # every row is max_length wide
+    if padded and max_length is not None and max_length > MAX_PADDED_LENGTH:
+        raise TokkitError(f"--max-length must be at most {MAX_PADDED_LENGTH:,} tokens (rows are padded to it), "
+                          f"got {max_length}")
     if threads is not None and threads < 1:
         raise TokkitError(f"--threads must be at least 1, got {threads}")
     if pretraining is not None:
@@ -195,21 +209,6 @@ def _given() -> set:
             if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)}
 
 
-def check_output_file(output: str) -> None:
-    """Refuse an output file path that cannot be written: a folder, or a place without a writable folder."""
-    if output == "":
-        raise TokkitError("-o/--output is empty; give a file name")
-    path = Path(output)
-    if path.is_dir():
-        raise TokkitError(f"{output}: is a folder; -o/--output needs a file path")
-    parent = path.absolute().parent
-    if not parent.is_dir():
-        what = "is not a folder" if parent.exists() else "does not exist"
-        raise TokkitError(f"{output}: cannot write: {parent} {what}")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise TokkitError(f"{output}: cannot write: folder {parent} is not writable")
-
-
 @contextlib.contextmanager
 def open_output(output: str | None, mode: str = "w"):
     """stdout (None), or `output` written through a temporary file that replaces it only on success."""
@@ -219,6 +218,8 @@ def open_output(output: str | None, mode: str = "w"):
     try:
         with atomic_open(output, mode) as f:
             yield f
+    except BrokenPipeError:  # -o /dev/stdout or a FIFO whose reader went away: a silent stop
+        raise PipeClosed() from None
     except OSError as exc:
         raise TokkitError(f"{output}: cannot write ({exc.strerror or exc})") from None
 

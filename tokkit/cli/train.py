@@ -5,10 +5,10 @@ import sys
 
 import click
 
-from tokkit._files import atomic_dir, check_destination
+from tokkit._files import atomic_dir, check_destination, check_output_not_input
 from tokkit.errors import TokkitError
 from tokkit.text.default_corpus import default_texts
-from tokkit.train import train
+from tokkit.train import MAX_COUNT, MAX_VOCAB_SIZE, train
 from tokkit.train.dask_count import connect
 from tokkit.train.flow import check_special_tokens
 
@@ -22,14 +22,14 @@ ALL_OUTPUT_FILES = set().union(*OUTPUT_FILES.values())
 @click.argument("corpus", nargs=-1, metavar="[CORPUS]...")
 @click.option("--algo", type=click.Choice(["wordpiece", "bpe", "bytelevel"]), default="wordpiece",
               show_default=True, help="Training algorithm.")
-@click.option("--vocab-size", type=int, default=30000, show_default=True, metavar="N")
-@click.option("--min-frequency", type=int, default=2, show_default=True, metavar="N",
+@click.option("--vocab-size", type=click.IntRange(1, MAX_VOCAB_SIZE), default=30000, show_default=True, metavar="N")
+@click.option("--min-frequency", type=click.IntRange(0, MAX_COUNT), default=2, show_default=True, metavar="N",
               help="Only pairs seen at least N times may merge.")
 @click.option("--special-token", "special_tokens", multiple=True, metavar="TOKEN",
               help="Add a special token (repeatable).")
 @click.option("--no-default-specials", is_flag=True,
               help="Drop [PAD] [UNK] [CLS] [SEP] [MASK] (wordpiece and bpe keep [UNK]).")
-@click.option("--limit-alphabet", type=int, default=None, metavar="N",
+@click.option("--limit-alphabet", type=click.IntRange(1), default=None, metavar="N",
               help="Keep the N most frequent characters (default 1000; bytelevel ignores it).")
 @click.option("--cased", is_flag=True, help="wordpiece: keep case and accents.")
 @click.option("--scoring", type=click.Choice(["likelihood", "pmi", "frequency"]), default=None,
@@ -37,7 +37,8 @@ ALL_OUTPUT_FILES = set().union(*OUTPUT_FILES.values())
                    "or frequency.")
 @click.option("--lowercase", is_flag=True, help="bpe: lowercase while normalizing.")
 @click.option("--pattern", default=None, metavar="REGEX", help="bytelevel: pre-tokenization pattern (default GPT-2).")
-@click.option("--workers", type=int, default=None, metavar="N", help="Counting threads (default: all cores).")
+@click.option("--workers", type=click.IntRange(1), default=None, metavar="N",
+              help="Counting threads (default and most: all cores).")
 @click.option("--glob", "glob_pattern", default=None, metavar="PATTERN", help="Files to take from directories.")
 @click.option("--errors", type=click.Choice(["strict", "replace"]), default="strict", show_default=True,
               help="Invalid UTF-8: fail, or substitute U+FFFD.")
@@ -45,7 +46,7 @@ ALL_OUTPUT_FILES = set().union(*OUTPUT_FILES.values())
 @click.option("--force", is_flag=True, help="Replace a non-empty output folder that is not a tokkit output.")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Count on a Dask cluster (tcp://host:8786, or 'local' to start one).")
-@click.option("--min-word-count", type=int, default=0, metavar="N",
+@click.option("--min-word-count", type=click.IntRange(0, MAX_COUNT), default=0, metavar="N",
               help="With --scheduler: prune words seen fewer than N times while reducing.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars and no summary.")
 def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_specials, limit_alphabet, cased,
@@ -58,8 +59,6 @@ def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_
     special_tokens = check_special_tokens(special_tokens)  # before any work: nothing is read or written
     if output == "":
         raise TokkitError("-o/--output is empty; give a folder name")
-    if min_word_count < 0:
-        raise TokkitError(f"--min-word-count must be at least 0, got {min_word_count}")
     if min_word_count and not scheduler:
         raise TokkitError("--min-word-count applies to cluster training (--scheduler) only")
     options = {}
@@ -75,11 +74,10 @@ def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_
         options["pattern"] = pattern
     elif pattern:
         raise TokkitError("--pattern applies to --algo bytelevel only")
-    if workers is not None and workers < 1:
-        raise TokkitError("--workers must be at least 1")
 
     output = output or f"tokkit-{algo}"
     check_destination(output, marker_files=ALL_OUTPUT_FILES, force=force)  # fail before hours of counting
+    check_output_not_input(output, corpus)  # the folder is replaced as a whole: it may hold no corpus file
     if corpus:
         files, texts = list(corpus), None
     else:

@@ -27,8 +27,10 @@ from tokkit.tokenizer import Tokenizer, check_texts
 TRUNCATIONS = ("longest_first", "only_first", "only_second")
 PADDINGS = ("longest", "max_length")
 # The widest rows padding="max_length" builds: 2**20 tokens, far above any encoder's context,
-# while a row of it (five int32 arrays) stays at 20 MiB. Truncation alone has no such bound.
+# while a row of it (five int32 arrays) stays at 20 MiB. Truncation alone has no such bound: a
+# max_length above MAX_LENGTH acts as MAX_LENGTH, since no row holds more than 2**31 - 1 tokens.
 MAX_PADDED_LENGTH = 1 << 20
+MAX_LENGTH = (1 << 31) - 1
 
 
 FROM_TOKENIZER = object()  # default of the options a tokenizer.json's truncation/padding may set
@@ -125,6 +127,7 @@ def _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding
         raise TokkitError(f"padding='max_length' pads every row to max_length={max_length}, above the "
                           f"{MAX_PADDED_LENGTH:,} tokens tokkit pads to (tokkit.inputs.encode.MAX_PADDED_LENGTH); "
                           f"this tokenizer's model_max_length is {tokenizer.model_max_length}")
+    max_length = min(max_length, MAX_LENGTH)  # a longer limit truncates nothing; numpy needs it in int64
     if return_overflowing and max_length == template:
         raise ValueError(f"return_overflowing needs max_length above the {template} template tokens")
     if return_overflowing and text_pairs is not None:

@@ -24,13 +24,14 @@ of buffers recycled once every view of them is gone: fresh pages cost as much as
 from __future__ import annotations
 
 import functools
+import operator
 import sys
 import threading
 from typing import Iterable, Optional, Tuple
 
 import numpy as np
 
-from tokkit._native import pure_python_requested
+from tokkit._native import MAX_VOCAB_SIZE, pure_python_requested
 from tokkit.errors import TokkitError
 
 try:
@@ -83,17 +84,20 @@ def _threshold(p: float) -> int:
 class MaskSpec:
     """Validated masking settings and the lookup tables built from them (cheap to reuse).
 
+    Memory and time grow with the number of special ids, not with `vocab_size`: a vocabulary of
+    2**31 - 1 ids costs what one of 30,000 does.
+
     >>> spec = MaskSpec(vocab_size=6, mask_token_id=4, special_ids=[0, 4])
-    >>> spec.allowed.tolist()
-    [1, 2, 3, 5]
+    >>> spec.special.tolist(), spec.n_allowed, spec.nth_allowed(np.arange(4)).tolist()
+    ([0, 4], 4, [1, 2, 3, 5])
     """
 
     def __init__(self, *, vocab_size: int, mask_token_id: int, special_ids: Iterable[int],
                  mlm_probability: float = 0.15, mask_replace_prob: float = 0.8,
                  random_replace_prob: float = 0.1):
-        vocab_size = int(vocab_size)
-        if vocab_size <= 0:
-            raise TokkitError(f"vocab_size must be positive, got {vocab_size}")
+        vocab_size = _whole("vocab_size", vocab_size)
+        if not 0 < vocab_size <= MAX_VOCAB_SIZE:
+            raise TokkitError(f"vocab_size must lie in [1, 2**31 - 1], got {vocab_size}")
         for name, p in (("mlm_probability", mlm_probability), ("mask_replace_prob", mask_replace_prob),
                         ("random_replace_prob", random_replace_prob)):
             if not (0.0 <= float(p) <= 1.0):
@@ -102,38 +106,60 @@ class MaskSpec:
             raise TokkitError(
                 f"mask_replace_prob + random_replace_prob must not exceed 1, got "
                 f"{mask_replace_prob} + {random_replace_prob}")
-        if not 0 <= int(mask_token_id) < vocab_size:
+        mask_token_id = _whole("mask_token_id", mask_token_id)
+        if not 0 <= mask_token_id < vocab_size:
             raise TokkitError(f"mask_token_id {mask_token_id} is outside the vocabulary [0, {vocab_size})")
-        special = np.asarray(sorted({int(i) for i in special_ids}), dtype=np.int64)
-        if special.size and (special[0] < 0 or special[-1] >= vocab_size):
-            raise TokkitError(f"special_ids must lie in [0, {vocab_size}), got {special.tolist()}")
+        special = sorted({_whole("special_ids", i) for i in special_ids})
+        if special and (special[0] < 0 or special[-1] >= vocab_size):
+            raise TokkitError(f"special_ids must lie in [0, {vocab_size}), got {special}")
+        special = np.asarray(special, dtype=np.int64)
         # What the spec is built from: pickling sends these and rebuilds the tables, since the
         # compiled kernel's views cannot be pickled (DataLoader workers under spawn or forkserver).
-        self._args = dict(vocab_size=vocab_size, mask_token_id=int(mask_token_id), special_ids=special.tolist(),
+        self._args = dict(vocab_size=vocab_size, mask_token_id=mask_token_id, special_ids=special.tolist(),
                           mlm_probability=float(mlm_probability), mask_replace_prob=float(mask_replace_prob),
                           random_replace_prob=float(random_replace_prob))
         self.vocab_size = vocab_size
-        self.mask_token_id = int(mask_token_id)
-        self.is_special = np.zeros(vocab_size, dtype=np.uint8)
-        self.is_special[special] = 1
-        self.allowed = np.flatnonzero(self.is_special == 0).astype(np.int64)
-        self.is_special.setflags(write=False)  # specs are cached and shared between calls
-        self.allowed.setflags(write=False)
+        self.mask_token_id = mask_token_id
+        self.special = special
+        # skip[i]: the non-special ids below special[i]; the k-th non-special id is k plus the
+        # number of skip values at most k (see nth_allowed).
+        self.skip = special - np.arange(special.size, dtype=np.int64)
+        self.n_allowed = vocab_size - special.size
+        self.special.setflags(write=False)  # specs are cached and shared between calls
+        self.skip.setflags(write=False)
         self.t_choose = _threshold(mlm_probability)
         self.gap_cdf, self.gap_start = gap_tables(float(mlm_probability))
         self.gap_cdf.setflags(write=False)
         self.gap_start.setflags(write=False)
         self.t_mask = _threshold(mask_replace_prob)
         self.t_rand = min(_threshold(random_replace_prob), _TWO32 - self.t_mask)
-        if self.t_rand and not self.allowed.size:
+        if self.t_rand and not self.n_allowed:
             raise TokkitError("every id is special, so there is no token to draw random replacements from")
         # The compiled kernel's typed views of the tables, acquired once rather than per call.
         self.tables = None if _compiled is None else _compiled.Tables(
-            self.is_special, self.allowed, self.gap_cdf, self.gap_start, self.t_choose, self.t_mask,
+            self.special, self.skip, self.vocab_size, self.gap_cdf, self.gap_start, self.t_choose, self.t_mask,
             self.t_rand, self.mask_token_id)
+
+    def is_special_id(self, ids: np.ndarray) -> np.ndarray:
+        """Which of `ids` are special (a bool array of the same shape)."""
+        return np.isin(ids, self.special)
+
+    def nth_allowed(self, k: np.ndarray) -> np.ndarray:
+        """The k-th non-special id (from 0) for each k: the draw of a random replacement."""
+        return k + np.searchsorted(self.skip, k, side="right")
 
     def __reduce__(self):
         return _rebuild_spec, (self._args,)
+
+
+def _whole(name: str, value) -> int:
+    """`value` as an int; a float, bool or str is a TokkitError rather than a silent truncation."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TokkitError(f"{name}: expected a whole number, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TokkitError(f"{name}: expected a whole number, got {value!r}") from None
 
 
 def _rebuild_spec(args: dict) -> MaskSpec:
@@ -212,7 +238,8 @@ def mask_tokens(input_ids, special_tokens_mask, *, vocab_size: int, mask_token_i
     >>> bool(((labels == 7) | (labels == -100)).all())
     True
     """
-    spec = _cached_spec(int(vocab_size), int(mask_token_id), frozenset(int(i) for i in special_ids),
+    spec = _cached_spec(_whole("vocab_size", vocab_size), _whole("mask_token_id", mask_token_id),
+                        frozenset(_whole("special_ids", i) for i in special_ids),
                         float(mlm_probability), float(mask_replace_prob), float(random_replace_prob))
     return apply_mask(spec, input_ids, special_tokens_mask, rng=rng, word_ids=word_ids)
 
@@ -267,6 +294,9 @@ def apply_mask(spec: MaskSpec, input_ids, special_tokens_mask, *, rng: Optional[
         raise TokkitError(f"input_ids must hold integers, got dtype {ids.dtype}")
     if ids.ndim not in (1, 2):
         raise TokkitError(f"input_ids must be 1-D or 2-D, got shape {ids.shape}")
+    if np.iinfo(ids.dtype).max < spec.vocab_size - 1:  # a random replacement would wrap around
+        raise TokkitError(f"input_ids of dtype {ids.dtype} cannot hold the ids of a {spec.vocab_size:,}-token "
+                          "vocabulary")
     special = np.asarray(special_tokens_mask)
     if special.shape != ids.shape:
         raise TokkitError(f"special_tokens_mask has shape {special.shape} but input_ids has shape {ids.shape}")
@@ -275,6 +305,8 @@ def apply_mask(spec: MaskSpec, input_ids, special_tokens_mask, *, rng: Optional[
         words = np.asarray(word_ids)
         if words.shape != ids.shape:
             raise TokkitError(f"word_ids has shape {words.shape} but input_ids has shape {ids.shape}")
+        if words.size and words.dtype.kind not in "iu":  # floats would be truncated into other words
+            raise TokkitError(f"word_ids must hold integers, got dtype {words.dtype}")
         words = np.ascontiguousarray(words.reshape(-1, ids.shape[-1]) if ids.ndim == 2 else words[None],
                                      dtype=np.int64)
     shape = ids.shape
@@ -325,7 +357,7 @@ def _mask_rows_numpy(ids, special, words, keys, spec: MaskSpec, out, labels) -> 
         return -1
     bad_row = bad.any(axis=1)
     safe = np.where(bad, 0, ids)
-    eligible = (special == 0) & (spec.is_special[safe] == 0) & ~bad_row[:, None]
+    eligible = (special == 0) & ~spec.is_special_id(safe) & ~bad_row[:, None]
     counter = np.arange(1, cols + 1, dtype=np.uint64) * _GAMMA
     with np.errstate(over="ignore"):
         if words is None:
@@ -345,8 +377,8 @@ def _mask_rows_numpy(ids, special, words, keys, spec: MaskSpec, out, labels) -> 
         to_rand = ~to_mask & (hi < np.uint64(spec.t_mask + spec.t_rand))
         out[r[to_mask], c[to_mask]] = spec.mask_token_id
         if to_rand.any():
-            token = (pick[to_rand] * np.uint64(spec.allowed.size)) >> np.uint64(32)
-            out[r[to_rand], c[to_rand]] = spec.allowed[token.astype(np.int64)]
+            token = (pick[to_rand] * np.uint64(spec.n_allowed)) >> np.uint64(32)
+            out[r[to_rand], c[to_rand]] = spec.nth_allowed(token.astype(np.int64))
     bad_rows = np.flatnonzero(bad_row)
     return int(bad_rows[0]) if bad_rows.size else -1
 

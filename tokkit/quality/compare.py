@@ -45,10 +45,21 @@ def parse_candidates(text: str) -> list[tuple[str, str, dict]]:
     return out
 
 
-def split_heldout(lines: list[str], heldout: float) -> tuple[list[str], list[str]]:
-    """(training lines, held-out lines): the held-out part is the last `heldout` share, at least one line."""
+def check_heldout(heldout: float) -> float:
+    """The held-out share, strictly between 0 and 1 (nan is refused too).
+
+    >>> check_heldout(float("nan"))
+    Traceback (most recent call last):
+    tokkit.errors.TokkitError: --heldout must be between 0 and 1, got nan
+    """
     if not 0 < heldout < 1:
         raise TokkitError(f"--heldout must be between 0 and 1, got {heldout}")
+    return heldout
+
+
+def split_heldout(lines: list[str], heldout: float) -> tuple[list[str], list[str]]:
+    """(training lines, held-out lines): the held-out part is the last `heldout` share, at least one line."""
+    check_heldout(heldout)
     if len(lines) < 2:
         raise TokkitError("the corpus needs at least two non-empty lines to hold some out")
     k = max(1, round(len(lines) * heldout))

@@ -22,13 +22,13 @@ import gzip
 import lzma
 import os
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator
 
 import regex
 
+from tokkit._files import stdin_bytes
 from tokkit.errors import TokkitError
 from tokkit.text.default_corpus import default_texts
 
@@ -49,7 +49,7 @@ class Source:
 
     def open(self) -> BinaryIO:
         if self.path == "-":
-            return sys.stdin.buffer
+            return stdin_bytes()
         opener = _OPENERS.get(Path(self.path).suffix.lower())
         try:
             return opener(self.path, "rb") if opener else open(self.path, "rb")
@@ -259,7 +259,7 @@ def iter_source_chunks(sources: list[Source], *, chunk_size: int = CHUNK_SIZE) -
         except (OSError, EOFError, lzma.LZMAError) as exc:
             raise TokkitError(f"{source.path}: cannot read: {exc}") from None
         finally:
-            if stream is not sys.stdin.buffer:
+            if source.path != "-":
                 stream.close()
 
 
@@ -299,7 +299,10 @@ def parse_size(text: str | int | None) -> int | None:
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", text)
     if not m or m.group(2).lower() not in _UNITS:
         raise TokkitError(f"--size {text!r}: expected a number with an optional unit, e.g. 10MB")
-    value = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    number = float(m.group(1)) * _UNITS[m.group(2).lower()]
+    if number >= 2**63:  # also inf, from a number with hundreds of digits
+        raise TokkitError(f"--size {text!r}: too large (at most 2**63 - 1 bytes)")
+    value = int(number)
     if value <= 0:
         raise TokkitError(f"--size {text!r}: must be positive")
     return value

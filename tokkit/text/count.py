@@ -10,7 +10,6 @@ are added up at the end, so memory grows with the number of distinct words, not 
 """
 from __future__ import annotations
 
-import os
 import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ import regex
 
 from tokkit._native import regex_limit
 from tokkit._progress import Progress
+from tokkit._threads import available_cores
 from tokkit.errors import TokkitError
 from tokkit.text.corpus import CHUNK_SIZE, Source, iter_source_chunks, texts_as_chunks
 from tokkit.text.pretokenize import compiled
@@ -50,14 +50,6 @@ class WordTable:
         return [self.blob[o[i] : o[i + 1]] for i in range(len(self.counts))]
 
 
-def default_workers() -> int:
-    """All cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
 def new_counter(mode: str, options: dict):
     """A compiled WordCounter ("gpt2", "bert"), or the regex path for a custom pattern ("regex")."""
     if mode == "regex":
@@ -78,9 +70,13 @@ def count_words(
     progress: bool = False,
     chunk_size: int = CHUNK_SIZE,
 ) -> WordTable:
-    """Count the words of `sources` (files) or `texts` (strings) with `workers` threads."""
+    """Count the words of `sources` (files) or `texts` (strings) with `workers` threads.
+
+    `workers` defaults to all cores and is capped at them: more threads could not run at once,
+    and each holds two chunks of the corpus in memory.
+    """
     options = options or {}
-    workers = workers or default_workers()
+    workers = min(workers or available_cores(), available_cores())
     if errors not in ("strict", "replace"):
         raise TokkitError(f"--errors must be 'strict' or 'replace', not {errors!r}")
     local = threading.local()

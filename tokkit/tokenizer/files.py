@@ -18,6 +18,12 @@ from tokkit.text.normalize import BertNorm
 from tokkit.tokenizer.spec import Spec, bert_post, check_merge, detect_kind, specials_in, vocab_from_mapping
 
 MERGES_HEADER = "#version: 0.2"
+# The longest vocab.txt token accepted. The WordPiece encoder keeps every prefix of every token
+# in its lookup tables (tokkit._native.encode.prefix_table), so a token of n characters costs
+# about n**2 / 2 bytes: one token of 50,000 characters would take over a gigabyte on the first
+# encode. Real vocabularies hold tokens of a few dozen characters, and a word longer than
+# max_input_chars_per_word (100 by default) is [UNK] anyway, so the limit is generous.
+MAX_TOKEN_CHARS = 1000
 
 
 def read_vocab_txt(path: Path) -> list[str]:
@@ -31,6 +37,9 @@ def read_vocab_txt(path: Path) -> list[str]:
         token = line.rstrip()
         if not token:
             raise TokkitError(f"{path}: line {lineno}: empty token")
+        if len(token) > MAX_TOKEN_CHARS:
+            raise TokkitError(f"{path}: line {lineno}: token of {len(token):,} characters; tokkit reads tokens "
+                              f"of at most {MAX_TOKEN_CHARS:,} (tokkit.tokenizer.files.MAX_TOKEN_CHARS)")
         if token in seen:
             raise TokkitError(f"{path}: line {lineno}: duplicate token {token!r} (first on line {seen[token]})")
         seen[token] = lineno

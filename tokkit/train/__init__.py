@@ -10,6 +10,7 @@ from __future__ import annotations
 import operator
 from typing import Iterable
 
+from tokkit._native import MAX_VOCAB_SIZE
 from tokkit.errors import TokkitError
 from tokkit.text.corpus import resolve
 from tokkit.train.bpe import CharBPE
@@ -19,11 +20,15 @@ from tokkit.train.wordpiece import WordPiece
 
 ALGORITHMS = {"wordpiece": WordPiece, "bpe": CharBPE, "bytelevel": ByteLevel}
 
-__all__ = ["ALGORITHMS", "DEFAULT_SPECIALS", "Summary", "train", "whole_number"]
+__all__ = ["ALGORITHMS", "DEFAULT_SPECIALS", "MAX_COUNT", "MAX_VOCAB_SIZE", "Summary", "train", "whole_number"]
 
 
-def whole_number(name: str, value, *, minimum: int) -> int:
-    """`value` as an int of at least `minimum`; floats, bools and strings are a TokkitError.
+# Word and pair counts are int64: a min_frequency or min_word_count above this could not be compared.
+MAX_COUNT = 2**63 - 1
+
+
+def whole_number(name: str, value, *, minimum: int, maximum: int | None = None) -> int:
+    """`value` as an int in [minimum, maximum]; floats, bools and strings are a TokkitError.
 
     >>> whole_number("vocab_size", 300.5, minimum=1)
     Traceback (most recent call last):
@@ -37,6 +42,8 @@ def whole_number(name: str, value, *, minimum: int) -> int:
         raise TokkitError(f"{name} must be a whole number, got {value!r}") from None
     if value < minimum:
         raise TokkitError(f"{name} must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise TokkitError(f"{name} must be at most {maximum:,}, got {value}")
     return value
 
 
@@ -61,9 +68,9 @@ def train(files=None, *, texts: Iterable[str] | None = None, algo: str = "wordpi
     if (files is None) == (texts is None):
         raise TokkitError("give exactly one of files or texts")
     # Every option is checked before the corpus is looked at, so a typo never costs a counting pass.
-    vocab_size = whole_number("vocab_size", vocab_size, minimum=1)
-    min_frequency = whole_number("min_frequency", min_frequency, minimum=0)
-    min_word_count = whole_number("min_word_count", min_word_count, minimum=0)
+    vocab_size = whole_number("vocab_size", vocab_size, minimum=1, maximum=MAX_VOCAB_SIZE)
+    min_frequency = whole_number("min_frequency", min_frequency, minimum=0, maximum=MAX_COUNT)
+    min_word_count = whole_number("min_word_count", min_word_count, minimum=0, maximum=MAX_COUNT)
     if limit_alphabet is not None:
         limit_alphabet = whole_number("limit_alphabet", limit_alphabet, minimum=1)
     if workers is not None:

@@ -15,13 +15,13 @@ A compressed file is one task. dask is imported only here, and only when used.
 from __future__ import annotations
 
 import logging
-import os
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from tokkit._progress import Progress
+from tokkit._threads import available_cores
 from tokkit.errors import TokkitError
 from tokkit.text.corpus import CHUNK_SIZE, Source, iter_chunks
 from tokkit.text.count import WordTable, _decode_error, new_counter
@@ -232,7 +232,9 @@ def connect(address: str, *, workers: int | None = None, timeout: float = 5.0, e
         # The client owns this cluster: closing the client shuts the workers down. Its workers and
         # scheduler log only critical events: tokkit reports a failed task itself, in one line.
         # Quiet, the dashboard takes any free port, so a busy 8787 gives no warning either.
-        client = Client(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+        # One worker process per core at most: a local cluster cannot run more at once.
+        cores = available_cores()
+        client = Client(n_workers=min(workers or cores, cores), threads_per_worker=1, processes=True,
                         silence_logs=logging.CRITICAL, **({"dashboard_address": ":0"} if quiet else {}))
         if not quiet:
             echo(f"tokkit: started a local Dask cluster; dashboard: {client.dashboard_link}")

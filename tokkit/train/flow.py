@@ -22,6 +22,7 @@ from tokkit._progress import Progress
 from tokkit.errors import TokkitError
 from tokkit.text.corpus import Source
 from tokkit.text.count import WordTable, count_words
+from tokkit.tokenizer.files import MAX_TOKEN_CHARS
 from tokkit.tokenizer.spec import BERT_SPECIALS
 from tokkit.train.dask_count import count_words_dask
 from tokkit.train.engine import get_engine
@@ -143,6 +144,8 @@ def special_token_problem(tok: str) -> str | None:
             return f"holds a line break (U+{ord(ch):04X}): vocab.txt holds one token a line"
     if tok != tok.strip():
         return "starts or ends with whitespace, which a vocab.txt line cannot keep"
+    if len(tok) > MAX_TOKEN_CHARS:
+        return f"has {len(tok):,} characters; a vocab.txt token has at most {MAX_TOKEN_CHARS:,}"
     for ch in tok:
         if unicodedata.category(ch) == "Cc":
             return f"holds the control character U+{ord(ch):04X}"
