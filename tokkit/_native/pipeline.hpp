@@ -180,7 +180,7 @@ struct Pipeline {
               Scratch& s, Output& o) const {
         if (b <= a) return;
         size_t count = 0;
-        uint64_t h = hash_span(bytes + a, b - a);
+        uint64_t h = fast_hash(bytes + a, b - a);
         const Tok* toks = s.memo.find(bytes + a, b - a, h, &count);
         if (!toks) {
             model.tokenize(bytes + a, b - a, s.ms, s.toks);
@@ -254,7 +254,7 @@ struct Pipeline {
         if (!m) return true;
         const uint8_t* key = (const uint8_t*)u;
         size_t bytes = m * sizeof(Unit);
-        uint64_t h = hash_span(key, bytes) ^ kind;
+        uint64_t h = fast_hash(key, bytes) ^ kind;
         size_t count = 0;
         const Tok* toks = s.chunks.find(key, bytes, h, &count);
         if (!toks) {
