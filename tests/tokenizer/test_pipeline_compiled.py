@@ -119,3 +119,39 @@ def test_pre_tokenizer_hard_cases(text):
     for pre in pre_cases.PRE_TOKENIZERS:
         obj = pre_cases.as_json(pre)
         assert pre_tokenized(obj, text) == pre_cases.expected(obj, text), obj
+
+
+# ------------------------------------------------------------------------------------ the fast lane
+# Texts where chunks meet everything that could cross them: runs of spaces before marks, emoji and
+# other whitespace, added tokens, Prepend-class chars, CRLF, digits.
+PIECES = ["a", "Word", "naïve", "e\u0301", " ", "  ", "   ", "\t", "\n", "\r\n", "\u00a0", "\u0301", "\u0600",
+          "👍🏽", "中文", "12345", "'s", "<s>", "</s>", "▁", "x" * 20, ".", ",", "\u200b", "ﬁ"]
+SPACED = st.lists(st.sampled_from(PIECES), max_size=14).map("".join)
+
+
+@pytest.fixture(scope="module", params=["xlmr", "t5", "albert", "llama", "modernbert", "qwen2", "wordlevel"])
+def hub_kind(request, tmp_path_factory):
+    import tokenizers
+    from helpers.hub_files import hub_folder
+
+    import tokkit
+    folder = hub_folder(request.param, tmp_path_factory)
+    return tokkit.load(folder), tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=SPACED)
+def test_fast_lane_ids_are_the_whole_pipelines(hub_kind, text):
+    tok, hf = hub_kind
+    want = hf.encode(text, add_special_tokens=False).ids
+    assert tok.encode(text) == want
+    assert tok.encode_with_offsets(text).ids == want
+    ids, offsets = tok.encode_batch_flat([text, text + " " + text], num_threads=1)
+    assert ids[offsets[0]:offsets[1]].tolist() == want
+
+
+def test_fast_lane_is_on_for_the_common_hub_files(hub_kind):
+    tok, _ = hub_kind
+    encoder = tok._encoder
+    if tok.spec.pipeline is not None and tok.spec.pipeline.model.__class__.__name__ == "Unigram":
+        assert encoder.fast_lane

@@ -139,7 +139,10 @@ inline bool fast_lane_ok(const Pipeline& P) {
     for (const PreStep& st : P.pre) {
         switch (st.kind) {
         case P_METASPACE: case P_WHITESPACE: case P_WHITESPACE_SPLIT: case P_BERT: case P_PUNCTUATION:
-        case P_DIGITS:
+        case P_DIGITS: case P_BYTELEVEL:
+            break;
+        case P_SPLIT_GPT2:  // the GPT-2 pattern: a run of spaces after a non-space starts new pieces
+            if (st.behavior != B_ISOLATED || st.invert) return false;
             break;
         default:
             return false;
