@@ -21,6 +21,9 @@ from tokkit.bench.harness import measure_tasks
 from tokkit.bench.report import group_rows
 from tokkit.errors import TokkitError
 from tokkit.text.corpus import resolve
+from tokkit.text.count import count_words
+from tokkit.train import train
+from tokkit.train.dask_count import count_words_dask, plan
 
 try:  # imported with the module, so a task's setup time is the cluster's start-up alone
     from distributed import Client, LocalCluster
@@ -45,7 +48,6 @@ def table_summary(table) -> dict:
 
 def local_task(paths: list[str], mode: str = "gpt2", workers: int = 2):
     """`count_words` on `workers` threads of this process."""
-    from tokkit.text.count import count_words
 
     sources, last = resolve(paths), {}
 
@@ -57,7 +59,6 @@ def local_task(paths: list[str], mode: str = "gpt2", workers: int = 2):
 
 def dask_task(paths: list[str], mode: str = "gpt2", workers: int = CLUSTER_WORKERS):
     """`count_words_dask` on a LocalCluster of `workers` single-threaded processes, started here."""
-    from tokkit.train.dask_count import count_words_dask
 
     if LocalCluster is None:
         raise TokkitError("dask is not installed (pip install 'tokkit[dask]')")
@@ -78,7 +79,6 @@ def dask_task(paths: list[str], mode: str = "gpt2", workers: int = CLUSTER_WORKE
 
 def merge_task(paths: list[str], vocab_size: int = 64000):
     """Train WordPiece (default scoring) on the files; the summary holds the trainer's own merge-loop time."""
-    from tokkit.train import train
 
     last = {}
 
@@ -98,7 +98,6 @@ def run_dask_suite(paths: list[str], *, mode: str = "gpt2", repeat: int = 3, mer
                    merge_vocab: int = 64000, estimate_workers=(10, 100), log=print) -> dict:
     """rows (local first, then dask) and what bench_dask.py prints: start-up, identical tables,
     per-worker rate, estimates, and the merge loop (when `merge_paths` are given)."""
-    from tokkit.train.dask_count import plan
 
     if LocalCluster is None:
         raise TokkitError("dask is not installed (pip install 'tokkit[dask]')")

@@ -19,7 +19,9 @@ import glob
 import importlib.util
 import os
 
-from tokkit.bench.encode_suite import WARMUP
+import tokkit
+from tokkit.bench.encode_suite import WARMUP, train_vocab
+from tokkit.bench.encode_tasks import lines_of, pairs_of
 from tokkit.bench.harness import measure_tasks
 from tokkit.bench.report import group_rows
 
@@ -51,8 +53,6 @@ def read_corpus(corpus: str, nbytes: int) -> str:
 
 
 def _data(corpus: str, nbytes: int, mode: str):
-    from tokkit.bench.encode_tasks import lines_of, pairs_of
-
     text = read_corpus(corpus, nbytes)
     if mode == "whole":
         return text
@@ -82,8 +82,6 @@ def tokkit_task(vocab_dir: str, corpus: str, nbytes: int, api: str, threads: int
     """tokkit: api is "numpy" (encode_to_numpy, whole text), "fresh" (the same on a new str each call,
     `calls` of them), "list" (encode, whole text),
     "flat" (encode_batch_flat, lines), "batch" (encode_batch, lines) or "pairs" (tokkit.encode)."""
-    import tokkit
-
     tok = tokkit.load(vocab_dir)
     if api == "fresh":
         take = fresh_copies(_data(corpus, nbytes, "whole"), calls)
@@ -186,8 +184,6 @@ def plan(vocab: dict, corpus: str, nbytes: int, before: str | None, slice_path: 
 def run_suite(corpus: str, workdir: str, *, mb: float = 10.0, repeat: int = 3, before: str | None = None,
               only: set | None = None, log=print) -> list[dict]:
     """Train the three vocabularies (kept in workdir), then measure each group; returns report rows."""
-    from tokkit.bench.encode_suite import train_vocab
-
     nbytes = int(mb * 1e6)
     vocab = {}
     for algo, size in VOCABS.items():

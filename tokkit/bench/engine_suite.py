@@ -22,6 +22,7 @@ from pathlib import Path
 from tokkit.bench.harness import measure_tasks
 from tokkit.bench.report import group_rows
 from tokkit.text.pretokenize import GPT2_PATTERN
+from tokkit.train.engine import get_engine
 
 
 def build_words(files: list[str]):
@@ -62,7 +63,6 @@ def load_words(files: list[str], cache: str | None = None):
 def engine_task(files: list[str], vocab_size: int = 32000, scoring: str = "frequency", engine: str = "compiled",
                 cache: str | None = None):
     """One `train_merges` call on the files' word table; the summary gives the table's size and the merges."""
-    from tokkit.train.engine import get_engine
 
     symbols, offsets, counts = load_words(files, cache)
     eng = get_engine(engine)
