@@ -26,18 +26,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from helpers.oracles import WORDS, training_lines
+# the Split patterns as the Hub's files spell them (Llama 3 uses cl100k's, Qwen2 splits digits one by one)
+from tokkit._native.patterns import CL100K_PATTERN, O200K_PATTERN, QWEN2_PATTERN
 from helpers.paths import HAVE_CORPUS, SHARED
-
-# Split patterns as the Hub's files spell them (Llama 3 uses cl100k's, Qwen2 splits digits one by one).
-CL100K_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
-                  r"|\s*[\r\n]+|\s+(?!\S)|\s+")
-QWEN2_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
-                 r"|\s*[\r\n]+|\s+(?!\S)|\s+")
-_CASED = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
-O200K_PATTERN = "|".join([
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+" + _CASED,
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*" + _CASED,
-    r"\p{N}{1,3}", r" ?[^\s\p{L}\p{N}]+[\r\n/]*", r"\s*[\r\n]+", r"\s+(?!\S)", r"\s+"])
 
 SPM_KINDS = ("xlmr", "t5", "albert", "llama")
 KINDS = SPM_KINDS + ("modernbert", "llama3", "qwen2", "o200k", "wordlevel", "wordpiece")

@@ -24,6 +24,7 @@ import numpy as np
 import regex
 
 from tokkit._native import regex_limit
+from tokkit._native.patterns import GPT2_PATTERN
 from tokkit._native.pipeline_tables import pipeline_tables
 from tokkit._native.rows import rows_to_lists
 from tokkit._native.rows cimport Rows
@@ -88,7 +89,6 @@ SIMPLE_NORMS = {"NFD": N_NFD, "NFKD": N_NFKD, "NFC": N_NFC, "NFKC": N_NFKC, "Low
                 "StripAccents": N_STRIP_ACCENTS, "Nmt": N_NMT}
 SIMPLE_PRES = {"Whitespace": P_WHITESPACE, "WhitespaceSplit": P_WHITESPACE_SPLIT, "BertPreTokenizer": P_BERT}
 UNK_PENALTY = 10.0  # an unknown char scores this far below the lowest piece (as tokenizers' Unigram)
-GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 
 cdef void gpt2_scan(const uint32_t* c, size_t n, vector[pair[size_t, size_t]]& out) noexcept nogil:

@@ -11,6 +11,7 @@ from tokkit.text.default_corpus import default_texts
 from tokkit.train import MAX_COUNT, MAX_VOCAB_SIZE, train
 from tokkit.train.dask_count import connect
 from tokkit.train.flow import check_special_tokens
+from tokkit._native.patterns import NAMED
 
 OUTPUT_FILES = {"wordpiece": {"tokenizer.json", "vocab.txt"},
                 "bpe": {"tokenizer.json", "vocab.json", "merges.txt"},
@@ -36,7 +37,9 @@ ALL_OUTPUT_FILES = set().union(*OUTPUT_FILES.values())
               help="wordpiece merge scoring: likelihood gain (default), pmi (count(ab) / count(a) count(b)) "
                    "or frequency.")
 @click.option("--lowercase", is_flag=True, help="bpe: lowercase while normalizing.")
-@click.option("--pattern", default=None, metavar="REGEX", help="bytelevel: pre-tokenization pattern (default GPT-2).")
+@click.option("--pattern", default=None, metavar="NAME|REGEX",
+              help="bytelevel: pre-tokenization pattern, a name (gpt2, llama3 = cl100k, qwen2, o200k) or a regex "
+                   "(default gpt2).")
 @click.option("--workers", type=click.IntRange(1), default=None, metavar="N",
               help="Counting threads (default and most: all cores).")
 @click.option("--glob", "glob_pattern", default=None, metavar="PATTERN", help="Files to take from directories.")
@@ -71,7 +74,7 @@ def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_
     elif lowercase:
         raise TokkitError("--lowercase applies to --algo bpe only")
     if algo == "bytelevel":
-        options["pattern"] = pattern
+        options["pattern"] = NAMED.get(pattern, pattern)
     elif pattern:
         raise TokkitError("--pattern applies to --algo bytelevel only")
 

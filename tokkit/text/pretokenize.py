@@ -17,9 +17,8 @@ from functools import lru_cache
 import regex
 
 from tokkit._native import regex_limit
+from tokkit._native.patterns import GPT2_PATTERN as GPT2_PATTERN
 from tokkit._native.text_api import gpt2_spans_str, gpt2_split_str
-
-GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 
 @lru_cache(maxsize=64)
