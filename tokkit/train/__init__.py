@@ -16,9 +16,10 @@ from tokkit.text.corpus import resolve
 from tokkit.train.bpe import CharBPE
 from tokkit.train.bytelevel import ByteLevel
 from tokkit.train.flow import DEFAULT_SPECIALS, Summary, check_special_tokens, resolve_specials, run_training
+from tokkit.train.unigram import Unigram
 from tokkit.train.wordpiece import WordPiece
 
-ALGORITHMS = {"wordpiece": WordPiece, "bpe": CharBPE, "bytelevel": ByteLevel}
+ALGORITHMS = {"wordpiece": WordPiece, "bpe": CharBPE, "bytelevel": ByteLevel, "unigram": Unigram}
 
 __all__ = ["ALGORITHMS", "DEFAULT_SPECIALS", "MAX_COUNT", "MAX_VOCAB_SIZE", "Summary", "train", "whole_number"]
 
@@ -58,7 +59,9 @@ def train(files=None, *, texts: Iterable[str] | None = None, algo: str = "wordpi
     min_word_count > 1 prunes rarer words during the reduction (the summary says how many).
 
     algo_options: wordpiece `cased=False`, `scoring="likelihood"|"pmi"|"frequency"`; bpe `lowercase=False`;
-    bytelevel `pattern=None` (the GPT-2 pattern).
+    bytelevel `pattern=None` (the GPT-2 pattern); unigram `character_coverage=0.9995`, `max_piece_length=16`,
+    `byte_fallback=False`, `split_digits=False`, `normalization="nfkc"` (special tokens default to
+    <pad> </s> <unk>; min_frequency is the fewest occurrences of a seed substring).
 
     return_summary=True returns (Tokenizer, Summary): what was counted, merged and how long it took
     (the CLI prints its `line()`).

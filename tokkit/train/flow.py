@@ -1,7 +1,8 @@
-"""The training flow shared by the three algorithms: count, build the alphabet, merge, wrap.
+"""The training flow shared by the algorithms: count, build the alphabet, merge, wrap.
 
 An algorithm (bytelevel.py, bpe.py, wordpiece.py) says how to count words, which symbols a word
-is made of, and how two token strings join; everything else happens here once.
+is made of, and how two token strings join; everything else happens here once. unigram.py
+shares the counting and then trains pieces from the counted words itself (`train_words`).
 
 >>> from tokkit.train import train
 >>> tok = train(texts=["hug pug pun bun hugs"] * 5, algo="bpe", vocab_size=40)
@@ -75,6 +76,7 @@ class Summary:
     specials: int = 0
     alphabet: int = 0
     merges: int = 0
+    pieces: int = 0  # unigram: the pieces trained (it has no merges)
     words: int = 0
     distinct_words: int = 0
     skipped_words: int = 0
@@ -92,8 +94,9 @@ class Summary:
             skipped += (f"; {self.pruned_words:,} distinct words ({self.pruned_occurrences:,} occurrences) "
                         "pruned below --min-word-count")
         secs = ", ".join(f"{k} {v:.1f}s" for k, v in self.seconds.items())
+        learned = f"{self.pieces:,} pieces" if self.algo == "unigram" else f"{self.merges:,} merges"
         return (f"trained {self.algo}: {self.vocab_size:,} tokens ({self.specials} specials, "
-                f"{self.alphabet:,} alphabet, {self.merges:,} merges) from {self.words:,} words "
+                f"{self.alphabet:,} alphabet, {learned}) from {self.words:,} words "
                 f"({self.distinct_words:,} distinct){skipped} [{secs}]")
 
 
@@ -157,10 +160,12 @@ _LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 
 
 def resolve_specials(special_tokens, *, default_specials: bool, algo: Algorithm) -> list[str]:
-    """Defaults first (bytelevel has no [UNK]), then the user's; [UNK] is kept where the model needs it."""
-    base = [t for t in DEFAULT_SPECIALS if algo.needs_unk or t != UNK] if default_specials else []
-    if algo.needs_unk and UNK not in base:
-        base.insert(0, UNK)
+    """Defaults first (bytelevel has no [UNK]; unigram's are <pad> </s> <unk>), then the user's; the unknown
+    token is kept where the model needs it."""
+    defaults, unk = getattr(algo, "default_specials", DEFAULT_SPECIALS), getattr(algo, "unk_token", UNK)
+    base = [t for t in defaults if algo.needs_unk or t != unk] if default_specials else []
+    if algo.needs_unk and unk not in base:
+        base.insert(0, unk)
     out = list(base)
     for tok in check_special_tokens(special_tokens):
         if tok not in out:  # re-stating a default is harmless
@@ -206,6 +211,12 @@ def run_training(
     summary.words, summary.distinct_words = table.total, len(table)
     t1 = time.perf_counter()
     summary.seconds["count"] = t1 - t0
+    if getattr(algo, "trains_pieces", False):  # unigram: pieces from the words, no alphabet or merges
+        tokenizer = algo.train_words(table, vocab_size=vocab_size, min_frequency=min_frequency,
+                                     special_tokens=special_tokens, progress=progress, engine=engine, summary=summary)
+        summary.vocab_size = tokenizer.vocab_size
+        summary.seconds["train"] = time.perf_counter() - t1
+        return tokenizer, summary
 
     index = {tok: i for i, tok in enumerate(special_tokens)}
     if limit_alphabet is None:

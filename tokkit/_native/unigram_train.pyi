@@ -1,0 +1,11 @@
+import numpy as np
+from numpy.typing import NDArray
+
+def e_step(piece_cps: NDArray[np.int32], piece_offsets: NDArray[np.int64], scores: NDArray[np.float64],
+           word_cps: NDArray[np.int32], word_offsets: NDArray[np.int64], counts: NDArray[np.int64],
+           *, unk_score: float) -> tuple[NDArray[np.float64], float, int]: ...
+def viterbi_counts(piece_cps: NDArray[np.int32], piece_offsets: NDArray[np.int64], scores: NDArray[np.float64],
+                   word_cps: NDArray[np.int32], word_offsets: NDArray[np.int64], counts: NDArray[np.int64],
+                   *, unk_score: float) -> NDArray[np.float64]: ...
+def alternatives(piece_cps: NDArray[np.int32], piece_offsets: NDArray[np.int64], scores: NDArray[np.float64],
+                 *, unk_score: float) -> tuple[NDArray[np.int8], NDArray[np.int32], NDArray[np.int64]]: ...

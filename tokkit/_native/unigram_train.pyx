@@ -1,0 +1,243 @@
+"""The unigram trainer's lattice loops: forward-backward, Viterbi counts and second-best paths.
+
+The compiled twin of `tokkit/train/unigram_py.py` (same arguments, same numbers, in the same
+order of additions). Pieces live in a trie whose edges are one hash map keyed by
+(node << 21 | code point); every word's lattice is rebuilt from it on each pass.
+
+>>> import numpy as np
+>>> pieces = np.array([97, 98, 97, 98], dtype=np.int32)            # "a", "b", "ab"
+>>> p_off = np.array([0, 1, 2, 4]); scores = np.log([0.25, 0.25, 0.5])
+>>> words = np.array([97, 98, 98], dtype=np.int32); w_off = np.array([0, 2, 3]); counts = np.array([3, 1])
+>>> viterbi_counts(pieces, p_off, scores, words, w_off, counts, unk_score=-20.0).tolist()
+[0.0, 1.0, 3.0]
+"""
+import numpy as np
+
+from cython.operator cimport dereference as deref
+from libc.math cimport INFINITY, exp, log1p
+from libc.stdint cimport int8_t, int32_t, int64_t
+from libcpp.unordered_map cimport unordered_map
+from libcpp.vector cimport vector
+
+cdef int32_t NO_PIECE = -1  # the id of an unknown node
+
+
+cdef class _Trie:
+    """The pieces as a trie: edges (node << 21 | code point) -> child, and the piece ending at each node."""
+
+    cdef unordered_map[int64_t, int32_t] child
+    cdef vector[int32_t] piece
+    cdef Py_ssize_t longest
+
+    def __init__(self, const int32_t[::1] cps, const int64_t[::1] offsets):
+        cdef Py_ssize_t i, k
+        cdef int32_t node, nxt
+        cdef int64_t key
+        cdef unordered_map[int64_t, int32_t].iterator it
+        self.piece.push_back(NO_PIECE)
+        self.longest = 1
+        for i in range(offsets.shape[0] - 1):
+            node = 0
+            for k in range(offsets[i], offsets[i + 1]):
+                if cps[k] < 0 or cps[k] >= (1 << 21):
+                    raise ValueError(f"code point {cps[k]} out of range")
+                key = (<int64_t>node << 21) | cps[k]
+                it = self.child.find(key)
+                if it == self.child.end():
+                    nxt = <int32_t>self.piece.size()
+                    self.child[key] = nxt
+                    self.piece.push_back(NO_PIECE)
+                    node = nxt
+                else:
+                    node = deref(it).second
+            self.piece[node] = <int32_t>i
+            self.longest = max(self.longest, offsets[i + 1] - offsets[i])
+
+    cdef void nodes(self, const int32_t* word, Py_ssize_t n, vector[int32_t]& start_at,
+                    vector[int32_t]& ends, vector[int32_t]& pids) noexcept nogil:
+        """Each start's nodes (end, piece) in start_at[i]:start_at[i + 1], an unknown one first when no
+        one-character piece starts there, then by increasing end."""
+        cdef Py_ssize_t i, j, first
+        cdef int32_t node
+        cdef bint single
+        cdef unordered_map[int64_t, int32_t].iterator it
+        start_at.clear(); ends.clear(); pids.clear()
+        for i in range(n):
+            start_at.push_back(<int32_t>ends.size())
+            first = ends.size()
+            single = False
+            node = 0
+            j = i
+            while j < n and j - i < self.longest:
+                it = self.child.find((<int64_t>node << 21) | word[j])
+                if it == self.child.end():
+                    break
+                node = deref(it).second
+                j += 1
+                if self.piece[node] != NO_PIECE:
+                    ends.push_back(<int32_t>j)
+                    pids.push_back(self.piece[node])
+                    if j == i + 1:
+                        single = True
+            if not single:
+                ends.insert(ends.begin() + first, <int32_t>(i + 1))
+                pids.insert(pids.begin() + first, NO_PIECE)
+        start_at.push_back(<int32_t>ends.size())
+
+
+cdef inline double logaddexp(double x, double y) noexcept nogil:
+    if x == -INFINITY:
+        return y
+    if x > y:
+        return x + log1p(exp(y - x))
+    return y + log1p(exp(x - y))
+
+
+cdef inline double node_score(int32_t pid, const double[::1] scores, double unk_score) noexcept nogil:
+    return unk_score if pid == NO_PIECE else scores[pid]
+
+
+cdef Py_ssize_t viterbi(const int32_t* word, Py_ssize_t n, vector[int32_t]& start_at, vector[int32_t]& ends,
+                        vector[int32_t]& pids, const double[::1] scores, double unk_score, int32_t banned,
+                        vector[double]& best, vector[int32_t]& back_from, vector[int32_t]& back_pid,
+                        vector[int32_t]& path) noexcept nogil:
+    """The best path's piece ids into `path` (left to right); its length, or 0 when there is none."""
+    cdef Py_ssize_t i, k, j
+    cdef double s
+    best.assign(n + 1, -INFINITY)
+    back_from.assign(n + 1, 0)
+    back_pid.assign(n + 1, 0)
+    best[0] = 0.0
+    for i in range(n):
+        if best[i] == -INFINITY:
+            continue
+        for k in range(start_at[i], start_at[i + 1]):
+            if pids[k] == banned:
+                continue
+            j = ends[k]
+            s = best[i] + node_score(pids[k], scores, unk_score)
+            if s > best[j]:
+                best[j] = s
+                back_from[j] = <int32_t>i
+                back_pid[j] = pids[k]
+    path.clear()
+    if best[n] == -INFINITY:
+        return 0
+    j = n
+    while j > 0:
+        path.push_back(back_pid[j])
+        j = back_from[j]
+    for i in range(<Py_ssize_t>path.size() // 2):
+        k = path[i]
+        path[i] = path[path.size() - 1 - i]
+        path[path.size() - 1 - i] = <int32_t>k
+    return path.size()
+
+
+def e_step(const int32_t[::1] piece_cps, const int64_t[::1] piece_offsets, const double[::1] scores,
+           const int32_t[::1] word_cps, const int64_t[::1] word_offsets, const int64_t[::1] counts,
+           *, double unk_score):
+    """Expected piece counts (forward-backward), sum of count * log Z, and sum of count * Viterbi length."""
+    cdef _Trie trie = _Trie(piece_cps, piece_offsets)
+    cdef Py_ssize_t n_pieces = piece_offsets.shape[0] - 1
+    if scores.shape[0] != n_pieces:
+        raise ValueError("one score per piece")
+    expected_arr = np.zeros(n_pieces, dtype=np.float64)
+    cdef double[::1] expected = expected_arr
+    cdef vector[int32_t] start_at, ends, pids, back_from, back_pid, path
+    cdef vector[double] alpha, beta, best
+    cdef Py_ssize_t w, i, k, n
+    cdef const int32_t* word
+    cdef double freq, z, objective = 0.0
+    cdef int64_t ntokens = 0
+    with nogil:
+        for w in range(counts.shape[0]):
+            n = word_offsets[w + 1] - word_offsets[w]
+            word = &word_cps[word_offsets[w]] if n else NULL
+            freq = <double>counts[w]
+            trie.nodes(word, n, start_at, ends, pids)
+            alpha.assign(n + 1, -INFINITY)
+            alpha[0] = 0.0
+            for i in range(n):
+                for k in range(start_at[i], start_at[i + 1]):
+                    alpha[ends[k]] = logaddexp(alpha[ends[k]], alpha[i] + node_score(pids[k], scores, unk_score))
+            beta.assign(n + 1, -INFINITY)
+            beta[n] = 0.0
+            for i in range(n - 1, -1, -1):
+                for k in range(start_at[i], start_at[i + 1]):
+                    beta[i] = logaddexp(beta[i], beta[ends[k]] + node_score(pids[k], scores, unk_score))
+            z = alpha[n]
+            for i in range(n):
+                for k in range(start_at[i], start_at[i + 1]):
+                    if pids[k] != NO_PIECE:
+                        expected[pids[k]] += freq * exp(alpha[i] + scores[pids[k]] + beta[ends[k]] - z)
+            objective += freq * z
+            ntokens += counts[w] * viterbi(word, n, start_at, ends, pids, scores, unk_score, -2,
+                                           best, back_from, back_pid, path)
+    return expected_arr, objective, ntokens
+
+
+def viterbi_counts(const int32_t[::1] piece_cps, const int64_t[::1] piece_offsets, const double[::1] scores,
+                   const int32_t[::1] word_cps, const int64_t[::1] word_offsets, const int64_t[::1] counts,
+                   *, double unk_score):
+    """How often each piece is on the words' best paths, weighted by the words' counts (float64)."""
+    cdef _Trie trie = _Trie(piece_cps, piece_offsets)
+    cdef Py_ssize_t n_pieces = piece_offsets.shape[0] - 1
+    if scores.shape[0] != n_pieces:
+        raise ValueError("one score per piece")
+    freq_arr = np.zeros(n_pieces, dtype=np.float64)
+    cdef double[::1] freq = freq_arr
+    cdef vector[int32_t] start_at, ends, pids, back_from, back_pid, path
+    cdef vector[double] best
+    cdef Py_ssize_t w, k, n, length
+    cdef const int32_t* word
+    with nogil:
+        for w in range(counts.shape[0]):
+            n = word_offsets[w + 1] - word_offsets[w]
+            word = &word_cps[word_offsets[w]] if n else NULL
+            trie.nodes(word, n, start_at, ends, pids)
+            length = viterbi(word, n, start_at, ends, pids, scores, unk_score, -2, best, back_from, back_pid, path)
+            for k in range(length):
+                if path[k] != NO_PIECE:
+                    freq[path[k]] += <double>counts[w]
+    return freq_arr
+
+
+def alternatives(const int32_t[::1] piece_cps, const int64_t[::1] piece_offsets, const double[::1] scores,
+                 *, double unk_score):
+    """(kind int8[n], alt_ids int32, alt_offsets int64[n + 1]): see tokkit.train.unigram_py.alternatives."""
+    cdef _Trie trie = _Trie(piece_cps, piece_offsets)
+    cdef Py_ssize_t n_pieces = piece_offsets.shape[0] - 1
+    if scores.shape[0] != n_pieces:
+        raise ValueError("one score per piece")
+    kind_arr = np.zeros(n_pieces, dtype=np.int8)
+    offsets_arr = np.zeros(n_pieces + 1, dtype=np.int64)
+    cdef int8_t[::1] kind = kind_arr
+    cdef int64_t[::1] alt_offsets = offsets_arr
+    cdef vector[int32_t] alt, start_at, ends, pids, back_from, back_pid, path
+    cdef vector[double] best
+    cdef Py_ssize_t i, k, n, length
+    cdef bint unknown
+    cdef const int32_t* word
+    with nogil:
+        for i in range(n_pieces):
+            n = piece_offsets[i + 1] - piece_offsets[i]
+            word = &piece_cps[piece_offsets[i]]
+            trie.nodes(word, n, start_at, ends, pids)
+            if viterbi(word, n, start_at, ends, pids, scores, unk_score, -2, best, back_from, back_pid, path) >= 2:
+                kind[i] = 0
+            else:
+                length = viterbi(word, n, start_at, ends, pids, scores, unk_score, <int32_t>i,
+                                 best, back_from, back_pid, path)
+                unknown = False
+                for k in range(length):
+                    unknown = unknown or path[k] == NO_PIECE
+                if length == 0 or unknown:
+                    kind[i] = 1
+                else:
+                    kind[i] = 2
+                    for k in range(length):
+                        alt.push_back(path[k])
+            alt_offsets[i + 1] = alt.size()
+    alt_arr = np.array([alt[k] for k in range(<Py_ssize_t>alt.size())], dtype=np.int32)
+    return kind_arr, alt_arr, offsets_arr

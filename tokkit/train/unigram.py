@@ -1,0 +1,354 @@
+"""Unigram language-model training (Kudo 2018), as sentencepiece's unigram trainer does it, from counted words.
+
+Words are counted by the shared flow (whitespace-split, then NFKC per distinct word) and written
+``▁word`` as Metaspace writes them. Seed pieces are every character above the coverage cut plus
+the most frequent substrings (count x length) that stay within one script and start with ▁ only
+at the front; then rounds of EM (forward-backward expected counts, digamma-smoothed scores) and
+pruning of the pieces whose removal costs the least likelihood shrink the set to the target,
+keeping every single character. The lattice loops run in `tokkit._native.unigram_train` (or its
+readable twin `tokkit.train.unigram_py`, with TOKKIT_PURE_PYTHON=1).
+
+>>> import tokkit
+>>> tok = tokkit.train(texts=["the quick brown fox jumps over the lazy dog"] * 30, algo="unigram", vocab_size=60)
+>>> tok.kind, tok.id_to_token(0)
+('unigram', '<pad>')
+"""
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from tokkit._native import pure_python_requested
+from tokkit._progress import Progress
+from tokkit.errors import TokkitError
+from tokkit.tokenizer.hf_json import spec_from_json
+from tokkit.tokenizer.tokenizer import Tokenizer
+from tokkit.train import unigram_py
+from tokkit.train.flow import Algorithm
+
+try:
+    from tokkit._native import unigram_train as _compiled
+except ImportError:  # a checkout that was never built: the twin does the same, slowly
+    _compiled = None
+
+SPACE = "\u2581"  # ▁, Metaspace's word-start marker
+SPECIALS = ["<pad>", "</s>", "<unk>"]
+UNK = "<unk>"
+UNK_PENALTY = 10.0  # an unknown character scores this much below the lowest piece (as tokenizers' Unigram)
+SHRINKING_FACTOR = 0.75
+EM_STEPS = 2  # EM passes before each pruning round
+MIN_EXPECTED = 0.5  # the M-step drops pieces expected less often than this
+VOCAB_SLACK = 1.1  # pruning stops this far above the target; the final cut takes the best-scored
+MAX_SEEDS = 1_000_000
+SEEDS_PER_PIECE = 10
+PENALTY_STEP = 1e-4
+SCORE_DECIMALS = 8  # required characters the model lost come back just below its lowest score, in order
+
+
+def lattice_engine(name: str | None = None):
+    """The module with e_step, viterbi_counts and alternatives: compiled, or the Python twin.
+
+    >>> lattice_engine("python").__name__
+    'tokkit.train.unigram_py'
+    """
+    if name is None:
+        name = "python" if (pure_python_requested() or _compiled is None) else "compiled"
+    if name == "python":
+        return unigram_py
+    if name == "compiled":
+        if _compiled is None:
+            raise ImportError("tokkit's compiled unigram kernel is not built; reinstall with: pip install -e .")
+        return _compiled
+    raise ValueError(f"unknown engine {name!r}; expected 'compiled' or 'python'")
+
+
+def digamma(x: float) -> float:
+    """The digamma function for x > 0: shift up with psi(x) = psi(x + 1) - 1/x, then the asymptotic series.
+
+    >>> round(digamma(1.0), 10)  # minus the Euler-Mascheroni constant
+    -0.5772156649
+    """
+    shift = 0.0
+    while x < 6.0:
+        shift -= 1.0 / x
+        x += 1.0
+    inv2 = 1.0 / (x * x)
+    series = inv2 * (1.0 / 12 - inv2 * (1.0 / 120 - inv2 * (1.0 / 252 - inv2 * (1.0 / 240 - inv2 / 132))))
+    return shift + math.log(x) - 0.5 / x - series
+
+
+def script_of(ch: str) -> str | None:
+    """A coarse script class: pieces never mix two (None, for marks, joins any).
+
+    >>> script_of("a"), script_of("7"), script_of(","), script_of("\\u0301"), script_of("か")
+    ('LATIN', 'NUMBER', 'COMMON', None, 'HAN')
+    """
+    cat = unicodedata.category(ch)
+    if cat[0] == "M":
+        return None
+    if cat[0] == "N":
+        return "NUMBER"
+    if cat[0] != "L":
+        return "COMMON"
+    first = unicodedata.name(ch, "UNKNOWN").split(" ", 1)[0]
+    return "HAN" if first in ("CJK", "HIRAGANA", "KATAKANA") else first
+
+
+@dataclass
+class Unigram(Algorithm):
+    """Options as sentencepiece names them; `normalization` is "nfkc" (default) or "identity"."""
+
+    name: str = "unigram"
+    default_limit_alphabet: int | None = None
+    trains_pieces: bool = True
+    default_specials: tuple = tuple(SPECIALS)
+    unk_token: str = UNK
+    character_coverage: float = 0.9995
+    max_piece_length: int = 16
+    byte_fallback: bool = False
+    split_digits: bool = False
+    normalization: str = "nfkc"
+    seed_size: int | None = None
+
+    def __post_init__(self):
+        cov = self.character_coverage
+        if isinstance(cov, bool) or not isinstance(cov, (int, float)) or not 0 < cov <= 1:
+            raise TokkitError(f"character_coverage must be a number in (0, 1], got {cov!r}")
+        mpl = self.max_piece_length
+        if isinstance(mpl, bool) or not isinstance(mpl, int) or not 1 <= mpl <= 64:
+            raise TokkitError(f"max_piece_length must be a whole number in [1, 64], got {mpl!r}")
+        if self.normalization not in ("nfkc", "identity"):
+            raise TokkitError(f"normalization must be 'nfkc' or 'identity', got {self.normalization!r}")
+        if self.seed_size is not None and (isinstance(self.seed_size, bool) or not isinstance(self.seed_size, int)
+                                           or self.seed_size < 1):
+            raise TokkitError(f"seed_size must be a positive whole number, got {self.seed_size!r}")
+
+    def count_mode(self):
+        return "regex", {"pattern": r"\S+"}
+
+    def train_words(self, table, *, vocab_size: int, min_frequency: int, special_tokens: list[str],
+                    progress: bool, engine: str | None, summary):
+        """Train on a counted WordTable and return the Tokenizer (the flow's hook for piece trainers)."""
+        words = self.normalized_words(table)
+        fixed = list(special_tokens) + (byte_pieces() if self.byte_fallback else [])
+        target = vocab_size - len(fixed)
+        trainer = _Trainer(self, words, target, lattice_engine(engine))
+        if target < len(trainer.required):
+            raise TokkitError(f"--vocab-size {vocab_size} is below the {len(fixed)} special and byte tokens + "
+                              f"{len(trainer.required)} characters --character-coverage keeps ({len(fixed) + len(trainer.required)}); "
+                              "raise it or lower --character-coverage")
+        pieces = trainer.run(min_frequency, progress)
+        summary.alphabet, summary.pieces = len(trainer.required), len(pieces)
+        return self.build_tokenizer(fixed, pieces, special_tokens)
+
+    def normalized_words(self, table) -> dict[str, int]:
+        """{▁word: count} after normalization (which may make or split words), sorted by word."""
+        out: dict[str, int] = defaultdict(int)
+        o, blob = table.offsets, table.blob
+        for i, count in enumerate(table.counts.tolist()):
+            word = blob[o[i]:o[i + 1]].decode("utf-8", "replace")
+            if self.normalization == "nfkc":
+                word = unicodedata.normalize("NFKC", word)
+            for part in word.replace(SPACE, " ").split():
+                out[SPACE + part] += count
+        if not out:
+            raise TokkitError("the corpus is empty (no words in it)")
+        return dict(sorted(out.items()))
+
+    def build_tokenizer(self, fixed: list[str], pieces: list[tuple[str, float]], specials: list[str]) -> Tokenizer:
+        """tokenizer.json's components (NFKC, Metaspace, Unigram, Metaspace) read back through spec_from_json."""
+        taken = set(fixed)
+        # Scores to 8 decimals: every JSON reader then parses the same doubles (tokenizers' parser is exact only
+        # for short numbers), so even paths tied to the last bit are broken alike.
+        vocab = [[tok, 0.0] for tok in fixed] + [[p, round(s, SCORE_DECIMALS)] for p, s in pieces if p not in taken]
+        ids = {tok: i for i, (tok, _) in enumerate(vocab)}
+        metaspace = {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "always", "split": True}
+        decoder = dict(metaspace)
+        if self.byte_fallback:
+            decoder = {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, metaspace]}
+        data = {
+            "version": "1.0", "truncation": None, "padding": None,
+            "added_tokens": [{"id": ids[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+                              "normalized": False, "special": True} for t in specials],
+            "normalizer": self.normalizer_json(),
+            "pre_tokenizer": metaspace,
+            "post_processor": bert_template(ids) if "[CLS]" in specials and "[SEP]" in specials else None,
+            "decoder": decoder,
+            "model": {"type": "Unigram", "unk_id": ids[self.unk_token], "vocab": vocab,
+                      "byte_fallback": self.byte_fallback},
+        }
+        return Tokenizer(spec_from_json(data, "trained unigram"))
+
+
+    def normalizer_json(self) -> dict:
+        """NFKC, then whitespace runs as one space, stripped at both ends: training splits words at any
+        whitespace, so encoding does too (sentencepiece's nmt_nfkc also drops extra whitespace)."""
+        steps = [{"type": "NFKC"}] if self.normalization == "nfkc" else []
+        steps += [{"type": "Replace", "pattern": {"Regex": "\\s+"}, "content": " "},
+                  {"type": "Strip", "strip_left": True, "strip_right": True}]
+        return {"type": "Sequence", "normalizers": steps}
+
+
+def byte_pieces() -> list[str]:
+    """The 256 byte-fallback pieces, <0x00> to <0xFF>."""
+    return [f"<0x{b:02X}>" for b in range(256)]
+
+
+def bert_template(ids: dict[str, int]) -> dict:
+    """TemplateProcessing for [CLS] A [SEP] (B [SEP]), when both are special tokens."""
+    cls, sep = ({"SpecialToken": {"id": t, "type_id": 0}} for t in ("[CLS]", "[SEP]"))
+    seq = [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}]
+    sep1 = {"SpecialToken": {"id": "[SEP]", "type_id": 1}}
+    return {"type": "TemplateProcessing", "single": [cls, seq[0], sep], "pair": [cls, seq[0], sep, seq[1], sep1],
+            "special_tokens": {t: {"id": t, "ids": [ids[t]], "tokens": [t]} for t in ("[CLS]", "[SEP]")}}
+
+
+def as_arrays(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Strings as flat int32 code points and int64 offsets (the kernels' input)."""
+    lengths = np.fromiter((len(s) for s in strings), dtype=np.int64, count=len(strings))
+    offsets = np.zeros(len(strings) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    cps = np.frombuffer("".join(strings).encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int32)
+    return cps, offsets
+
+
+class _Trainer:
+    """One training run: the words, the required characters, the current pieces and scores."""
+
+    def __init__(self, algo: Unigram, words: dict[str, int], target: int, engine):
+        self.algo, self.target, self.engine = algo, target, engine
+        self.words = words
+        self.word_cps, self.word_offsets = as_arrays(list(words))
+        self.counts = np.array(list(words.values()), dtype=np.int64)
+        self.required = required_chars(words, algo.character_coverage)
+
+    def run(self, min_frequency: int, progress: bool) -> list[tuple[str, float]]:
+        """Seed, then EM and prune until near the target, then the final cut: [(piece, score)] best first."""
+        pieces, scores = self.seeds(min_frequency)
+        desired = int(self.target * VOCAB_SLACK)
+        with Progress(max(len(pieces) - desired, 0), desc="pruning", unit=" pieces", enabled=progress) as bar:
+            start = len(pieces)
+            while True:
+                for _ in range(EM_STEPS):
+                    pieces, scores = self.em_step(pieces, scores)
+                bar.set(min(start - len(pieces), bar.total or 0))
+                if len(pieces) <= desired:
+                    break
+                kept = self.prune(pieces, scores, desired)
+                if len(kept) == len(pieces):
+                    break
+                pieces, scores = [pieces[i] for i in kept], scores[kept]
+        return self.finalize(pieces, scores)
+
+    def seeds(self, min_frequency: int) -> tuple[list[str], np.ndarray]:
+        """The required characters and the top substrings by count x length, scored as log frequencies."""
+        algo = self.algo
+        scripts = {ch: script_of(ch) for ch in self.required}
+        subs: dict[str, int] = defaultdict(int)
+        for word, count in self.words.items():
+            for i in range(len(word)):
+                for sub in valid_prefixes(word, i, algo.max_piece_length, self.required, scripts, algo.split_digits):
+                    subs[sub] += count
+        limit = algo.seed_size or min(MAX_SEEDS, max(SEEDS_PER_PIECE * self.target, 1000))
+        ranked = sorted(((c * len(s), s) for s, c in subs.items() if c >= max(min_frequency, 1)),
+                        key=lambda x: (-x[0], x[1]))[:limit]
+        seeds = sorted([(float(c), ch) for ch, c in self.required.items()] + [(float(v), s) for v, s in ranked],
+                       key=lambda x: (-x[0], x[1]))
+        freqs = np.array([f for f, _ in seeds], dtype=np.float64)
+        return [s for _, s in seeds], np.log(freqs) - math.log(freqs.sum())
+
+    def em_step(self, pieces: list[str], scores: np.ndarray) -> tuple[list[str], np.ndarray]:
+        """E: expected counts by forward-backward; M: drop the rare, score digamma(count) - digamma(total)."""
+        p_cps, p_off = as_arrays(pieces)
+        expected, _, _ = self.engine.e_step(p_cps, p_off, scores, self.word_cps, self.word_offsets, self.counts,
+                                            unk_score=float(scores.min()) - UNK_PENALTY)
+        keep = [i for i in range(len(pieces)) if expected[i] >= MIN_EXPECTED]
+        total = digamma(float(sum(expected[i] for i in keep)))
+        return [pieces[i] for i in keep], np.array([digamma(float(expected[i])) - total for i in keep])
+
+    def prune(self, pieces: list[str], scores: np.ndarray, desired: int) -> list[int]:
+        """Indices of the pieces kept: those without alternative, then the costliest to remove."""
+        p_cps, p_off = as_arrays(pieces)
+        unk = float(scores.min()) - UNK_PENALTY
+        kind, alt, alt_off = self.engine.alternatives(p_cps, p_off, scores, unk_score=unk)
+        freq = self.engine.viterbi_counts(p_cps, p_off, scores, self.word_cps, self.word_offsets, self.counts,
+                                          unk_score=unk)
+        total, vsum = float(freq.sum()), float(self.counts.sum())
+        logsum = math.log(total)
+        kept, candidates = [], []
+        for i in range(len(pieces)):
+            if freq[i] == 0 or kind[i] == 0:
+                continue  # never on a best path, or split anyway: free to go
+            if kind[i] == 1:
+                kept.append(i)
+                continue
+            others = alt[alt_off[i]:alt_off[i + 1]].tolist()
+            f = float(freq[i])
+            logsum_alt = math.log(total + f * (len(others) - 1))
+            logprob_alt = sum(math.log(float(freq[n]) + f) - logsum_alt for n in others)
+            candidates.append((f / vsum * (math.log(f) - logsum - logprob_alt), i))
+        size = max(desired, int(SHRINKING_FACTOR * len(pieces)))
+        candidates.sort(key=lambda x: (-x[0], x[1]))
+        kept += [i for _, i in candidates[:max(size - len(kept), 0)]]
+        return sorted(kept)
+
+    def finalize(self, pieces: list[str], scores: np.ndarray) -> list[tuple[str, float]]:
+        """Every required character (lost ones just below the lowest score), then the best pieces to the target."""
+        score = dict(zip(pieces, scores.tolist()))
+        low = min(score.values()) if score else 0.0
+        final: dict[str, float] = {}
+        penalty = 0.0
+        for ch, _ in sorted(self.required.items(), key=lambda kv: (-kv[1], kv[0])):
+            if ch in score:
+                final[ch] = score[ch]
+            else:
+                final[ch] = low + penalty
+                penalty += PENALTY_STEP
+        for piece, s in sorted(score.items(), key=lambda kv: (-kv[1], kv[0])):
+            if len(final) >= self.target:
+                break
+            final.setdefault(piece, s)
+        return sorted(final.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def required_chars(words: dict[str, int], coverage: float) -> dict[str, int]:
+    """The most frequent characters (with ▁) until `coverage` of all character occurrences: {char: count}."""
+    counts: dict[str, int] = defaultdict(int)
+    for word, count in words.items():
+        for ch in word:
+            counts[ch] += count
+    threshold = sum(counts.values()) * coverage
+    out, seen = {}, 0
+    for ch, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        if seen >= threshold:
+            break
+        seen += c
+        out[ch] = c
+    return out
+
+
+def valid_prefixes(word: str, i: int, longest: int, required, scripts, split_digits: bool):
+    """The substrings word[i:j] (j > i + 1) a piece may be: required characters, one script, ▁ only in front,
+    no digit in a longer piece when `split_digits`.
+
+    >>> list(valid_prefixes("▁ab,c", 0, 16, set("▁ab,c"), {c: script_of(c) for c in "ab,c"}, False))
+    ['▁a', '▁ab']
+    """
+    script = None
+    for j in range(i, min(len(word), i + longest)):
+        ch = word[j]
+        if ch not in required or (ch == SPACE and j > i) or (split_digits and (ch.isdigit() or word[i].isdigit())
+                                                              and j > i):
+            return
+        if ch != SPACE:
+            s = scripts[ch]
+            if s is not None:
+                if script is not None and s != script:
+                    return
+                script = s
+        if j > i:
+            yield word[i:j + 1]

@@ -1,0 +1,161 @@
+"""The unigram trainer's lattice loops in plain Python: Viterbi, forward-backward, second-best paths.
+
+This is the readable twin of the compiled `tokkit._native.unigram_train`: the fallback when the
+extension is missing (or TOKKIT_PURE_PYTHON=1), and the oracle the tests hold the kernel to. Both
+take the same arrays and return the same numbers.
+
+Pieces and words are code points: `piece_cps[piece_offsets[i]:piece_offsets[i + 1]]` is piece i,
+`word_cps[word_offsets[w]:word_offsets[w + 1]]` is word w, seen `counts[w]` times. A position no
+one-character piece covers gets an unknown node scored `unk_score`; it is never counted.
+
+>>> import numpy as np
+>>> pieces = np.array([97, 98, 97, 98], dtype=np.int32)            # "a", "b", "ab"
+>>> p_off = np.array([0, 1, 2, 4]); scores = np.log([0.25, 0.25, 0.5])
+>>> words = np.array([97, 98, 98], dtype=np.int32); w_off = np.array([0, 2, 3]); counts = np.array([3, 1])
+>>> viterbi_counts(pieces, p_off, scores, words, w_off, counts, unk_score=-20.0).tolist()
+[0.0, 1.0, 3.0]
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+_NO_PIECE = -1  # the id of an unknown node
+
+
+def _table(piece_cps, piece_offsets) -> tuple[dict[tuple, int], int]:
+    """{piece as a tuple of code points: id} and the longest piece's length."""
+    table, longest = {}, 1
+    for i in range(len(piece_offsets) - 1):
+        piece = tuple(piece_cps[piece_offsets[i]:piece_offsets[i + 1]].tolist())
+        table[piece] = i
+        longest = max(longest, len(piece))
+    return table, longest
+
+
+def _nodes(word: list[int], table: dict, longest: int) -> list[list[tuple[int, int]]]:
+    """For each start position, the (end, piece id) of every piece found there; unknown when no single one."""
+    n = len(word)
+    starts = []
+    for i in range(n):
+        here = []
+        single = False
+        for j in range(i + 1, min(n, i + longest) + 1):
+            pid = table.get(tuple(word[i:j]))
+            if pid is not None:
+                here.append((j, pid))
+                single = single or j == i + 1
+        if not single:
+            here.insert(0, (i + 1, _NO_PIECE))
+        starts.append(here)
+    return starts
+
+
+def _score(pid: int, scores, unk_score: float) -> float:
+    return unk_score if pid == _NO_PIECE else float(scores[pid])
+
+
+def _viterbi(word: list[int], table, longest, scores, unk_score, banned: int = -2) -> list[int]:
+    """The best path's piece ids (unknown = -1); ties go to the node found first. `banned` never takes part."""
+    n = len(word)
+    best = [-math.inf] * (n + 1)
+    back: list[tuple[int, int]] = [(0, 0)] * (n + 1)
+    best[0] = 0.0
+    for i, here in enumerate(_nodes(word, table, longest)):
+        if best[i] == -math.inf:
+            continue
+        for j, pid in here:
+            if pid == banned:
+                continue
+            s = best[i] + _score(pid, scores, unk_score)
+            if s > best[j]:
+                best[j], back[j] = s, (i, pid)
+    if best[n] == -math.inf:
+        return []
+    path, j = [], n
+    while j > 0:
+        i, pid = back[j]
+        path.append(pid)
+        j = i
+    return path[::-1]
+
+
+def _logaddexp(x: float, y: float) -> float:
+    """log(exp(x) + exp(y)), with -inf as the empty sum."""
+    if x == -math.inf:
+        return y
+    hi, lo = (x, y) if x > y else (y, x)
+    return hi + math.log1p(math.exp(lo - hi))
+
+
+def e_step(piece_cps, piece_offsets, scores, word_cps, word_offsets, counts, *, unk_score: float):
+    """Expected piece counts over every word's lattice (forward-backward), the objective and the token count.
+
+    Returns (expected float64[n_pieces], sum of count * log Z, sum of count * Viterbi length).
+    """
+    table, longest = _table(piece_cps, piece_offsets)
+    expected = np.zeros(len(piece_offsets) - 1, dtype=np.float64)
+    objective, ntokens = 0.0, 0
+    for w in range(len(counts)):
+        word = word_cps[word_offsets[w]:word_offsets[w + 1]].tolist()
+        freq = float(counts[w])
+        starts = _nodes(word, table, longest)
+        n = len(word)
+        alpha = [-math.inf] * (n + 1)
+        alpha[0] = 0.0
+        for i in range(n):
+            for j, pid in starts[i]:
+                alpha[j] = _logaddexp(alpha[j], alpha[i] + _score(pid, scores, unk_score))
+        beta = [-math.inf] * (n + 1)
+        beta[n] = 0.0
+        for i in range(n - 1, -1, -1):
+            for j, pid in starts[i]:
+                beta[i] = _logaddexp(beta[i], beta[j] + _score(pid, scores, unk_score))
+        z = alpha[n]
+        for i in range(n):
+            for j, pid in starts[i]:
+                if pid != _NO_PIECE:
+                    expected[pid] += freq * math.exp(alpha[i] + float(scores[pid]) + beta[j] - z)
+        objective += freq * z
+        ntokens += int(counts[w]) * len(_viterbi(word, table, longest, scores, unk_score))
+    return expected, objective, ntokens
+
+
+def viterbi_counts(piece_cps, piece_offsets, scores, word_cps, word_offsets, counts, *, unk_score: float):
+    """How often each piece is on the words' best paths, weighted by the words' counts (float64)."""
+    table, longest = _table(piece_cps, piece_offsets)
+    freq = np.zeros(len(piece_offsets) - 1, dtype=np.float64)
+    for w in range(len(counts)):
+        word = word_cps[word_offsets[w]:word_offsets[w + 1]].tolist()
+        for pid in _viterbi(word, table, longest, scores, unk_score):
+            if pid != _NO_PIECE:
+                freq[pid] += float(counts[w])
+    return freq
+
+
+def alternatives(piece_cps, piece_offsets, scores, *, unk_score: float):
+    """What each piece splits into when it is removed: the best path over its own text without it.
+
+    Returns (kind int8[n], alt_ids int32, alt_offsets int64[n + 1]): kind 0 = its own best path is
+    split (removable), 1 = it has no other path, or only one through an unknown character (keep),
+    2 = it is its own best path and `alt_ids[alt_offsets[i]:alt_offsets[i + 1]]` is the alternative.
+    """
+    table, longest = _table(piece_cps, piece_offsets)
+    n = len(piece_offsets) - 1
+    kind = np.zeros(n, dtype=np.int8)
+    alt: list[int] = []
+    alt_offsets = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        word = piece_cps[piece_offsets[i]:piece_offsets[i + 1]].tolist()
+        if len(_viterbi(word, table, longest, scores, unk_score)) >= 2:
+            kind[i] = 0
+        else:
+            other = _viterbi(word, table, longest, scores, unk_score, banned=i)
+            if not other or _NO_PIECE in other:
+                kind[i] = 1
+            else:
+                kind[i] = 2
+                alt.extend(other)
+        alt_offsets[i + 1] = len(alt)
+    return kind, np.array(alt, dtype=np.int32), alt_offsets
