@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 from helpers.hub_files import edge_texts, hub_folder
 
+import tokenizers
+
 import tokkit
 from tokkit.errors import TokkitError
 
@@ -321,3 +323,48 @@ def test_lone_surrogates_encode_the_same_on_every_lane(tmp_path_factory, kind):
         assert tok.encode(text) == tok.encode_with_offsets(text).ids
     flat, offsets = tok.encode_batch_flat(texts, num_threads=2)
     assert flat.tolist() == [i for text in texts for i in tok.encode(text)]
+
+
+# ---------------------------------------------------------------------------------------------------
+# The fast lane (ids only) must never cut where the model could see across a space.
+def _lane_doc(model, pre=None, norm=None):
+    return {"version": "1.0", "added_tokens": [], "normalizer": norm, "pre_tokenizer": pre,
+            "post_processor": None, "decoder": None, "model": model}
+
+
+def _pair(tmp_path, doc):
+    (tmp_path / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
+    return tokkit.load(tmp_path), tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+
+
+@pytest.mark.parametrize("pre", [None, {"type": "Sequence", "pretokenizers": []}, {"type": "Digits", "individual_digits": False},
+                                 {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+                                 {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "never", "split": False}])
+def test_tokens_spanning_a_space_stay_whole_on_every_lane(tmp_path, pre):
+    model = {"type": "WordLevel", "vocab": {"[UNK]": 0, "a b": 1, "a": 2, "a\u2581b": 3, "Ġ": 4}, "unk_token": "[UNK]"}
+    tok, hf = _pair(tmp_path, _lane_doc(model, pre=pre))
+    for text in ["a b", "a b a b", "x a b"]:
+        want = hf.encode(text).ids
+        assert tok.encode(text) == want and tok.encode_with_offsets(text).ids == want
+
+
+def test_a_merge_across_the_metaspace_char_keeps_the_fast_lane_off(tmp_path):
+    model = {"type": "BPE", "vocab": {"a": 0, "b": 1, "\u2581": 2, "a\u2581": 3}, "merges": [["a", "\u2581"]]}
+    pre = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": False}
+    tok, hf = _pair(tmp_path, _lane_doc(model, pre=pre))
+    assert tok.encode("a b") == hf.encode("a b").ids == [2, 3, 1]
+
+
+def test_fused_unknowns_are_not_cut_at_spaces(tmp_path):
+    model = {"type": "BPE", "vocab": {"a": 0, "<unk>": 1}, "merges": [], "unk_token": "<unk>", "fuse_unk": True}
+    tok, hf = _pair(tmp_path, _lane_doc(model))
+    assert tok.encode("b b") == hf.encode("b b").ids == [1]
+
+
+def test_an_empty_string_pattern_matches_everywhere_as_in_tokenizers(tmp_path):
+    model = {"type": "WordLevel", "vocab": {"[UNK]": 0, "a": 1, "x": 2}, "unk_token": "[UNK]"}
+    tok, hf = _pair(tmp_path, _lane_doc(model, pre={"type": "Split", "pattern": {"String": ""}, "behavior": "Isolated",
+                                               "invert": False},
+                                   norm={"type": "Replace", "pattern": {"String": ""}, "content": "x"}))
+    for text in ["aa", "", "a"]:
+        assert tok.encode(text) == hf.encode(text).ids

@@ -136,19 +136,31 @@ inline bool fast_lane_ok(const Pipeline& P) {
             return false;
         }
     }
+    // The model must never see across a space either: some step has to start new pieces at spaces
+    // (or the model is cut before each U+2581, see Pipeline::cut_before).
+    bool splits = false;
     for (const PreStep& st : P.pre) {
         switch (st.kind) {
-        case P_METASPACE: case P_WHITESPACE: case P_WHITESPACE_SPLIT: case P_BERT: case P_PUNCTUATION:
-        case P_DIGITS: case P_BYTELEVEL:
+        case P_METASPACE:
+            splits = splits || st.split || (P.cut_before && st.replacement == P.cut_char);
+            break;
+        case P_WHITESPACE: case P_WHITESPACE_SPLIT: case P_BERT:
+            splits = true;
+            break;
+        case P_BYTELEVEL:
+            splits = splits || st.use_regex;
             break;
         case P_SPLIT_GPT2:  // the GPT-2 pattern: a run of spaces after a non-space starts new pieces
             if (st.behavior != B_ISOLATED || st.invert) return false;
+            splits = true;
+            break;
+        case P_PUNCTUATION: case P_DIGITS:
             break;
         default:
             return false;
         }
     }
-    return true;
+    return splits;
 }
 
 // The normalizer alone, then (with `pre`) the pre-tokenizer, over c[0:n]: the resulting chars, their

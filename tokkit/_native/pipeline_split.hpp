@@ -126,7 +126,10 @@ inline void apply_behavior(std::vector<Segment>& segs, int behavior, bool invert
 inline void find_string(const char32_t* c, size_t n, const std::u32string& p,
                         std::vector<std::pair<size_t, size_t>>& out) {
     out.clear();
-    if (p.empty()) return;
+    if (p.empty()) {  // an empty pattern matches at every place, the end too
+        for (size_t i = 0; i <= n; i++) out.push_back({i, i});
+        return;
+    }
     size_t i = 0;
     while (i + p.size() <= n) {
         if (std::equal(p.begin(), p.end(), c + i)) {

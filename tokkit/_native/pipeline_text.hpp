@@ -521,7 +521,9 @@ inline void normalize_step(const NormStep& st, const UnicodeTables& T, const std
             if (st.collapse_spaces) {  // Regex(" {2,}"): a run of two or more spaces
                 while (i + m < n && in.c[i + m] == U' ') m++;
                 if (m < 2) m = 0;
-            } else if (!p.empty() && i + p.size() <= n && std::equal(p.begin(), p.end(), in.c.begin() + i)) {
+            } else if (p.empty()) {  // an empty pattern matches before every char (and at the end, below)
+                replace_match(ed, 0, st.content);
+            } else if (i + p.size() <= n && std::equal(p.begin(), p.end(), in.c.begin() + i)) {
                 m = p.size();
             }
             if (m) {
@@ -531,6 +533,7 @@ inline void normalize_step(const NormStep& st, const UnicodeTables& T, const std
                 ed.keep(in.c[i++]);
             }
         }
+        if (n && p.empty() && !st.collapse_spaces) replace_match(ed, 0, st.content);
         break;
     }
     case N_PRECOMPILED:
