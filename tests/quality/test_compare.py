@@ -91,8 +91,9 @@ def test_parse_and_split():
                                                        "bpe", "bytelevel"]
     assert [c[0] for c in parse_candidates("wordpiece,wordpiece-likelihood,bpe")] == ["wordpiece-likelihood", "bpe"]
     assert [c[0] for c in parse_candidates("wordpiece-pmi,wordpiece")] == ["wordpiece-pmi", "wordpiece-likelihood"]
-    with pytest.raises(TokkitError, match="unknown candidate 'unigram'"):
-        parse_candidates("bpe,unigram")
+    with pytest.raises(TokkitError, match="unknown candidate 'wordpiece-bigram'"):
+        parse_candidates("bpe,wordpiece-bigram")
+    assert [c[0] for c in parse_candidates("unigram,bpe")] == ["unigram", "bpe"]
     train, held = split_heldout([str(i) for i in range(100)], 0.1)
     assert held == [str(i) for i in range(90, 100)] and train == [str(i) for i in range(90)]
     with pytest.raises(TokkitError):
@@ -131,7 +132,7 @@ def test_compare_bad_input(setup, tmp_path, capsys, case):
     afile = tmp_path / "file"
     afile.write_text("x")
     args = {"no-dirs": ["--corpus", str(corpus)],
-            "unknown-algo": ["--train", "unigram", str(corpus)],
+            "unknown-algo": ["--train", "wordpiece-bigram", str(corpus)],
             "bad-heldout": ["--train", "bpe", "--heldout", "1.5", str(corpus)],
             "output-is-file": [str(dirs["small"]), "--corpus", str(corpus), "-o", str(afile)],
             "missing-dir": [str(tmp_path / "nope"), "--corpus", str(corpus)]}[case]

@@ -15,13 +15,25 @@ from tokkit._native.patterns import NAMED
 
 OUTPUT_FILES = {"wordpiece": {"tokenizer.json", "vocab.txt"},
                 "bpe": {"tokenizer.json", "vocab.json", "merges.txt"},
-                "bytelevel": {"tokenizer.json", "vocab.json", "merges.txt"}}
+                "bytelevel": {"tokenizer.json", "vocab.json", "merges.txt"},
+                "unigram": {"tokenizer.json"}}
 ALL_OUTPUT_FILES = set().union(*OUTPUT_FILES.values())
+
+
+def unigram_options(algo, character_coverage, max_piece_length, byte_fallback, split_digits) -> dict:
+    """The sentencepiece-style options given, for --algo unigram (an error for the others)."""
+    given = {"character_coverage": character_coverage, "max_piece_length": max_piece_length,
+             "byte_fallback": byte_fallback or None, "split_digits": split_digits or None}
+    given = {k: v for k, v in given.items() if v is not None}
+    if given and algo != "unigram":
+        names = ", ".join("--" + k.replace("_", "-") for k in given)
+        raise TokkitError(f"{names} {'applies' if len(given) == 1 else 'apply'} to --algo unigram only")
+    return given
 
 
 @click.command("train")
 @click.argument("corpus", nargs=-1, metavar="[CORPUS]...")
-@click.option("--algo", type=click.Choice(["wordpiece", "bpe", "bytelevel"]), default="wordpiece",
+@click.option("--algo", type=click.Choice(["wordpiece", "bpe", "bytelevel", "unigram"]), default="wordpiece",
               show_default=True, help="Training algorithm.")
 @click.option("--vocab-size", type=click.IntRange(1, MAX_VOCAB_SIZE), default=30000, show_default=True, metavar="N")
 @click.option("--min-frequency", type=click.IntRange(0, MAX_COUNT), default=2, show_default=True, metavar="N",
@@ -29,7 +41,8 @@ ALL_OUTPUT_FILES = set().union(*OUTPUT_FILES.values())
 @click.option("--special-token", "special_tokens", multiple=True, metavar="TOKEN",
               help="Add a special token (repeatable).")
 @click.option("--no-default-specials", is_flag=True,
-              help="Drop [PAD] [UNK] [CLS] [SEP] [MASK] (wordpiece and bpe keep [UNK]).")
+              help="Drop [PAD] [UNK] [CLS] [SEP] [MASK] (wordpiece and bpe keep [UNK]; unigram: drop <pad> </s>, "
+                   "keep <unk>).")
 @click.option("--limit-alphabet", type=click.IntRange(1), default=None, metavar="N",
               help="Keep the N most frequent characters (default 1000; bytelevel ignores it).")
 @click.option("--cased", is_flag=True, help="wordpiece: keep case and accents.")
@@ -40,6 +53,12 @@ ALL_OUTPUT_FILES = set().union(*OUTPUT_FILES.values())
 @click.option("--pattern", default=None, metavar="NAME|REGEX",
               help="bytelevel: pre-tokenization pattern, a name (gpt2, llama3 = cl100k, qwen2, o200k) or a regex "
                    "(default gpt2).")
+@click.option("--character-coverage", type=click.FloatRange(0, 1, min_open=True), default=None, metavar="F",
+              help="unigram: keep the most frequent characters up to this share of all (default 0.9995).")
+@click.option("--max-piece-length", type=click.IntRange(1, 64), default=None, metavar="N",
+              help="unigram: longest piece in characters (default 16).")
+@click.option("--byte-fallback", is_flag=True, help="unigram: add the 256 <0xNN> pieces for unknown characters.")
+@click.option("--split-digits", is_flag=True, help="unigram: every digit is a piece of its own.")
 @click.option("--workers", type=click.IntRange(1), default=None, metavar="N",
               help="Counting threads (default and most: all cores).")
 @click.option("--glob", "glob_pattern", default=None, metavar="PATTERN", help="Files to take from directories.")
@@ -53,7 +72,8 @@ ALL_OUTPUT_FILES = set().union(*OUTPUT_FILES.values())
               help="With --scheduler: prune words seen fewer than N times while reducing.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars and no summary.")
 def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_specials, limit_alphabet, cased,
-            scoring, lowercase, pattern, workers, glob_pattern, errors, output, force, scheduler, min_word_count, quiet):
+            scoring, lowercase, pattern, character_coverage, max_piece_length, byte_fallback, split_digits, workers,
+            glob_pattern, errors, output, force, scheduler, min_word_count, quiet):
     """Train a tokenizer on CORPUS (files, directories, globs, - for stdin; .gz/.bz2/.xz read as text).
 
     Without CORPUS, trains on the embedded default corpus (CPython's own reference documentation).
@@ -77,6 +97,7 @@ def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_
         options["pattern"] = NAMED.get(pattern, pattern)
     elif pattern:
         raise TokkitError("--pattern applies to --algo bytelevel only")
+    options.update(unigram_options(algo, character_coverage, max_piece_length, byte_fallback, split_digits))
 
     output = output or f"tokkit-{algo}"
     check_destination(output, marker_files=ALL_OUTPUT_FILES, force=force)  # fail before hours of counting

@@ -2,7 +2,7 @@
 
 Candidates for `--train` are trainer settings: `wordpiece` (its default likelihood scoring, as
 `wordpiece-likelihood`), `wordpiece-pmi` and `wordpiece-frequency` (the same trainer scoring merges
-by PMI or by frequency), `bpe`, `bytelevel`.
+by PMI or by frequency), `bpe`, `bytelevel`, `unigram` (not in `all`, which keeps the merge trainers).
 The corpus's non-empty lines are split once: the last `heldout` share of them (a contiguous tail,
 so a document is never on both sides) is kept for evaluation and never seen in training.
 
@@ -25,7 +25,8 @@ CANDIDATES = {"wordpiece": ("wordpiece-likelihood", "wordpiece", {"scoring": "li
               "wordpiece-pmi": ("wordpiece-pmi", "wordpiece", {"scoring": "pmi"}),
               "wordpiece-frequency": ("wordpiece-frequency", "wordpiece", {"scoring": "frequency"}),
               "bpe": ("bpe", "bpe", {}),
-              "bytelevel": ("bytelevel", "bytelevel", {})}
+              "bytelevel": ("bytelevel", "bytelevel", {}),
+              "unigram": ("unigram", "unigram", {})}
 ALL = ("wordpiece-pmi", "wordpiece-likelihood", "wordpiece-frequency", "bpe", "bytelevel")
 
 

@@ -19,6 +19,8 @@ Definitions (all computed on the corpus's non-empty lines, each encoded without 
 
 >>> token_surface("##ing", "wordpiece"), token_surface("low</w>", "bpe"), token_surface("Ġhi", "bytelevel")
 ('ing', 'low', ' hi')
+>>> token_surface("▁hi", "unigram")
+' hi'
 >>> script_of("a"), script_of("ж"), script_of("の"), script_of("1")
 ('Latin', 'Cyrillic', 'Han/Kana', None)
 """
@@ -71,6 +73,8 @@ def token_surface(token: str, kind: str) -> str:
         return token[2:] if token.startswith("##") and len(token) > 2 else token
     if kind == "bpe":
         return token[:-4] if token.endswith("</w>") else token
+    if kind == "unigram":
+        return token.replace("\u2581", " ")  # Metaspace's ▁ is the space before a word
     if kind == "bytelevel":
         data = decode_symbols(token)
         return token if data is None else data.decode("utf-8", errors="replace")
@@ -122,7 +126,7 @@ def main_script(lines: list[str]) -> str | None:
 def _unk_id(tokenizer, kind: str) -> int | None:
     if kind == "bytelevel":
         return None
-    name = getattr(tokenizer, "unk_token", None) or "[UNK]"
+    name = getattr(tokenizer, "unk_token", None) or ("<unk>" if kind == "unigram" else "[UNK]")
     return tokenizer.token_to_id(name)
 
 
