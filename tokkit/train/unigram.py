@@ -73,7 +73,7 @@ def digamma(x: float) -> float:
     -0.5772156649
     """
     shift = 0.0
-    while x < 6.0:
+    while x < 10.0:
         shift -= 1.0 / x
         x += 1.0
     inv2 = 1.0 / (x * x)
