@@ -66,19 +66,22 @@ def lattice_engine(name: str | None = None):
     raise ValueError(f"unknown engine {name!r}; expected 'compiled' or 'python'")
 
 
-def digamma(x: float) -> float:
-    """The digamma function for x > 0: shift up with psi(x) = psi(x + 1) - 1/x, then the asymptotic series.
+def digamma(x):
+    """The digamma function for x > 0 (a float or an array): shift up with psi(x) = psi(x + 1) - 1/x, then
+    the asymptotic series.
 
     >>> round(digamma(1.0), 10)  # minus the Euler-Mascheroni constant
     -0.5772156649
     """
-    shift = 0.0
-    while x < 10.0:
-        shift -= 1.0 / x
-        x += 1.0
+    x = np.array(x, dtype=np.float64)
+    shift = np.zeros_like(x)
+    while (low := x < 10.0).any():
+        shift[low] -= 1.0 / x[low]
+        x[low] += 1.0
     inv2 = 1.0 / (x * x)
     series = inv2 * (1.0 / 12 - inv2 * (1.0 / 120 - inv2 * (1.0 / 252 - inv2 * (1.0 / 240 - inv2 / 132))))
-    return shift + math.log(x) - 0.5 / x - series
+    out = shift + np.log(x) - 0.5 / x - series
+    return float(out) if out.ndim == 0 else out
 
 
 def script_of(ch: str) -> str | None:
@@ -266,9 +269,9 @@ class _Trainer:
         p_cps, p_off = as_arrays(pieces)
         expected, _, _ = self.engine.e_step(p_cps, p_off, scores, self.word_cps, self.word_offsets, self.counts,
                                             unk_score=float(scores.min()) - UNK_PENALTY)
-        keep = [i for i in range(len(pieces)) if expected[i] >= MIN_EXPECTED]
-        total = digamma(float(sum(expected[i] for i in keep)))
-        return [pieces[i] for i in keep], np.array([digamma(float(expected[i])) - total for i in keep])
+        keep = np.flatnonzero(expected >= MIN_EXPECTED)
+        kept = expected[keep]
+        return [pieces[i] for i in keep.tolist()], digamma(kept) - digamma(float(kept.sum()))
 
     def prune(self, pieces: list[str], scores: np.ndarray, desired: int) -> list[int]:
         """Indices of the pieces kept: those without alternative, then the costliest to remove."""
