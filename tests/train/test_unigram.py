@@ -59,6 +59,31 @@ def test_kernel_matches_twin_on_random_lattices(seed):
             np.testing.assert_array_equal(xa, xb)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_substring_counts_match_twin(seed):
+    rng = random.Random(seed)
+    words = ["▁" + "".join(rng.choice("abcd12,é") for _ in range(rng.randint(0, 12))) for _ in range(80)]
+    w_cps, w_off = U.as_arrays(words)
+    counts = np.array([rng.randint(1, 9) for _ in words], dtype=np.int64)
+    classes = np.array([rng.choice([-1, -2, -3, 0, 1, 2, 2]) for _ in range(len(w_cps))], dtype=np.int32)
+    for max_length, min_count in [(16, 1), (3, 2), (1, 1)]:
+        got = [compiled.count_substrings(w_cps, w_off, counts, classes, max_length=max_length, min_count=min_count),
+               unigram_py.count_substrings(w_cps, w_off, counts, classes, max_length=max_length, min_count=min_count)]
+        as_dict = [{tuple(cps[off[k]:off[k + 1]].tolist()): int(c[k]) for k in range(len(c))} for cps, off, c in got]
+        assert as_dict[0] == as_dict[1] and (max_length > 1) == bool(as_dict[0])
+
+
+@pytest.mark.parametrize("engine", [compiled, unigram_py])
+def test_substring_rules(engine):
+    """▁ only first, one script a piece (marks join any), split digits alone, unkept characters nowhere."""
+    words = ["▁ab,", "▁a1"]
+    w_cps, w_off = U.as_arrays(words)
+    classes = np.array([-2, 1, 1, 2, -2, 1, -3], dtype=np.int32)
+    cps, off, c = engine.count_substrings(w_cps, w_off, np.array([3, 1]), classes, max_length=16, min_count=1)
+    got = {"".join(map(chr, cps[off[k]:off[k + 1]])): int(c[k]) for k in range(len(c))}
+    assert got == {"▁a": 4, "▁ab": 3, "ab": 3}
+
+
 @pytest.mark.parametrize("engine", [compiled, unigram_py])
 def test_forward_backward_known_answer(engine):
     """"ab" is either the piece ab or a + b: expected counts are the two paths' posterior probabilities."""

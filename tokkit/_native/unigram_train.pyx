@@ -1,4 +1,4 @@
-"""The unigram trainer's lattice loops: forward-backward, Viterbi counts and second-best paths.
+"""The unigram trainer's loops: seed substrings, forward-backward, Viterbi counts and second-best paths.
 
 The compiled twin of `tokkit/train/unigram_py.py` (same arguments, same numbers, in the same
 order of additions). Pieces live in a trie whose edges are one hash map keyed by
@@ -241,3 +241,82 @@ def alternatives(const int32_t[::1] piece_cps, const int64_t[::1] piece_offsets,
             alt_offsets[i + 1] = alt.size()
     alt_arr = np.array([alt[k] for k in range(<Py_ssize_t>alt.size())], dtype=np.int32)
     return kind_arr, alt_arr, offsets_arr
+
+
+cdef enum:
+    BAD = -1      # a character no piece may hold
+    MARKER = -2   # ▁: only a piece's first character
+    ALONE = -3    # a character that is a piece of its own only (a digit with --split-digits)
+
+
+def count_substrings(const int32_t[::1] word_cps, const int64_t[::1] word_offsets, const int64_t[::1] counts,
+                     const int32_t[::1] classes, *, Py_ssize_t max_length, int64_t min_count):
+    """Count every substring of 2 to max_length characters a piece may be, weighted by the words' counts.
+
+    classes[k] is word_cps[k]'s class: -1 never in a piece, -2 only first, -3 only alone, 0 joins any
+    script, s > 0 a script (a piece holds one). Returns (cps int32, offsets int64, counts int64) of
+    those seen at least min_count times, in no particular order.
+    """
+    if classes.shape[0] != word_cps.shape[0]:
+        raise ValueError("one class per code point")
+    cdef unordered_map[int64_t, int32_t] child
+    cdef unordered_map[int64_t, int32_t].iterator it
+    cdef vector[int32_t] parent, last_cp, depth
+    cdef vector[int64_t] seen
+    cdef Py_ssize_t w, i, j, start, end
+    cdef int32_t node, cls, script
+    cdef int64_t key, c
+    parent.push_back(-1); last_cp.push_back(0); depth.push_back(0); seen.push_back(0)
+    with nogil:
+        for w in range(counts.shape[0]):
+            start, end, c = word_offsets[w], word_offsets[w + 1], counts[w]
+            for i in range(start, end):
+                node, script = 0, 0
+                for j in range(i, min(end, i + max_length)):
+                    cls = classes[j]
+                    if cls == BAD or (j > i and (cls == MARKER or cls == ALONE or classes[i] == ALONE)):
+                        break
+                    if cls > 0:
+                        if script == 0:
+                            script = cls
+                        elif cls != script:
+                            break
+                    key = (<int64_t>node << 21) | word_cps[j]
+                    it = child.find(key)
+                    if it == child.end():
+                        child[key] = <int32_t>parent.size()
+                        parent.push_back(node); last_cp.push_back(word_cps[j])
+                        depth.push_back(depth[node] + 1); seen.push_back(0)
+                        node = <int32_t>(parent.size() - 1)
+                    else:
+                        node = deref(it).second
+                    seen[node] += c
+    return _collect(parent, last_cp, depth, seen, min_count)
+
+
+cdef tuple _collect(vector[int32_t]& parent, vector[int32_t]& last_cp, vector[int32_t]& depth,
+                    vector[int64_t]& seen, int64_t min_count):
+    """The trie's nodes of depth >= 2 seen at least min_count times, spelled out from their parents."""
+    cdef Py_ssize_t n = 0, total = 0, node, k, pos, j
+    for node in range(1, <Py_ssize_t>parent.size()):
+        if depth[node] >= 2 and seen[node] >= min_count:
+            n += 1
+            total += depth[node]
+    cps_arr = np.empty(total, dtype=np.int32)
+    off_arr = np.zeros(n + 1, dtype=np.int64)
+    cnt_arr = np.empty(n, dtype=np.int64)
+    cdef int32_t[::1] cps = cps_arr
+    cdef int64_t[::1] offs = off_arr
+    cdef int64_t[::1] cnts = cnt_arr
+    k = 0
+    for node in range(1, <Py_ssize_t>parent.size()):
+        if depth[node] >= 2 and seen[node] >= min_count:
+            offs[k + 1] = offs[k] + depth[node]
+            cnts[k] = seen[node]
+            pos, j = offs[k + 1] - 1, node
+            while j > 0:
+                cps[pos] = last_cp[j]
+                pos -= 1
+                j = parent[j]
+            k += 1
+    return cps_arr, off_arr, cnt_arr

@@ -250,19 +250,41 @@ class _Trainer:
     def seeds(self, min_frequency: int) -> tuple[list[str], np.ndarray]:
         """The required characters and the top substrings by count x length, scored as log frequencies."""
         algo = self.algo
-        scripts = {ch: script_of(ch) for ch in self.required}
-        subs: dict[str, int] = defaultdict(int)
-        for word, count in self.words.items():
-            for i in range(len(word)):
-                for sub in valid_prefixes(word, i, algo.max_piece_length, self.required, scripts, algo.split_digits):
-                    subs[sub] += count
+        sub_cps, sub_off, sub_counts = self.engine.count_substrings(
+            self.word_cps, self.word_offsets, self.counts, self.char_classes(),
+            max_length=algo.max_piece_length, min_count=max(min_frequency, 1))
         limit = algo.seed_size or min(MAX_SEEDS, max(SEEDS_PER_PIECE * self.target, 1000))
-        ranked = sorted(((c * len(s), s) for s, c in subs.items() if c >= max(min_frequency, 1)),
-                        key=lambda x: (-x[0], x[1]))[:limit]
+        value = sub_counts * np.diff(sub_off)
+        if len(value) > limit:  # only those tied with the limit-th best or better need spelling out
+            cut = np.partition(value, len(value) - limit)[len(value) - limit]
+            chosen = np.flatnonzero(value >= cut)
+        else:
+            chosen = np.arange(len(value))
+        text = sub_cps.astype(np.uint32).tobytes()
+        ranked = sorted(((int(value[k]), text[4 * sub_off[k]:4 * sub_off[k + 1]].decode("utf-32-le"))
+                         for k in chosen.tolist()), key=lambda x: (-x[0], x[1]))[:limit]
         seeds = sorted([(float(c), ch) for ch, c in self.required.items()] + [(float(v), s) for v, s in ranked],
                        key=lambda x: (-x[0], x[1]))
         freqs = np.array([f for f, _ in seeds], dtype=np.float64)
         return [s for _, s in seeds], np.log(freqs) - math.log(freqs.sum())
+
+    def char_classes(self) -> np.ndarray:
+        """Each word code point's class for count_substrings: not kept, ▁, alone (split digits), or its script."""
+        unique, inverse = np.unique(self.word_cps, return_inverse=True)
+        scripts: dict[str, int] = {}
+        table = np.empty(len(unique), dtype=np.int32)
+        for k, cp in enumerate(unique.tolist()):
+            ch = chr(cp)
+            if ch not in self.required:
+                table[k] = unigram_py.BAD
+            elif ch == SPACE:
+                table[k] = unigram_py.MARKER
+            elif self.algo.split_digits and ch.isdigit():
+                table[k] = unigram_py.ALONE
+            else:
+                script = script_of(ch)
+                table[k] = 0 if script is None else scripts.setdefault(script, len(scripts) + 1)
+        return table[inverse.reshape(-1)]
 
     def em_step(self, pieces: list[str], scores: np.ndarray) -> tuple[list[str], np.ndarray]:
         """E: expected counts by forward-backward; M: drop the rare, score digamma(count) - digamma(total)."""
@@ -332,26 +354,3 @@ def required_chars(words: dict[str, int], coverage: float) -> dict[str, int]:
         seen += c
         out[ch] = c
     return out
-
-
-def valid_prefixes(word: str, i: int, longest: int, required, scripts, split_digits: bool):
-    """The substrings word[i:j] (j > i + 1) a piece may be: required characters, one script, ▁ only in front,
-    no digit in a longer piece when `split_digits`.
-
-    >>> list(valid_prefixes("▁ab,c", 0, 16, set("▁ab,c"), {c: script_of(c) for c in "ab,c"}, False))
-    ['▁a', '▁ab']
-    """
-    script = None
-    for j in range(i, min(len(word), i + longest)):
-        ch = word[j]
-        if ch not in required or (ch == SPACE and j > i) or (split_digits and (ch.isdigit() or word[i].isdigit())
-                                                              and j > i):
-            return
-        if ch != SPACE:
-            s = scripts[ch]
-            if s is not None:
-                if script is not None and s != script:
-                    return
-                script = s
-        if j > i:
-            yield word[i:j + 1]

@@ -1,4 +1,4 @@
-"""The unigram trainer's lattice loops in plain Python: Viterbi, forward-backward, second-best paths.
+"""The unigram trainer's loops in plain Python: seed substrings, Viterbi, forward-backward, second-best paths.
 
 This is the readable twin of the compiled `tokkit._native.unigram_train`: the fallback when the
 extension is missing (or TOKKIT_PURE_PYTHON=1), and the oracle the tests hold the kernel to. Both
@@ -159,3 +159,38 @@ def alternatives(piece_cps, piece_offsets, scores, *, unk_score: float):
                 alt.extend(other)
         alt_offsets[i + 1] = len(alt)
     return kind, np.array(alt, dtype=np.int32), alt_offsets
+
+
+BAD, MARKER, ALONE = -1, -2, -3  # classes: never in a piece, only first, only alone (see count_substrings)
+
+
+def count_substrings(word_cps, word_offsets, counts, classes, *, max_length: int, min_count: int):
+    """Count every substring of 2 to max_length characters a piece may be, weighted by the words' counts.
+
+    classes[k] is word_cps[k]'s class: -1 never in a piece, -2 only first, -3 only alone, 0 joins any
+    script, s > 0 a script (a piece holds one). Returns (cps int32, offsets int64, counts int64) of
+    those seen at least min_count times.
+    """
+    seen: dict[tuple, int] = {}
+    cps, cls = word_cps.tolist(), classes.tolist()
+    for w in range(len(counts)):
+        start, end, c = int(word_offsets[w]), int(word_offsets[w + 1]), int(counts[w])
+        for i in range(start, end):
+            script = 0
+            for j in range(i, min(end, i + max_length)):
+                k = cls[j]
+                if k == BAD or (j > i and (k == MARKER or k == ALONE or cls[i] == ALONE)):
+                    break
+                if k > 0:
+                    if script == 0:
+                        script = k
+                    elif k != script:
+                        break
+                if j > i:
+                    key = tuple(cps[i:j + 1])
+                    seen[key] = seen.get(key, 0) + c
+    kept = [(key, c) for key, c in seen.items() if c >= min_count]
+    offsets = np.zeros(len(kept) + 1, dtype=np.int64)
+    np.cumsum([len(key) for key, _ in kept], out=offsets[1:])
+    flat = np.array([cp for key, _ in kept for cp in key], dtype=np.int32)
+    return flat, offsets, np.array([c for _, c in kept], dtype=np.int64)
