@@ -11,6 +11,8 @@ order of additions). Pieces live in a trie whose edges are one hash map keyed by
 >>> viterbi_counts(pieces, p_off, scores, words, w_off, counts, unk_score=-20.0).tolist()
 [0.0, 1.0, 3.0]
 """
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from cython.operator cimport dereference as deref
@@ -20,6 +22,7 @@ from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
 cdef int32_t NO_PIECE = -1  # the id of an unknown node
+E_CHUNKS = 8  # the E-step sums this many fixed word ranges apart, then adds them in order
 
 
 cdef class _Trie:
@@ -136,45 +139,72 @@ cdef Py_ssize_t viterbi(const int32_t* word, Py_ssize_t n, vector[int32_t]& star
 
 def e_step(const int32_t[::1] piece_cps, const int64_t[::1] piece_offsets, const double[::1] scores,
            const int32_t[::1] word_cps, const int64_t[::1] word_offsets, const int64_t[::1] counts,
-           *, double unk_score):
-    """Expected piece counts (forward-backward), sum of count * log Z, and sum of count * Viterbi length."""
+           *, double unk_score, int threads=1):
+    """Expected piece counts (forward-backward) and the sum of count * log Z.
+
+    The words are cut into E_CHUNKS fixed ranges, each summed on its own (on up to `threads`
+    threads, the GIL released) and the ranges added in order: the result never depends on threads.
+    """
     cdef _Trie trie = _Trie(piece_cps, piece_offsets)
-    cdef Py_ssize_t n_pieces = piece_offsets.shape[0] - 1
+    cdef Py_ssize_t n_pieces = piece_offsets.shape[0] - 1, n_words = counts.shape[0]
     if scores.shape[0] != n_pieces:
         raise ValueError("one score per piece")
-    expected_arr = np.zeros(n_pieces, dtype=np.float64)
-    cdef double[::1] expected = expected_arr
-    cdef vector[int32_t] start_at, ends, pids, back_from, back_pid, path
-    cdef vector[double] alpha, beta, best
+    parts = np.zeros((E_CHUNKS, n_pieces), dtype=np.float64)
+    objectives = np.zeros(E_CHUNKS, dtype=np.float64)
+    bounds = [n_words * c // E_CHUNKS for c in range(E_CHUNKS + 1)]
+
+    def run(Py_ssize_t c):
+        cdef double[::1] part = parts[c]
+        cdef double[::1] obj = objectives[c:c + 1]
+        cdef Py_ssize_t w0 = bounds[c], w1 = bounds[c + 1]
+        with nogil:
+            obj[0] = _e_range(trie, scores, word_cps, word_offsets, counts, unk_score, w0, w1, part)
+
+    if threads > 1:
+        with ThreadPoolExecutor(max_workers=min(threads, E_CHUNKS)) as pool:
+            list(pool.map(run, range(E_CHUNKS)))
+    else:
+        for c in range(E_CHUNKS):
+            run(c)
+    expected = np.zeros(n_pieces, dtype=np.float64)
+    objective = 0.0
+    for c in range(E_CHUNKS):
+        expected += parts[c]
+        objective += float(objectives[c])
+    return expected, objective
+
+
+cdef double _e_range(_Trie trie, const double[::1] scores, const int32_t[::1] word_cps,
+                     const int64_t[::1] word_offsets, const int64_t[::1] counts, double unk_score,
+                     Py_ssize_t w0, Py_ssize_t w1, double[::1] expected) noexcept nogil:
+    """Forward-backward over words w0..w1-1, adding their expected counts; returns their sum of count * log Z."""
+    cdef vector[int32_t] start_at, ends, pids
+    cdef vector[double] alpha, beta
     cdef Py_ssize_t w, i, k, n
     cdef const int32_t* word
     cdef double freq, z, objective = 0.0
-    cdef int64_t ntokens = 0
-    with nogil:
-        for w in range(counts.shape[0]):
-            n = word_offsets[w + 1] - word_offsets[w]
-            word = &word_cps[word_offsets[w]] if n else NULL
-            freq = <double>counts[w]
-            trie.nodes(word, n, start_at, ends, pids)
-            alpha.assign(n + 1, -INFINITY)
-            alpha[0] = 0.0
-            for i in range(n):
-                for k in range(start_at[i], start_at[i + 1]):
-                    alpha[ends[k]] = logaddexp(alpha[ends[k]], alpha[i] + node_score(pids[k], scores, unk_score))
-            beta.assign(n + 1, -INFINITY)
-            beta[n] = 0.0
-            for i in range(n - 1, -1, -1):
-                for k in range(start_at[i], start_at[i + 1]):
-                    beta[i] = logaddexp(beta[i], beta[ends[k]] + node_score(pids[k], scores, unk_score))
-            z = alpha[n]
-            for i in range(n):
-                for k in range(start_at[i], start_at[i + 1]):
-                    if pids[k] != NO_PIECE:
-                        expected[pids[k]] += freq * exp(alpha[i] + scores[pids[k]] + beta[ends[k]] - z)
-            objective += freq * z
-            ntokens += counts[w] * viterbi(word, n, start_at, ends, pids, scores, unk_score, -2,
-                                           best, back_from, back_pid, path)
-    return expected_arr, objective, ntokens
+    for w in range(w0, w1):
+        n = word_offsets[w + 1] - word_offsets[w]
+        word = &word_cps[word_offsets[w]] if n else NULL
+        freq = <double>counts[w]
+        trie.nodes(word, n, start_at, ends, pids)
+        alpha.assign(n + 1, -INFINITY)
+        alpha[0] = 0.0
+        for i in range(n):
+            for k in range(start_at[i], start_at[i + 1]):
+                alpha[ends[k]] = logaddexp(alpha[ends[k]], alpha[i] + node_score(pids[k], scores, unk_score))
+        beta.assign(n + 1, -INFINITY)
+        beta[n] = 0.0
+        for i in range(n - 1, -1, -1):
+            for k in range(start_at[i], start_at[i + 1]):
+                beta[i] = logaddexp(beta[i], beta[ends[k]] + node_score(pids[k], scores, unk_score))
+        z = alpha[n]
+        for i in range(n):
+            for k in range(start_at[i], start_at[i + 1]):
+                if pids[k] != NO_PIECE:
+                    expected[pids[k]] += freq * exp(alpha[i] + scores[pids[k]] + beta[ends[k]] - z)
+        objective += freq * z
+    return objective
 
 
 def viterbi_counts(const int32_t[::1] piece_cps, const int64_t[::1] piece_offsets, const double[::1] scores,

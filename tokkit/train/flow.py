@@ -213,7 +213,8 @@ def run_training(
     summary.seconds["count"] = t1 - t0
     if getattr(algo, "trains_pieces", False):  # unigram: pieces from the words, no alphabet or merges
         tokenizer = algo.train_words(table, vocab_size=vocab_size, min_frequency=min_frequency,
-                                     special_tokens=special_tokens, progress=progress, engine=engine, summary=summary)
+                                     special_tokens=special_tokens, progress=progress, engine=engine, summary=summary,
+                                     workers=workers)
         summary.vocab_size = tokenizer.vocab_size
         summary.seconds["train"] = time.perf_counter() - t1
         return tokenizer, summary

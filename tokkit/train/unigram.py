@@ -24,6 +24,7 @@ import numpy as np
 
 from tokkit._native import pure_python_requested
 from tokkit._progress import Progress
+from tokkit._threads import available_cores
 from tokkit.errors import TokkitError
 from tokkit.tokenizer.hf_json import spec_from_json
 from tokkit.tokenizer.tokenizer import Tokenizer
@@ -134,12 +135,16 @@ class Unigram(Algorithm):
         return "regex", {"pattern": r"\S+"}
 
     def train_words(self, table, *, vocab_size: int, min_frequency: int, special_tokens: list[str],
-                    progress: bool, engine: str | None, summary):
-        """Train on a counted WordTable and return the Tokenizer (the flow's hook for piece trainers)."""
+                    progress: bool, engine: str | None, summary, workers: int | None = None):
+        """Train on a counted WordTable and return the Tokenizer (the flow's hook for piece trainers).
+
+        `workers` threads run the E-step (default all cores); the result is the same for any number.
+        """
         words = self.normalized_words(table)
         fixed = list(special_tokens) + (byte_pieces() if self.byte_fallback else [])
         target = vocab_size - len(fixed)
-        trainer = _Trainer(self, words, target, lattice_engine(engine))
+        threads = min(workers or available_cores(), available_cores())
+        trainer = _Trainer(self, words, target, lattice_engine(engine), threads)
         if target < len(trainer.required):
             raise TokkitError(f"--vocab-size {vocab_size} is below the {len(fixed)} special and byte tokens + "
                               f"{len(trainer.required)} characters --character-coverage keeps ({len(fixed) + len(trainer.required)}); "
@@ -222,8 +227,8 @@ def as_arrays(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
 class _Trainer:
     """One training run: the words, the required characters, the current pieces and scores."""
 
-    def __init__(self, algo: Unigram, words: dict[str, int], target: int, engine):
-        self.algo, self.target, self.engine = algo, target, engine
+    def __init__(self, algo: Unigram, words: dict[str, int], target: int, engine, threads: int = 1):
+        self.algo, self.target, self.engine, self.threads = algo, target, engine, threads
         self.words = words
         self.word_cps, self.word_offsets = as_arrays(list(words))
         self.counts = np.array(list(words.values()), dtype=np.int64)
@@ -289,8 +294,8 @@ class _Trainer:
     def em_step(self, pieces: list[str], scores: np.ndarray) -> tuple[list[str], np.ndarray]:
         """E: expected counts by forward-backward; M: drop the rare, score digamma(count) - digamma(total)."""
         p_cps, p_off = as_arrays(pieces)
-        expected, _, _ = self.engine.e_step(p_cps, p_off, scores, self.word_cps, self.word_offsets, self.counts,
-                                            unk_score=float(scores.min()) - UNK_PENALTY)
+        expected, _ = self.engine.e_step(p_cps, p_off, scores, self.word_cps, self.word_offsets, self.counts,
+                                         unk_score=float(scores.min()) - UNK_PENALTY, threads=self.threads)
         keep = np.flatnonzero(expected >= MIN_EXPECTED)
         kept = expected[keep]
         return [pieces[i] for i in keep.tolist()], digamma(kept) - digamma(float(kept.sum()))

@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 _NO_PIECE = -1  # the id of an unknown node
+E_CHUNKS = 8  # the E-step sums this many fixed word ranges apart, then adds them in order
 
 
 def _table(piece_cps, piece_offsets) -> tuple[dict[tuple, int], int]:
@@ -89,37 +90,49 @@ def _logaddexp(x: float, y: float) -> float:
     return hi + math.log1p(math.exp(lo - hi))
 
 
-def e_step(piece_cps, piece_offsets, scores, word_cps, word_offsets, counts, *, unk_score: float):
-    """Expected piece counts over every word's lattice (forward-backward), the objective and the token count.
+def e_step(piece_cps, piece_offsets, scores, word_cps, word_offsets, counts, *, unk_score: float, threads: int = 1):
+    """Expected piece counts over every word's lattice (forward-backward) and the objective.
 
-    Returns (expected float64[n_pieces], sum of count * log Z, sum of count * Viterbi length).
+    Returns (expected float64[n_pieces], sum of count * log Z). The words are summed in E_CHUNKS
+    fixed ranges that are then added in order, as the compiled kernel does on its threads
+    (`threads` is accepted and ignored here).
     """
     table, longest = _table(piece_cps, piece_offsets)
+    parts = np.zeros((E_CHUNKS, len(piece_offsets) - 1), dtype=np.float64)
+    objectives = [0.0] * E_CHUNKS
+    n_words = len(counts)
+    for c in range(E_CHUNKS):
+        for w in range(n_words * c // E_CHUNKS, n_words * (c + 1) // E_CHUNKS):
+            word = word_cps[word_offsets[w]:word_offsets[w + 1]].tolist()
+            objectives[c] += _forward_backward(word, float(counts[w]), table, longest, scores, unk_score, parts[c])
     expected = np.zeros(len(piece_offsets) - 1, dtype=np.float64)
-    objective, ntokens = 0.0, 0
-    for w in range(len(counts)):
-        word = word_cps[word_offsets[w]:word_offsets[w + 1]].tolist()
-        freq = float(counts[w])
-        starts = _nodes(word, table, longest)
-        n = len(word)
-        alpha = [-math.inf] * (n + 1)
-        alpha[0] = 0.0
-        for i in range(n):
-            for j, pid in starts[i]:
-                alpha[j] = _logaddexp(alpha[j], alpha[i] + _score(pid, scores, unk_score))
-        beta = [-math.inf] * (n + 1)
-        beta[n] = 0.0
-        for i in range(n - 1, -1, -1):
-            for j, pid in starts[i]:
-                beta[i] = _logaddexp(beta[i], beta[j] + _score(pid, scores, unk_score))
-        z = alpha[n]
-        for i in range(n):
-            for j, pid in starts[i]:
-                if pid != _NO_PIECE:
-                    expected[pid] += freq * math.exp(alpha[i] + float(scores[pid]) + beta[j] - z)
-        objective += freq * z
-        ntokens += int(counts[w]) * len(_viterbi(word, table, longest, scores, unk_score))
-    return expected, objective, ntokens
+    objective = 0.0
+    for c in range(E_CHUNKS):
+        expected += parts[c]
+        objective += objectives[c]
+    return expected, objective
+
+
+def _forward_backward(word, freq, table, longest, scores, unk_score, expected) -> float:
+    """Add freq x each piece's posterior count in `word` to `expected`; return freq * log Z."""
+    starts = _nodes(word, table, longest)
+    n = len(word)
+    alpha = [-math.inf] * (n + 1)
+    alpha[0] = 0.0
+    for i in range(n):
+        for j, pid in starts[i]:
+            alpha[j] = _logaddexp(alpha[j], alpha[i] + _score(pid, scores, unk_score))
+    beta = [-math.inf] * (n + 1)
+    beta[n] = 0.0
+    for i in range(n - 1, -1, -1):
+        for j, pid in starts[i]:
+            beta[i] = _logaddexp(beta[i], beta[j] + _score(pid, scores, unk_score))
+    z = alpha[n]
+    for i in range(n):
+        for j, pid in starts[i]:
+            if pid != _NO_PIECE:
+                expected[pid] += freq * math.exp(alpha[i] + float(scores[pid]) + beta[j] - z)
+    return freq * z
 
 
 def viterbi_counts(piece_cps, piece_offsets, scores, word_cps, word_offsets, counts, *, unk_score: float):
