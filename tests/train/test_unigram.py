@@ -241,7 +241,8 @@ def test_bad_options_are_one_error():
                            ({"seed_size": -1}, "seed_size"),
                            ({"vocab_size": 10}, "vocab-size 10 is below"),
                            ({"byte_fallback": True, "vocab_size": 200}, "special and byte tokens"),
-                           ({"unknown_option": 1}, "unsupported option")]:
+                           ({"unknown_option": 1}, "unsupported option"),
+                           ({"limit_alphabet": 100}, "does not apply to unigram")]:
         options = {"vocab_size": 100, **options}
         with pytest.raises(TokkitError, match=match):
             tokkit.train(texts=["some words here and there"] * 10, algo="unigram", **options)
@@ -273,6 +274,7 @@ def test_cli_end_to_end(lines, tmp_path):
     (["--character-coverage", "0"], "--character-coverage"),
     (["--max-piece-length", "0"], "--max-piece-length"),
     (["--vocab-size", "8"], "below"),
+    (["--limit-alphabet", "50"], "--character-coverage"),
 ])
 def test_cli_bad_options_one_line_exit_2(tmp_path, args, words):
     (tmp_path / "c.txt").write_text("the cat sat on the mat\n" * 20, encoding="utf-8")

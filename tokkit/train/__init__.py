@@ -85,6 +85,9 @@ def train(files=None, *, texts: Iterable[str] | None = None, algo: str = "wordpi
         algorithm = ALGORITHMS[algo](**algo_options)
     except TypeError as exc:
         raise TokkitError(f"{algo}: unsupported option ({exc})") from None
+    if getattr(algorithm, "trains_pieces", False) and limit_alphabet is not None:
+        raise TokkitError(f"limit_alphabet (--limit-alphabet) does not apply to {algo}; "
+                          "use character_coverage (--character-coverage)")
     if isinstance(files, (str, bytes)) or hasattr(files, "__fspath__"):
         files = [files]
     sources = resolve([str(f) for f in files], pattern=glob) if files is not None else None
