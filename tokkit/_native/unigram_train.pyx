@@ -286,6 +286,10 @@ def count_substrings(const int32_t[::1] word_cps, const int64_t[::1] word_offset
     classes[k] is word_cps[k]'s class: -1 never in a piece, -2 only first, -3 only alone, 0 joins any
     script, s > 0 a script (a piece holds one). Returns (cps int32, offsets int64, counts int64) of
     those seen at least min_count times, in no particular order.
+
+    Substrings grow one character a pass, from every start whose substring so far was seen at
+    least min_count times (a longer one is never seen more often): the trie holds only the
+    extensions of frequent substrings, not every substring of every rare word.
     """
     if classes.shape[0] != word_cps.shape[0]:
         raise ValueError("one class per code point")
@@ -293,34 +297,53 @@ def count_substrings(const int32_t[::1] word_cps, const int64_t[::1] word_offset
     cdef unordered_map[int64_t, int32_t].iterator it
     cdef vector[int32_t] parent, last_cp, depth
     cdef vector[int64_t] seen
-    cdef Py_ssize_t w, i, j, start, end
-    cdef int32_t node, cls, script
-    cdef int64_t key, c
+    cdef vector[int64_t] active, grown       # start positions still growing
+    cdef vector[int32_t] node_at, script_at  # per start: its substring's trie node and script so far
+    cdef vector[int32_t] word_of             # per position: its word
+    cdef Py_ssize_t w, p, j, level, k
+    cdef int32_t node, cls
+    cdef int64_t key
     parent.push_back(-1); last_cp.push_back(0); depth.push_back(0); seen.push_back(0)
     with nogil:
+        node_at.assign(word_cps.shape[0], 0)
+        script_at.assign(word_cps.shape[0], 0)
+        word_of.assign(word_cps.shape[0], 0)
         for w in range(counts.shape[0]):
-            start, end, c = word_offsets[w], word_offsets[w + 1], counts[w]
-            for i in range(start, end):
-                node, script = 0, 0
-                for j in range(i, min(end, i + max_length)):
-                    cls = classes[j]
-                    if cls == BAD or (j > i and (cls == MARKER or cls == ALONE or classes[i] == ALONE)):
-                        break
-                    if cls > 0:
-                        if script == 0:
-                            script = cls
-                        elif cls != script:
-                            break
-                    key = (<int64_t>node << 21) | word_cps[j]
-                    it = child.find(key)
-                    if it == child.end():
-                        child[key] = <int32_t>parent.size()
-                        parent.push_back(node); last_cp.push_back(word_cps[j])
-                        depth.push_back(depth[node] + 1); seen.push_back(0)
-                        node = <int32_t>(parent.size() - 1)
-                    else:
-                        node = deref(it).second
-                    seen[node] += c
+            for p in range(word_offsets[w], word_offsets[w + 1]):
+                word_of[p] = <int32_t>w
+                active.push_back(p)
+        for level in range(max_length):
+            grown.clear()
+            for k in range(<Py_ssize_t>active.size()):
+                p = active[k]
+                j = p + level
+                w = word_of[p]
+                if j >= word_offsets[w + 1]:
+                    continue
+                cls = classes[j]
+                if cls == BAD or (level > 0 and (cls == MARKER or cls == ALONE or classes[p] == ALONE)):
+                    continue
+                if cls > 0:
+                    if script_at[p] == 0:
+                        script_at[p] = cls
+                    elif cls != script_at[p]:
+                        continue
+                key = (<int64_t>node_at[p] << 21) | word_cps[j]
+                it = child.find(key)
+                if it == child.end():
+                    node = <int32_t>parent.size()
+                    child[key] = node
+                    parent.push_back(node_at[p]); last_cp.push_back(word_cps[j])
+                    depth.push_back(<int32_t>(level + 1)); seen.push_back(0)
+                else:
+                    node = deref(it).second
+                seen[node] += counts[w]
+                node_at[p] = node
+                grown.push_back(p)
+            active.clear()
+            for k in range(<Py_ssize_t>grown.size()):  # the counts of this length are complete now
+                if seen[node_at[grown[k]]] >= min_count:
+                    active.push_back(grown[k])
     return _collect(parent, last_cp, depth, seen, min_count)
 
 
