@@ -307,24 +307,13 @@ class _Trainer:
         kind, alt, alt_off = self.engine.alternatives(p_cps, p_off, scores, unk_score=unk)
         freq = self.engine.viterbi_counts(p_cps, p_off, scores, self.word_cps, self.word_offsets, self.counts,
                                           unk_score=unk)
-        total, vsum = float(freq.sum()), float(self.counts.sum())
-        logsum = math.log(total)
-        kept, candidates = [], []
-        for i in range(len(pieces)):
-            if freq[i] == 0 or kind[i] == 0:
-                continue  # never on a best path, or split anyway: free to go
-            if kind[i] == 1:
-                kept.append(i)
-                continue
-            others = alt[alt_off[i]:alt_off[i + 1]].tolist()
-            f = float(freq[i])
-            logsum_alt = math.log(total + f * (len(others) - 1))
-            logprob_alt = sum(math.log(float(freq[n]) + f) - logsum_alt for n in others)
-            candidates.append((f / vsum * (math.log(f) - logsum - logprob_alt), i))
+        on_path = freq > 0  # a piece never on a best path, or split anyway (kind 0), is free to go
+        kept = np.flatnonzero(on_path & (kind == 1))
+        candidates = np.flatnonzero(on_path & (kind == 2))
+        loss = removal_loss(freq, alt, alt_off, float(self.counts.sum()))[candidates]
         size = max(desired, int(SHRINKING_FACTOR * len(pieces)))
-        candidates.sort(key=lambda x: (-x[0], x[1]))
-        kept += [i for _, i in candidates[:max(size - len(kept), 0)]]
-        return sorted(kept)
+        best = candidates[np.lexsort((candidates, -loss))][:max(size - len(kept), 0)]
+        return sorted(kept.tolist() + best.tolist())
 
     def finalize(self, pieces: list[str], scores: np.ndarray) -> list[tuple[str, float]]:
         """Every required character (lost ones just below the lowest score), then the best pieces to the target."""
@@ -343,6 +332,27 @@ class _Trainer:
                 break
             final.setdefault(piece, s)
         return sorted(final.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def removal_loss(freq: np.ndarray, alt: np.ndarray, alt_offsets: np.ndarray, total_words: float) -> np.ndarray:
+    """For each piece, the log-likelihood lost when its Viterbi count moves to its alternative's pieces.
+
+    A piece with count f among all pieces' total T scores log(f / T); removed, each alternative
+    piece n gets f more, out of T + f (len(alt) - 1). The loss is weighted by the piece's share of
+    the words, f / total_words (meaningless for pieces without an alternative; the caller skips them).
+
+    >>> removal_loss(np.array([6.0, 2.0, 2.0]), np.array([1, 2], dtype=np.int32), np.array([0, 2, 2, 2]), 10.0)
+    array([0.52528124, 0.        , 0.        ])
+    """
+    n = len(freq)
+    lengths = np.diff(alt_offsets)
+    owner = np.repeat(np.arange(n), lengths)
+    with np.errstate(divide="ignore", invalid="ignore"):  # pieces off every path (f = 0) are skipped
+        alt_logs = np.bincount(owner, weights=np.log(freq[alt] + freq[owner]), minlength=n)
+        total = float(freq.sum())
+        logprob_alt = alt_logs - lengths * np.log(total + freq * (lengths - 1))
+        loss = freq / total_words * (np.log(freq) - math.log(total) - logprob_alt)
+    return np.where(lengths > 0, loss, 0.0)
 
 
 def required_chars(words: dict[str, int], coverage: float) -> dict[str, int]:
