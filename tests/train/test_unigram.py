@@ -59,12 +59,15 @@ def test_kernel_matches_twin_on_random_lattices(seed):
             np.testing.assert_array_equal(xa, xb)
 
 
-def test_e_step_is_the_same_on_any_threads():
+def test_e_step_and_viterbi_counts_are_the_same_on_any_threads():
     p_cps, p_off, scores, w_cps, w_off, counts = random_case(random.Random(7), n_words=500)
     runs = [compiled.e_step(p_cps, p_off, scores, w_cps, w_off, counts, unk_score=-30.0, threads=t) for t in (1, 2, 5)]
     runs.append(unigram_py.e_step(p_cps, p_off, scores, w_cps, w_off, counts, unk_score=-30.0))
     for expected, objective in runs[1:]:
         assert expected.tobytes() == runs[0][0].tobytes() and objective == runs[0][1]
+    freqs = [compiled.viterbi_counts(p_cps, p_off, scores, w_cps, w_off, counts, unk_score=-30.0, threads=t)
+             for t in (1, 3)]
+    assert freqs[0].tobytes() == freqs[1].tobytes()
 
 
 @pytest.mark.parametrize("seed", range(3))

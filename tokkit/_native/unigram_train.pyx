@@ -160,12 +160,7 @@ def e_step(const int32_t[::1] piece_cps, const int64_t[::1] piece_offsets, const
         with nogil:
             obj[0] = _e_range(trie, scores, word_cps, word_offsets, counts, unk_score, w0, w1, part)
 
-    if threads > 1:
-        with ThreadPoolExecutor(max_workers=min(threads, E_CHUNKS)) as pool:
-            list(pool.map(run, range(E_CHUNKS)))
-    else:
-        for c in range(E_CHUNKS):
-            run(c)
+    _run_chunks(run, threads)
     expected = np.zeros(n_pieces, dtype=np.float64)
     objective = 0.0
     for c in range(E_CHUNKS):
@@ -209,28 +204,57 @@ cdef double _e_range(_Trie trie, const double[::1] scores, const int32_t[::1] wo
 
 def viterbi_counts(const int32_t[::1] piece_cps, const int64_t[::1] piece_offsets, const double[::1] scores,
                    const int32_t[::1] word_cps, const int64_t[::1] word_offsets, const int64_t[::1] counts,
-                   *, double unk_score):
-    """How often each piece is on the words' best paths, weighted by the words' counts (float64)."""
+                   *, double unk_score, int threads=1):
+    """How often each piece is on the words' best paths, weighted by the words' counts (float64).
+
+    Like e_step, E_CHUNKS fixed word ranges on up to `threads` threads, added in order.
+    """
     cdef _Trie trie = _Trie(piece_cps, piece_offsets)
-    cdef Py_ssize_t n_pieces = piece_offsets.shape[0] - 1
+    cdef Py_ssize_t n_pieces = piece_offsets.shape[0] - 1, n_words = counts.shape[0]
     if scores.shape[0] != n_pieces:
         raise ValueError("one score per piece")
-    freq_arr = np.zeros(n_pieces, dtype=np.float64)
-    cdef double[::1] freq = freq_arr
+    parts = np.zeros((E_CHUNKS, n_pieces), dtype=np.float64)
+    bounds = [n_words * c // E_CHUNKS for c in range(E_CHUNKS + 1)]
+
+    def run(Py_ssize_t c):
+        cdef double[::1] part = parts[c]
+        cdef Py_ssize_t w0 = bounds[c], w1 = bounds[c + 1]
+        with nogil:
+            _viterbi_range(trie, scores, word_cps, word_offsets, counts, unk_score, w0, w1, part)
+
+    _run_chunks(run, threads)
+    freq = np.zeros(n_pieces, dtype=np.float64)
+    for c in range(E_CHUNKS):
+        freq += parts[c]
+    return freq
+
+
+cdef void _viterbi_range(_Trie trie, const double[::1] scores, const int32_t[::1] word_cps,
+                         const int64_t[::1] word_offsets, const int64_t[::1] counts, double unk_score,
+                         Py_ssize_t w0, Py_ssize_t w1, double[::1] freq) noexcept nogil:
+    """Add the counts of words w0..w1-1 to the pieces on their best paths."""
     cdef vector[int32_t] start_at, ends, pids, back_from, back_pid, path
     cdef vector[double] best
     cdef Py_ssize_t w, k, n, length
     cdef const int32_t* word
-    with nogil:
-        for w in range(counts.shape[0]):
-            n = word_offsets[w + 1] - word_offsets[w]
-            word = &word_cps[word_offsets[w]] if n else NULL
-            trie.nodes(word, n, start_at, ends, pids)
-            length = viterbi(word, n, start_at, ends, pids, scores, unk_score, -2, best, back_from, back_pid, path)
-            for k in range(length):
-                if path[k] != NO_PIECE:
-                    freq[path[k]] += <double>counts[w]
-    return freq_arr
+    for w in range(w0, w1):
+        n = word_offsets[w + 1] - word_offsets[w]
+        word = &word_cps[word_offsets[w]] if n else NULL
+        trie.nodes(word, n, start_at, ends, pids)
+        length = viterbi(word, n, start_at, ends, pids, scores, unk_score, -2, best, back_from, back_pid, path)
+        for k in range(length):
+            if path[k] != NO_PIECE:
+                freq[path[k]] += <double>counts[w]
+
+
+def _run_chunks(run, int threads):
+    """run(c) for every chunk c, on up to `threads` threads."""
+    if threads > 1:
+        with ThreadPoolExecutor(max_workers=min(threads, E_CHUNKS)) as pool:
+            list(pool.map(run, range(E_CHUNKS)))
+    else:
+        for c in range(E_CHUNKS):
+            run(c)
 
 
 def alternatives(const int32_t[::1] piece_cps, const int64_t[::1] piece_offsets, const double[::1] scores,

@@ -306,7 +306,7 @@ class _Trainer:
         unk = float(scores.min()) - UNK_PENALTY
         kind, alt, alt_off = self.engine.alternatives(p_cps, p_off, scores, unk_score=unk)
         freq = self.engine.viterbi_counts(p_cps, p_off, scores, self.word_cps, self.word_offsets, self.counts,
-                                          unk_score=unk)
+                                          unk_score=unk, threads=self.threads)
         on_path = freq > 0  # a piece never on a best path, or split anyway (kind 0), is free to go
         kept = np.flatnonzero(on_path & (kind == 1))
         candidates = np.flatnonzero(on_path & (kind == 2))

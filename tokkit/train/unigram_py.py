@@ -135,8 +135,12 @@ def _forward_backward(word, freq, table, longest, scores, unk_score, expected) -
     return freq * z
 
 
-def viterbi_counts(piece_cps, piece_offsets, scores, word_cps, word_offsets, counts, *, unk_score: float):
-    """How often each piece is on the words' best paths, weighted by the words' counts (float64)."""
+def viterbi_counts(piece_cps, piece_offsets, scores, word_cps, word_offsets, counts, *, unk_score: float,
+                   threads: int = 1):
+    """How often each piece is on the words' best paths, weighted by the words' counts (float64).
+
+    The counts are whole numbers, so the order of additions does not matter (`threads` is ignored).
+    """
     table, longest = _table(piece_cps, piece_offsets)
     freq = np.zeros(len(piece_offsets) - 1, dtype=np.float64)
     for w in range(len(counts)):
