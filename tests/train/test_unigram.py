@@ -208,6 +208,12 @@ def test_bert_specials_get_the_bert_template(lines, tmp_path):
     assert only_unk.special_tokens == ["<unk>"]
 
 
+def test_progress_bars_count_and_prune(lines, capsys):
+    tokkit.train(texts=lines[:1000], algo="unigram", vocab_size=300, progress=True)
+    err = capsys.readouterr().err
+    assert "counting" in err and "pruning [" in err
+
+
 def test_byte_identical_for_any_workers(lines, tmp_path):
     corpus = tmp_path / "c.txt"
     corpus.write_text("\n".join(lines[:4000]) + "\n", encoding="utf-8")
