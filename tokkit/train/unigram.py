@@ -19,6 +19,7 @@ import math
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -108,9 +109,9 @@ class Unigram(Algorithm):
 
     name: str = "unigram"
     default_limit_alphabet: int | None = None
-    trains_pieces: bool = True
-    default_specials: tuple = tuple(SPECIALS)
-    unk_token: str = UNK
+    trains_pieces: ClassVar[bool] = True  # the flow hands it the counted words (train_words)
+    default_specials: ClassVar[tuple] = tuple(SPECIALS)
+    unk_token: ClassVar[str] = UNK
     character_coverage: float = 0.9995
     max_piece_length: int = 16
     byte_fallback: bool = False
