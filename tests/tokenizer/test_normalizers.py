@@ -299,8 +299,9 @@ CLASSES = ["a", "\r", "\n", "\x01", "\u0300", "\u200d", "\U0001F1E6", "\U0001F1E
 @settings(max_examples=300, deadline=None)
 @given(text=st.lists(st.sampled_from(CLASSES), max_size=9).map("".join))
 def test_grapheme_clusters_are_tokenizers(text):
+    # tokenizers is the reference; `regex`'s \X follows its own Unicode version (its GB9c rule for a
+    # linker with no consonant before it differs between releases), so it is no oracle here
     assert twin(BYTE_CHARSMAP, text) == expected(BYTE_CHARSMAP, text)
-    assert precompiled.grapheme_ends(text) == [m.end() for m in regex.finditer(r"\X", text)]
 
 
 @SETTINGS

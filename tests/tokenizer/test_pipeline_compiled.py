@@ -81,6 +81,7 @@ def test_normalizer_hard_cases(text):
 @settings(max_examples=300, deadline=None)
 @given(text=st.lists(st.sampled_from(norm_cases.CLASSES), max_size=9).map("".join))
 @example(text="\u00a9\u200d\u200d\u00a9\u0300")  # one ZWJ only joins an emoji to the next
+@example(text="\u094d\u0915")  # a linker with no consonant before it
 def test_precompiled_walks_grapheme_clusters_as_tokenizers(text):
     obj = norm_cases.BYTE_CHARSMAP
     assert normalized(obj, text) == norm_cases.expected(obj, text)
