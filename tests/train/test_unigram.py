@@ -326,3 +326,21 @@ def test_multilingual_slice_matches_tokenizers_and_sentencepiece(corpus_dir, tmp
     ours = sum(len(tok.encode(line)) for line in held)
     theirs = sum(len(sp.encode(line)) for line in held)
     assert abs(ours / theirs - 1) < 0.05, (ours, theirs)
+
+
+@pytest.mark.corpus
+def test_english_wiki_close_to_sentencepiece(corpus_dir):
+    """One Wikipedia file trains both at 8,000; a later file is held out."""
+    spm = pytest.importorskip("sentencepiece")
+    wiki = corpus_dir / "en" / "wiki"
+    train = [line for line in (wiki / "000.txt").read_text(encoding="utf-8").splitlines() if line.strip()]
+    held = [line for line in (wiki / "096.txt").read_text(encoding="utf-8").splitlines() if line.strip()][:2000]
+    tok = tokkit.train(texts=train, algo="unigram", vocab_size=8000)
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(train), model_writer=model, vocab_size=8000,
+                                   model_type="unigram", pad_id=0, eos_id=1, unk_id=2, bos_id=-1,
+                                   minloglevel=2, num_threads=1, max_sentence_length=1 << 20)
+    sp = spm.SentencePieceProcessor(model_proto=model.getvalue())
+    ours = sum(len(tok.encode(line)) for line in held)
+    theirs = sum(len(sp.encode(line)) for line in held)
+    assert abs(ours / theirs - 1) < 0.05, (ours, theirs)
