@@ -61,7 +61,24 @@ def spec_from_json(data: dict, where: str) -> Spec:
             encode_defaults({key: value}, where)  # checked now, so a bad file fails at load
             spec.extra[key] = value
     spec.post = read_post(_field(data, "post_processor", (dict, type(None)), None, where), spec.token_ids(), where)
+    _check_template_room(spec, where)
     return fast_form(spec, where) or spec
+
+
+def _check_template_room(spec: Spec, where: str) -> None:
+    """Type ids tokkit.encode's int32 arrays hold, and a truncation stride below the room the template
+    leaves (tokenizers fails on every truncating encode past it)."""
+    if spec.post is None:
+        return
+    if max(t for _, t in spec.post.single + spec.post.pair) > I32:
+        raise TokkitError(f"{where}: post_processor type ids above {I32} are not supported "
+                          "(tokkit.encode's token_type_ids are int32)")
+    trunc = spec.extra.get("truncation")
+    if trunc is not None:
+        room = trunc["max_length"] - spec.post.specials(pair=True)
+        if trunc.get("stride", 0) >= room:
+            raise TokkitError(f"{where}: truncation.stride ({trunc.get('stride', 0)}) must be below "
+                              f"truncation.max_length minus the template's special tokens ({room})")
 
 
 def read_pipeline(data: dict, where: str) -> Pipeline:
@@ -145,33 +162,49 @@ def encode_defaults(extra: dict, where: str = "tokenizer.json") -> dict:
     out: dict = {}
     trunc = extra.get("truncation")
     if trunc is not None:
-        max_length = _field(trunc, "max_length", (int,), None, where, "truncation.")
-        if max_length < 1:
-            raise TokkitError(f"{where}: truncation.max_length must be at least 1")
+        max_length = _sized(trunc, "max_length", None, 1, U64, where, "truncation.")
         strategy = _field(trunc, "strategy", (str,), "LongestFirst", where, "truncation.")
         if strategy not in _STRATEGIES:
             raise TokkitError(f"{where}: truncation.strategy {strategy!r} is not one of {', '.join(_STRATEGIES)}")
         if _field(trunc, "direction", (str,), "Right", where, "truncation.") != "Right":
             raise TokkitError(f"{where}: truncation.direction must be 'Right' (tokkit truncates at the end)")
-        out.update(max_length=max_length, truncation=_STRATEGIES[strategy],
-                   stride=_field(trunc, "stride", (int,), 0, where, "truncation."))
+        stride = _sized(trunc, "stride", 0, 0, U64, where, "truncation.")
+        if stride >= max_length:  # tokenizers fails on every encode that truncates
+            raise TokkitError(f"{where}: truncation.stride ({stride}) must be below truncation.max_length ({max_length})")
+        out.update(max_length=max_length, truncation=_STRATEGIES[strategy], stride=stride)
     pad = extra.get("padding")
     if pad is not None:
         strategy = pad.get("strategy", "BatchLongest")
         if strategy == "BatchLongest":
             out["padding"] = "longest"
-        elif isinstance(strategy, dict) and set(strategy) == {"Fixed"} and isinstance(strategy["Fixed"], int) \
-                and strategy["Fixed"] >= 1:
+        elif isinstance(strategy, dict) and set(strategy) == {"Fixed"}:
             out["padding"] = "max_length"
-            out.setdefault("max_length", strategy["Fixed"])
+            # padded rows are allocated whole: a length past int32 is no length tokkit can fill
+            out.setdefault("max_length", _sized(strategy, "Fixed", None, 1, I32, where, "padding.strategy."))
         else:
             raise TokkitError(f"{where}: padding.strategy must be \"BatchLongest\" or {{\"Fixed\": N}}, got {strategy!r}")
         direction = _field(pad, "direction", (str,), "Right", where, "padding.")
         if direction not in ("Right", "Left"):
             raise TokkitError(f"{where}: padding.direction must be 'Right' or 'Left'")
         out["padding_side"] = direction.lower()
-        out["pad_to_multiple_of"] = _field(pad, "pad_to_multiple_of", (int, type(None)), None, where, "padding.")
+        multiple = _field(pad, "pad_to_multiple_of", (int, type(None)), None, where, "padding.")
+        if multiple is not None:
+            multiple = _sized(pad, "pad_to_multiple_of", None, 0, I32, where, "padding.") or None  # 0: none
+        out["pad_to_multiple_of"] = multiple
+        for key in ("pad_id", "pad_type_id"):  # token and type ids are int32 arrays in tokkit.encode
+            _sized(pad, key, 0, 0, I32, where, "padding.")
     return out
+
+
+U64, I32 = 2**64 - 1, 2**31 - 1
+
+
+def _sized(obj: dict, key: str, default, low: int, high: int, where: str, prefix: str) -> int:
+    """An integer field within [low, high] (what tokenizers reads as usize, or what int32 arrays hold)."""
+    value = _field(obj, key, (int,), default, where, prefix)
+    if not low <= value <= high:
+        raise TokkitError(f"{where}: field '{prefix}{key}' must be an integer from {low} to {high}, got {value}")
+    return value
 
 
 def _added_tokens(entries: list, vocab: list[str], where: str) -> list[AddedToken]:
