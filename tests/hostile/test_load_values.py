@@ -77,3 +77,21 @@ def test_a_stride_below_max_length_and_the_largest_type_id_load(tmp_path):
     edit = lambda d: d["post_processor"]["pair"][3]["Sequence"].__setitem__("type_id", 2**31 - 1)  # noqa: E731
     got = tokkit.encode(tokkit.load(written(tmp_path, edit)), ["a"], ["a"])
     assert got["token_type_ids"].max() == 2**31 - 1
+
+
+def test_a_long_wordpiece_token_in_a_tokenizer_json_costs_linear_memory(tmp_path):
+    from tokenizers import decoders, normalizers
+    long = "x" * 200_000
+    tok = Tokenizer(models.WordPiece({"[UNK]": 0, "a": 1, long: 2}, unk_token="[UNK]", max_input_chars_per_word=10**6))
+    tok.normalizer, tok.pre_tokenizer = normalizers.BertNormalizer(), pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.WordPiece()
+    tok.save(str(tmp_path / "tokenizer.json"))
+    loaded = tokkit.load(tmp_path)  # the general path: no table of every prefix (200,000**2 / 2 bytes)
+    assert loaded.encode("a " + long) == [1, 2] == tok.encode("a " + long).ids
+
+
+def test_a_long_unigram_piece_is_refused_at_load(tmp_path):
+    tok = Tokenizer(models.Unigram([("<unk>", 0.0), ("a", -1.0), ("y" * 5000, -2.0)], unk_id=0))
+    tok.save(str(tmp_path / "tokenizer.json"))
+    with pytest.raises(TokkitError, match="a piece of 5,000 characters"):
+        tokkit.load(tmp_path)

@@ -17,6 +17,7 @@ from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm
 from tokkit.text.pretokenize import GPT2_PATTERN
 from tokkit.tokenizer.decoders import decoder_from_json, decoder_to_json
+from tokkit.tokenizer.files import MAX_TOKEN_CHARS
 from tokkit.tokenizer.models import BPE, Unigram, WordLevel, WordPiece, model_from_json, model_to_json
 from tokkit.tokenizer.normalizers import normalizer_from_json, normalizer_to_json
 from tokkit.tokenizer.post import post_json, read_post
@@ -53,6 +54,10 @@ def spec_from_json(data: dict, where: str) -> Spec:
         raise TokkitError(f"{where}: not a tokenizer.json (no 'model' object)")
     pipeline = read_pipeline(data, where)
     vocab = model_vocab(pipeline.model)
+    if isinstance(pipeline.model, Unigram) and max(map(len, vocab), default=0) > MAX_TOKEN_CHARS:
+        # the lattice walk keeps every prefix of every piece: a long piece would cost its length squared
+        raise TokkitError(f"{where}: model.Unigram: a piece of {max(map(len, vocab)):,} characters; tokkit reads "
+                          f"pieces of at most {MAX_TOKEN_CHARS:,} (tokkit.tokenizer.files.MAX_TOKEN_CHARS)")
     added = _added_tokens(_field(data, "added_tokens", (list, type(None)), None, where) or [], vocab, where)
     spec = Spec(kind=pipeline_kind(pipeline), vocab=vocab, merges=None, added=added, pipeline=pipeline)
     for key in ("truncation", "padding"):  # kept as the defaults of tokkit.encode, written back on save
@@ -121,6 +126,8 @@ def fast_form(spec: Spec, where: str) -> Spec | None:
         if not (bert and pre == {"type": "BertPreTokenizer"} and dec.get("type") == "WordPiece"
                 and dec.get("prefix") == model.continuing_subword_prefix):
             return None
+        if max(map(len, spec.vocab)) > MAX_TOKEN_CHARS:
+            return None  # the fast path keeps every prefix of every token: quadratic in a long token
         return replace(fast, kind="wordpiece", unk_token=model.unk_token, prefix=model.continuing_subword_prefix,
                        max_input_chars_per_word=model.max_input_chars_per_word, decoder_cleanup=dec["cleanup"])
     if not isinstance(model, BPE) or model.byte_fallback or model.fuse_unk or model.ignore_merges \
