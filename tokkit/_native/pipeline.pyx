@@ -467,3 +467,8 @@ cdef class PipelineEncoder:
             out.append(("".join(map(chr, chars[a:b])), list(zip(starts[a:b], ends[a:b]))))
             a = b
         return out
+
+    def clear_memos(self):
+        """Drop every thread's memo of pieces and chunks: their memory comes back, and the next calls
+        start cold (what a first pass over new text costs)."""
+        self.pool = []

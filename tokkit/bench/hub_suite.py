@@ -129,6 +129,21 @@ def tokkit_task(folder: str, corpus: str, nbytes: int):
     return Encoding(lambda: tok.encode_batch_flat(lines, num_threads=1), lambda out: split_flat(*out, len(lines)))
 
 
+def tokkit_cold_task(folder: str, corpus: str, nbytes: int):
+    """tokkit as above with its memos cleared before each run: the first pass over text it has not seen."""
+    import tokkit
+
+    tok = tokkit.load(os.path.join(folder, "tokenizer.json"))
+    lines = bench_lines(corpus, nbytes)
+
+    clear = getattr(tok._encoder, "clear_memos", lambda: None)  # the fast paths keep per-thread tables instead
+
+    def run():
+        clear()
+        return tok.encode_batch_flat(lines, num_threads=1)
+    return Encoding(run, lambda out: split_flat(*out, len(lines)))
+
+
 def tokenizers_task(folder: str, corpus: str, nbytes: int):
     """tokenizers: encode_batch(lines, add_special_tokens=False); its threads follow RAYON_NUM_THREADS."""
     from tokenizers import Tokenizer
@@ -164,6 +179,7 @@ def plan(files: dict, corpus: str, nbytes: int) -> list:
     for kind, folder in files.items():
         k = {"folder": folder, "corpus": corpus, "nbytes": nbytes}
         contenders = {TOKKIT: (None, T + "tokkit_task", k),
+                      TOKKIT + ", memos cleared each run": (None, T + "tokkit_cold_task", k),
                       REFERENCE: ("tokenizers", T + "tokenizers_task", k)}
         if kind in MODEL_NAMES:
             contenders["sentencepiece encode"] = ("sentencepiece", T + "sentencepiece_task", dict(k, kind=kind))
