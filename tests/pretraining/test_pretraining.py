@@ -348,6 +348,25 @@ def test_documents_come_in_a_new_seeded_order_each_epoch_across_all_files(tok, t
         != orders[0]
 
 
+def test_compressed_files_keep_their_order_interleaved_among_the_others(tok, three_files, tmp_path):
+    from tokkit.pretraining.corpus_index import DocumentIndex, epoch_order, iter_order
+
+    packed = tmp_path / "part0.txt.gz"
+    with gzip.open(packed, "wt", encoding="utf-8") as f:
+        f.write(three_files[0].read_text(encoding="utf-8"))
+    paths = [packed, *three_files[1:]]
+    index = DocumentIndex.build(paths)
+    order = epoch_order(index, seed=0, epoch=0).tolist()
+    files = file_of_documents(paths)
+    from_gz = [d for d in order if files[d] == 0]
+    assert from_gz == sorted(from_gz)  # a compressed file is read front to back
+    positions = [k for k, d in enumerate(order) if files[d] == 0]
+    assert positions[-1] - positions[0] > len(order) // 2  # ... spread over the epoch
+    assert sorted(map(tuple, iter_order(index, np.asarray(order)))) == sorted(map(tuple, iter_documents(paths)))
+    examples = list(PretrainingDataset(tok, paths, kind="full", max_length=32, seed=0))
+    assert windows_min_documents(examples) >= 24
+
+
 def test_shuffle_false_keeps_the_file_order(tok, three_files):
     ds = PretrainingDataset(tok, three_files, kind="full", max_length=32, seed=0, shuffle=False)
     streamed = list(iter_examples(tok, three_files, kind="full", max_length=32, seed=0))
