@@ -49,6 +49,34 @@ def check_destination(dest: str | os.PathLike, *, marker_files: Iterable[str], f
     return dest
 
 
+def check_not_an_input(output: str | os.PathLike | None, inputs: Iterable) -> None:
+    """Refuse an output that is one of the inputs, lies inside an input folder, or is a folder
+    holding an input: writing it would overwrite what is being read, or be read back as input.
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> check_not_an_input(os.path.join(d, "out"), [d])
+    Traceback (most recent call last):
+    tokkit.errors.TokkitError: ...out: refusing this output: it lies inside the input folder ...; choose one outside the inputs
+    """
+    if output is None or str(output) in ("", "-"):
+        return
+    out = Path(output).resolve()
+    for item in inputs:
+        if item is None or str(item) in ("", "-"):
+            continue
+        src = Path(item).resolve()
+        if out == src:
+            why = f"is also an input ({item})"
+        elif src in out.parents:
+            why = f"lies inside the input folder {item}"
+        elif out in src.parents:
+            why = f"is a folder that holds the input {item}"
+        else:
+            continue
+        raise TokkitError(f"{output}: refusing this output: it {why}; choose one outside the inputs")
+
+
 def _refuse_precious(dest: Path) -> None:
     """Never replace a folder whose loss would hurt: /, the home folder, a mount point, or the
     current folder or one of its parents (`--force -o /tmp` must not wipe /tmp)."""
