@@ -88,3 +88,19 @@ def test_pretraining_shards_go_through_write_shards(wp, tmp_path):
     assert any(p.suffix == ".npz" for p in (tmp_path / "shards").iterdir())
     missing = run(["encode", "-t", str(wp), "--pretraining", "nsp", str(corpus)])
     assert missing.returncode == 2 and "needs -o" in missing.stderr
+
+
+def test_pretraining_shards_are_shuffled_unless_asked_not_to(wp, tmp_path):
+    from tokkit.pretraining import ShardDataset
+
+    corpus = tmp_path / "docs.txt"
+    corpus.write_text("".join(f"Document {d} opens here. It says {d} twice.\nA second line of {d}.\n\n"
+                              for d in range(300)), encoding="utf-8")
+    for flag in ("--shuffle", "--no-shuffle"):
+        out = run(["encode", "-t", str(wp), "--pretraining", "full", "--max-length", "16", "-q", flag,
+                   "-o", str(tmp_path / flag), str(corpus)])
+        assert out.returncode == 0, out.stderr
+    shuffled = [int(e["document"]) for e in ShardDataset(tmp_path / "--shuffle", shuffle=False)]
+    in_order = [int(e["document"]) for e in ShardDataset(tmp_path / "--no-shuffle", shuffle=False)]
+    assert in_order == sorted(in_order) and shuffled != sorted(shuffled)
+    assert sorted(set(shuffled)) == sorted(set(in_order)) == list(range(300))

@@ -54,6 +54,8 @@ def test_unusable_output_is_one_error_line(work, wp_dir, cli, command, output, m
     (["--pretraining", "full", "-o", "shards", "--pairs"], "--pairs"),
     (["--pretraining", "full", "-o", "shards", "--format", "npz"], "--format"),
     (["--pretraining", "full", "-o", "shards", "--max-length", "4"], "at least 5"),
+    (["--no-shuffle"], "--pretraining"),
+    (["--pretraining", "full", "-o", "shards", "--scheduler", "local", "--shuffle"], "file order"),
 ])
 def test_bad_option_values_are_refused_before_reading(work, wp_dir, cli, args, message):
     before = listing(work)

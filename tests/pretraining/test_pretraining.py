@@ -300,6 +300,149 @@ def test_dataset_pickles_and_splits_by_rank(tok, corpus):
     assert not by_rank[0] & by_rank[1] and by_rank[0] | by_rank[1] == {int(e["index"]) for e in ds}
 
 
+# ------------------------------------------------------------------------------ shuffled streams
+def windows_min_documents(examples, width=32):
+    """The fewest distinct documents among any `width` consecutive examples."""
+    docs = [int(e["document"]) for e in examples]
+    return min(len(set(docs[i:i + width])) for i in range(len(docs) - width + 1))
+
+
+def first_seen(examples):
+    """Documents in the order the stream first reaches them."""
+    return list(dict.fromkeys(int(e["document"]) for e in examples))
+
+
+@pytest.fixture(scope="module")
+def three_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("three")
+    return [write_corpus(folder, docs=80, seed=s, name=f"part{s}.txt") for s in range(3)]
+
+
+def file_of_documents(paths):
+    """The file number of each document, in corpus order."""
+    return [f for f, path in enumerate(paths) for _ in iter_documents(path)]
+
+
+@pytest.mark.parametrize("kind", ["full", "nsp"])
+def test_any_32_consecutive_examples_come_from_at_least_24_documents(tok, three_files, kind):
+    ds = PretrainingDataset(tok, three_files, kind=kind, max_length=32, seed=0)
+    examples = list(ds)
+    assert len(first_seen(examples)) == len(file_of_documents(three_files)) > 150 and len(examples) > 500
+    assert windows_min_documents(examples) >= 24
+    ordered = list(PretrainingDataset(tok, three_files, kind=kind, max_length=32, seed=0, shuffle=False))
+    assert windows_min_documents(ordered) < 10  # what file order gives
+
+
+def test_documents_come_in_a_new_seeded_order_each_epoch_across_all_files(tok, three_files):
+    ds = PretrainingDataset(tok, three_files, kind="full", max_length=32, seed=1, buffer_size=0)  # no buffer
+    orders = []
+    for epoch in (0, 1, 0):
+        ds.set_epoch(epoch)
+        orders.append(first_seen(ds))
+    files = file_of_documents(three_files)
+    assert orders[0] == orders[2] != orders[1]
+    assert sorted(orders[0]) == sorted(orders[1]) == list(range(len(files)))
+    assert orders[0] != sorted(orders[0])
+    assert {files[d] for d in orders[0][:12]} == {0, 1, 2}  # the first documents come from every file
+    assert first_seen(PretrainingDataset(tok, three_files, kind="full", max_length=32, seed=2, buffer_size=0)) \
+        != orders[0]
+
+
+def test_compressed_files_keep_their_order_interleaved_among_the_others(tok, three_files, tmp_path):
+    from tokkit.pretraining.corpus_index import DocumentIndex, epoch_order, iter_order
+
+    packed = tmp_path / "part0.txt.gz"
+    with gzip.open(packed, "wt", encoding="utf-8") as f:
+        f.write(three_files[0].read_text(encoding="utf-8"))
+    paths = [packed, *three_files[1:]]
+    index = DocumentIndex.build(paths)
+    order = epoch_order(index, seed=0, epoch=0).tolist()
+    files = file_of_documents(paths)
+    from_gz = [d for d in order if files[d] == 0]
+    assert from_gz == sorted(from_gz)  # a compressed file is read front to back
+    positions = [k for k, d in enumerate(order) if files[d] == 0]
+    assert positions[-1] - positions[0] > len(order) // 2  # ... spread over the epoch
+    assert sorted(map(tuple, iter_order(index, np.asarray(order)))) == sorted(map(tuple, iter_documents(paths)))
+    examples = list(PretrainingDataset(tok, paths, kind="full", max_length=32, seed=0))
+    assert windows_min_documents(examples) >= 24
+
+
+def test_shuffle_false_keeps_the_file_order(tok, three_files):
+    ds = PretrainingDataset(tok, three_files, kind="full", max_length=32, seed=0, shuffle=False)
+    streamed = list(iter_examples(tok, three_files, kind="full", max_length=32, seed=0))
+    assert [e["input_ids"].tolist() for e in ds] == [e["input_ids"].tolist() for e in streamed]
+    assert first_seen(streamed) == list(range(len(file_of_documents(three_files))))
+
+
+@pytest.mark.parametrize("kind", ["full", "nsp"])
+def test_shuffled_shares_take_disjoint_parts_and_lose_nothing(tok, three_files, kind, monkeypatch):
+    monkeypatch.setattr(pretraining_docs, "GROUP_DOCUMENTS", 8)  # several groups for every share
+    whole = {int(e["index"]): e for e in PretrainingDataset(tok, three_files, kind=kind, max_length=32, seed=3)}
+    for shares in (2, 3):
+        parts = [list(PretrainingDataset(tok, three_files, kind=kind, max_length=32, seed=3, rank=r,
+                                         world_size=shares)) for r in range(shares)]
+        seen = [int(e["index"]) for part in parts for e in part]
+        assert len(seen) == len(set(seen)) == len(whole)
+        for part in parts:
+            assert part and all(np.array_equal(e["input_ids"], whole[int(e["index"])]["input_ids"]) for e in part)
+    if kind == "full":  # every token of every document (a group's last block also takes a few of the next's)
+        from collections import Counter
+
+        content = Counter(t for e in whole.values() for t in e["input_ids"][1:-1].tolist())
+        text = Counter(t for path in three_files for doc in iter_documents(path) for line in doc
+                       for t in tok.encode(line))
+        content.pop(tok.token_to_id("[SEP]"), None)
+        assert not text - content
+        groups = len({int(i) >> 32 for i in whole})
+        assert sum((content - text).values()) < groups * 32
+
+
+@pytest.mark.filterwarnings("ignore:This DataLoader will create")
+def test_dataloader_workers_split_the_shuffled_stream(tok, three_files, monkeypatch):
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    monkeypatch.setattr(pretraining_docs, "GROUP_DOCUMENTS", 8)
+    ds = PretrainingDataset(tok, three_files, kind="full", max_length=32, seed=4)
+    ds.set_epoch(1)
+    want = {int(e["index"]) for e in ds}
+    loader = torch.utils.data.DataLoader(ds.as_torch_dataset(), batch_size=32, num_workers=2,
+                                         collate_fn=MaskingCollator(tok, seed=4), multiprocessing_context="fork")
+    got = [int(i) for batch in loader for i in batch["index"]]
+    assert len(got) == len(set(got)) and set(got) == want
+
+
+def test_a_stream_resumed_at_a_position_gives_the_same_batches(tok, three_files):
+    from tokkit.bert.data import BatchStream
+
+    pytest.importorskip("torch", reason="torch is not installed")
+
+    def stream():
+        ds = PretrainingDataset(tok, three_files, kind="full", max_length=32, seed=6, buffer_size=256)
+        return BatchStream(ds, MaskingCollator(tok, seed=6, return_tensors="pt"), 64)
+
+    first = stream()
+    batches, positions = [], []
+    for _ in range(40):  # past the end of the first epoch
+        positions.append(first.position)
+        batches.append(next(first))
+    second_epoch = next(k for k, p in enumerate(positions) if p["epoch"] == 1)
+    for k in (5, second_epoch + 2):
+        again = stream()
+        again.seek(positions[k])
+        for want in batches[k:k + 4]:
+            got = next(again)
+            assert all(np.array_equal(got[key].numpy(), want[key].numpy()) for key in want)
+
+
+@pytest.mark.corpus
+def test_wikipedia_batches_draw_on_many_articles(corpus_dir):
+    files = [corpus_dir / "en" / "wiki" / f"{i:03d}.txt" for i in range(5)]
+    lines = [line for f in files[:1] for line in f.read_text(encoding="utf-8").splitlines()]
+    wiki_tok = train_tokenizer(lines, vocab_size=2000)
+    examples = list(PretrainingDataset(wiki_tok, files, kind="full", max_length=128, seed=0))
+    assert len(set(int(e["document"]) for e in examples[:32])) >= 30  # file order: 1 article
+    assert windows_min_documents(examples) >= 24
+
+
 def test_bad_settings_and_tokenizers(tok, corpus):
     no_mask = train_tokenizer(corpus.read_text().splitlines(), specials=["[PAD]", "[UNK]", "[CLS]", "[SEP]"])
     with pytest.raises(ValueError, match=r"\[MASK\]"):
@@ -312,6 +455,8 @@ def test_bad_settings_and_tokenizers(tok, corpus):
         PretrainingDataset(tok, [corpus], kind="nsp", max_length=4)
     with pytest.raises(ValueError, match="rank"):
         PretrainingDataset(tok, [corpus], kind="nsp", rank=2, world_size=2)
+    with pytest.raises(ValueError, match="buffer_size"):
+        PretrainingDataset(tok, [corpus], kind="nsp", buffer_size=-1)
     with pytest.raises(ValueError, match="return_tensors"):
         MaskingCollator(tok, return_tensors="tf")
     with pytest.raises(ValueError, match="mlm_probability"):

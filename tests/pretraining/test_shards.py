@@ -6,7 +6,7 @@ import pytest
 from helpers.pretraining import train_tokenizer, write_corpus
 
 from tokkit.errors import TokkitError
-from tokkit.pretraining import MaskingCollator, iter_examples
+from tokkit.pretraining import MaskingCollator, PretrainingDataset, iter_examples
 from tokkit.pretraining.shards import ShardDataset, is_shard_dir, write_shards
 
 
@@ -24,12 +24,13 @@ def tok(corpus):
 def test_round_trip_gives_the_streamed_examples_numbered_in_order(tmp_path, tok, corpus, kind, monkeypatch):
     monkeypatch.setattr("tokkit.pretraining.shards.SHARD_EXAMPLES", 50)  # several shard files
     out = write_shards(tok, [corpus], kind=kind, max_length=40, output=tmp_path / "shards", seed=3,
-                       progress=False)
+                       progress=False, shuffle=False)
     assert is_shard_dir(out)
     index = json.loads((out / "index.json").read_text())
     assert index["kind"] == kind and index["max_length"] == 40 and len(index["shards"]) > 2
+    assert index["order"] == "file"
     streamed = list(iter_examples(tok, [corpus], kind=kind, max_length=40, seed=3))
-    read = list(ShardDataset(out))
+    read = list(ShardDataset(out, shuffle=False))
     assert len(read) == len(streamed) == index["num_examples"]
     assert [int(e["index"]) for e in read] == list(range(len(read)))
     for a, b in zip(read, streamed):
@@ -41,13 +42,51 @@ def test_round_trip_gives_the_streamed_examples_numbered_in_order(tmp_path, tok,
 
 
 def test_ranks_read_balanced_disjoint_contiguous_shares(tmp_path, tok, corpus):
-    out = write_shards(tok, [corpus], kind="full", max_length=24, output=tmp_path / "s", progress=False)
+    out = write_shards(tok, [corpus], kind="full", max_length=24, output=tmp_path / "s", progress=False,
+                       shuffle=False)
     n = len(ShardDataset(out))
-    shares = [[int(e["index"]) for e in ShardDataset(out, rank=r, world_size=3)] for r in range(3)]
+    shares = [[int(e["index"]) for e in ShardDataset(out, rank=r, world_size=3, shuffle=False)] for r in range(3)]
     assert sum(shares, []) == list(range(n))
     assert max(map(len, shares)) - min(map(len, shares)) <= 1
-    lengths = [len(e["input_ids"]) for e in ShardDataset(out)]
+    lengths = [len(e["input_ids"]) for e in ShardDataset(out, shuffle=False)]
     assert all(k == 24 for k in lengths[:-1])  # only the very last block is short
+
+
+@pytest.mark.parametrize("kind", ["full", "nsp"])
+def test_shuffled_writing_holds_epoch_0_of_the_shuffled_stream(tmp_path, tok, corpus, kind, monkeypatch):
+    monkeypatch.setattr("tokkit.pretraining.shards.SHARD_EXAMPLES", 50)
+    out = write_shards(tok, [corpus], kind=kind, max_length=40, output=tmp_path / "s", seed=3, progress=False)
+    assert json.loads((out / "index.json").read_text())["order"] == "shuffled"
+    streamed = list(PretrainingDataset(tok, [corpus], kind=kind, max_length=40, seed=3))
+    read = list(ShardDataset(out, shuffle=False))  # the folder's own order
+    assert len(read) == len(streamed)
+    for a, b in zip(read, streamed):
+        assert np.array_equal(a["input_ids"], b["input_ids"]) and a["document"] == b["document"]
+    documents = [int(e["document"]) for e in read]
+    assert len(set(documents[:32])) >= 24  # not one document after another
+
+
+def test_shuffled_reading_covers_the_folder_once_per_epoch_in_a_new_order(tmp_path, tok, corpus, monkeypatch):
+    monkeypatch.setattr("tokkit.pretraining.shards.SHARD_EXAMPLES", 40)
+    out = write_shards(tok, [corpus], kind="full", max_length=24, output=tmp_path / "s", progress=False,
+                       shuffle=False)
+    whole = {int(e["index"]): e["input_ids"].tolist() for e in ShardDataset(out, shuffle=False)}
+    orders = []
+    for epoch in (0, 1):
+        shares = []
+        for rank in range(2):
+            ds = ShardDataset(out, rank=rank, world_size=2, seed=5, buffer_size=64)
+            ds.set_epoch(epoch)
+            shares.append([(int(e["index"]), e["input_ids"].tolist()) for e in ds])
+        seen = [i for share in shares for i, _ in share]
+        assert sorted(seen) == sorted(whole)  # disjoint, complete
+        assert all(whole[i] == ids for share in shares for i, ids in share)  # index names the same example
+        assert abs(len(shares[0]) - len(shares[1])) <= len(json.loads((out / "index.json").read_text())["shards"])
+        orders.append([i for i, _ in shares[0]])
+    assert orders[0] != orders[1] and orders[0] != sorted(orders[0])
+    again = ShardDataset(out, rank=0, world_size=2, seed=5, buffer_size=64)
+    again.set_epoch(1)
+    assert [int(e["index"]) for e in again] == orders[1]  # the same seed and epoch: the same order
 
 
 @pytest.mark.filterwarnings("ignore:This DataLoader will create")

@@ -1,8 +1,11 @@
 """Training checkpoints without pickle: tensors in safetensors, everything else in a JSON sidecar.
 
-A checkpoint is a folder `RUN_DIR/checkpoint/` holding model.safetensors (tokkit names),
-optimizer.safetensors (AdamW moments) and state.json (step, data position, RNG states, configs).
+A checkpoint is a folder `RUN_DIR/checkpoint/` holding model.safetensors (tokkit names; its
+metadata repeats the model config), optimizer.safetensors (AdamW moments), state.json (step,
+data position, RNG states, configs, the tokenizer's fingerprint) and the tokenizer's own files.
 It is written beside its destination and renamed in, so an interrupted run keeps the last good one.
+Reading it back checks every field a resume relies on against the tensors and the tokenizer, so an
+edited or mismatched checkpoint is one clear error, never a traceback or a silently different run.
 
 >>> save_checkpoint("run/checkpoint", model, optimizer, {"step": 10})   # doctest: +SKIP
 >>> state = load_checkpoint("run/checkpoint", model, optimizer)         # doctest: +SKIP
@@ -10,8 +13,11 @@ It is written beside its destination and renamed in, so an interrupted run keeps
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
+import re
+import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -21,7 +27,28 @@ from tokkit._files import atomic_dir
 from tokkit.errors import TokkitError
 
 FORMAT = "tokkit-bert-checkpoint/1"
-FILES = {"model.safetensors", "optimizer.safetensors", "state.json"}
+TOKENIZER_FILES = {"tokenizer.json", "vocab.txt", "vocab.json", "merges.txt", "tokenizer_config.json",
+                   "special_tokens_map.json"}
+FILES = {"model.safetensors", "optimizer.safetensors", "state.json"} | TOKENIZER_FILES
+_LAYER = re.compile(r"(?:^|\.)layers\.(\d+)\.")
+MAX_LAYERS = 1024  # bounds far above any model of this format: an edited config fails here, before
+MAX_WIDTH = 1 << 22  # a model of absurd size is allocated
+
+
+def tokenizer_fingerprint(tokenizer) -> str:
+    """sha256 of the tokenizer.json the tokenizer saves (of its vocabulary, for one that saves none).
+
+    tokkit saves byte-identical files for the same tokenizer, so the same vocabulary, normalizer and
+    template always give the same fingerprint, and another tokenizer of the same size does not.
+    """
+    if hasattr(tokenizer, "save"):
+        with tempfile.TemporaryDirectory() as folder:
+            tokenizer.save(folder)
+            path = Path(folder) / "tokenizer.json"
+            if path.is_file():
+                return hashlib.sha256(path.read_bytes()).hexdigest()
+    vocab = "\n".join(tokenizer.id_to_token(i) or "" for i in range(int(tokenizer.vocab_size)))
+    return hashlib.sha256(vocab.encode("utf-8")).hexdigest()
 
 
 def rng_state() -> dict:
@@ -33,12 +60,16 @@ def rng_state() -> dict:
 
 
 def set_rng_state(state: dict) -> None:
+    """Restore the generator states of rng_state() (checked by read_state first)."""
     def tensor(b64: str) -> torch.Tensor:
         return torch.frombuffer(bytearray(base64.b64decode(b64)), dtype=torch.uint8)
 
-    torch.set_rng_state(tensor(state["torch"]))
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all([tensor(s) for s in state["cuda"]])
+    try:
+        torch.set_rng_state(tensor(state["torch"]))
+        if "cuda" in state and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all([tensor(s) for s in state["cuda"]])
+    except (RuntimeError, ValueError, TypeError) as exc:
+        raise TokkitError(f"the checkpoint's random state cannot be restored ({exc})") from None
 
 
 def _optimizer_tensors(model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, torch.Tensor]:
@@ -52,14 +83,21 @@ def _optimizer_tensors(model: torch.nn.Module, optimizer: torch.optim.Optimizer)
 
 
 def save_checkpoint(directory, model: torch.nn.Module, optimizer: Optional[torch.optim.Optimizer],
-                    state: dict) -> Path:
-    """Atomically write the model, the optimizer moments and `state` (JSON-able) to `directory`."""
+                    state: dict, tokenizer=None) -> Path:
+    """Atomically write the model, the optimizer moments, `state` (JSON-able) and the tokenizer's
+    files (with its fingerprint in state.json) to `directory`."""
     from safetensors.torch import save_file
 
-    state = dict(state, format=FORMAT, model_config=model.config.to_dict(), rng=rng_state())
+    config = model.config.to_dict()
+    state = dict(state, format=FORMAT, model_config=config, rng=rng_state())
     with atomic_dir(directory, marker_files=FILES) as tmp:
+        if tokenizer is not None:
+            tokenizer.save(tmp)
+            state["tokenizer_sha256"] = hashlib.sha256(Path(tmp, "tokenizer.json").read_bytes()).hexdigest() \
+                if Path(tmp, "tokenizer.json").is_file() else tokenizer_fingerprint(tokenizer)
         save_file({k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()},
-                  os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
+                  os.path.join(tmp, "model.safetensors"),
+                  metadata={"format": "pt", "model_config": json.dumps(config, sort_keys=True)})
         if optimizer is not None:
             save_file(_optimizer_tensors(model, optimizer), os.path.join(tmp, "optimizer.safetensors"))
         with open(os.path.join(tmp, "state.json"), "w", encoding="utf-8") as f:
@@ -110,10 +148,16 @@ def _check_state(state: dict, path: Path) -> None:
             bad(key, "is missing or not an object")
     rng = state["rng"].get("torch")
     try:
-        if not isinstance(rng, str) or not base64.b64decode(rng, validate=True):
+        if not isinstance(rng, str) or len(base64.b64decode(rng, validate=True)) != torch.get_rng_state().numel():
             raise ValueError
     except ValueError:
         bad("rng.torch", "is not a saved random state")
+    cuda = state["rng"].get("cuda", [])
+    if not isinstance(cuda, list) or not all(isinstance(c, str) for c in cuda):
+        bad("rng.cuda", "is not a list of saved random states")
+    fingerprint = state.get("tokenizer_sha256")
+    if fingerprint is not None and not (isinstance(fingerprint, str) and len(fingerprint) == 64):
+        bad("tokenizer_sha256", f"is not a sha256 digest, got {fingerprint!r}")
     seconds = state.get("train_seconds", 0.0)
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < 1e12:
         bad("train_seconds", f"must be a number >= 0, got {seconds!r}")
@@ -127,6 +171,42 @@ def _load_tensors(path: Path) -> dict[str, torch.Tensor]:
         return load_file(str(path))
     except (SafetensorError, OSError, ValueError) as exc:
         raise TokkitError(f"{path}: corrupt checkpoint ({exc})") from None
+
+
+def check_model_config(directory, state: dict) -> None:
+    """state.json's model_config against model.safetensors: the config it was saved with (in its
+    metadata) and the layers it holds, before a model is built from it."""
+    from safetensors import SafetensorError, safe_open
+
+    path = Path(directory) / "model.safetensors"
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            saved, names = (f.metadata() or {}).get("model_config"), list(f.keys())
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise TokkitError(f"{path}: corrupt checkpoint ({exc})") from None
+    config = state["model_config"]
+    if saved is not None and json.loads(saved) != config:
+        changed = sorted(k for k in set(config) | set(json.loads(saved)) if config.get(k) != json.loads(saved).get(k))
+        raise TokkitError(f"{Path(directory) / 'state.json'}: model_config differs from the model saved beside it "
+                          f"({', '.join(changed)}); the checkpoint cannot be resumed exactly")
+    for key in ("hidden_size", "num_heads", "intermediate_size", "vocab_size", "max_position_embeddings"):
+        value = config.get(key)
+        if not (isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_WIDTH):
+            raise TokkitError(f"{Path(directory) / 'state.json'}: model_config.{key} must be a whole number in "
+                              f"[1, {MAX_WIDTH}], got {value!r}")
+    layers = {m.group(1) for m in map(_LAYER.search, names) if m}
+    stated = config.get("num_layers")
+    if not (isinstance(stated, int) and 0 < stated <= MAX_LAYERS) or stated != len(layers):
+        raise TokkitError(f"{Path(directory) / 'state.json'}: model_config.num_layers is {stated!r} but "
+                          f"model.safetensors holds {len(layers)} layers")
+
+
+def check_tokenizer(directory, state: dict, tokenizer) -> None:
+    """The tokenizer a run continues with must be the one the checkpoint was trained with."""
+    saved = state.get("tokenizer_sha256")
+    if saved is not None and saved != tokenizer_fingerprint(tokenizer):
+        raise TokkitError(f"{directory}: the checkpoint was trained with another tokenizer (its tokenizer.json "
+                          f"differs; the checkpoint folder holds the right one)")
 
 
 def load_model_state(directory, model: torch.nn.Module) -> None:

@@ -17,6 +17,7 @@ from typing import Iterator, Optional, Sequence
 from tokkit import pretraining
 from tokkit.errors import TokkitError
 from tokkit.pretraining.collate import special_token_ids
+from tokkit.pretraining.shuffle import DEFAULT_BUFFER
 
 
 def check_tokenizer(tokenizer) -> dict[str, int]:
@@ -26,17 +27,18 @@ def check_tokenizer(tokenizer) -> dict[str, int]:
 
 
 def make_dataset(tokenizer, paths: Sequence, *, kind: str, max_length: int, seed: int,
-                 rank: int = 0, world_size: int = 1):
-    """tokkit.pretraining's dataset over text files, or over one shard folder."""
+                 rank: int = 0, world_size: int = 1, shuffle: bool = True, buffer_size: int = DEFAULT_BUFFER):
+    """tokkit.pretraining's dataset over text files, or over one shard folder (shuffled by default)."""
 
     paths = [os.fspath(p) for p in paths]
     for p in paths:
         if not os.path.exists(p):
             raise TokkitError(f"{p}: no such file or folder")
     if len(paths) == 1 and pretraining.is_shard_dir(paths[0]):
-        return pretraining.ShardDataset(paths[0], rank=rank, world_size=world_size)
+        return pretraining.ShardDataset(paths[0], rank=rank, world_size=world_size, shuffle=shuffle,
+                                        buffer_size=buffer_size, seed=seed)
     return pretraining.PretrainingDataset(tokenizer, paths, kind=kind, max_length=max_length, seed=seed,
-                                          rank=rank, world_size=world_size)
+                                          rank=rank, world_size=world_size, shuffle=shuffle, buffer_size=buffer_size)
 
 
 def make_collator(tokenizer, *, seed: int, mlm_probability: float = 0.15):
@@ -109,8 +111,9 @@ class BatchStream:
 
 def eval_batches(tokenizer, path, *, blocks: int, max_length: int, batch_size: int, seed: int = 1234,
                  mlm_probability: float = 0.15) -> list[dict]:
-    """The held-out set: `blocks` full-sentence examples from `path`, masked once with a fixed seed."""
-    dataset = make_dataset(tokenizer, [path], kind="full", max_length=max_length, seed=seed)
+    """The held-out set: the first `blocks` full-sentence examples of `path` in file order, masked once
+    with a fixed seed."""
+    dataset = make_dataset(tokenizer, [path], kind="full", max_length=max_length, seed=seed, shuffle=False)
     collator = make_collator(tokenizer, seed=seed, mlm_probability=mlm_probability)
     examples = list(itertools.islice(iter(dataset), blocks))
     if not examples:

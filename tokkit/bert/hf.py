@@ -224,7 +224,19 @@ def save_hf(model, tokenizer, directory, *, force: bool = False) -> Path:
             cfg = config_to_hf(model.config, arch)
         if tokenizer is not None:
             tokenizer.save(tmp)
+            if arch.startswith("ModernBert"):
+                _without_token_types(Path(tmp) / "tokenizer_config.json")
         with open(os.path.join(tmp, "config.json"), "w", encoding="utf-8") as f:
             json.dump(cfg, f, indent=2, sort_keys=True)
     return Path(directory)
+
+
+def _without_token_types(path: Path) -> None:
+    """ModernBERT takes no token_type_ids: the tokenizer must not hand them to it (a fill-mask
+    pipeline passes every tokenizer output to the model)."""
+    if not path.is_file():
+        return
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config["model_input_names"] = ["input_ids", "attention_mask"]
+    path.write_text(json.dumps(config, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 

@@ -1,4 +1,5 @@
 """The `tokkit` command: one click group; each subcommand is a module of this package, loaded on use."""
+import functools
 import importlib
 import signal
 import sys
@@ -6,16 +7,21 @@ import threading
 
 import click
 
+from tokkit._files import check_output_not_input
 from tokkit.cli.streams import PIPE_CLOSED_EXIT, PipeClosed, guarded_streams, reserve_closed_descriptors
 from tokkit.errors import TokkitError
 
 # name -> module in tokkit.cli that defines a click command called `command`.
 # Modules are imported lazily so `tokkit train` never imports torch or dask.
+# Parameters that name files or folders a command reads: its -o/--output may be none of them,
+# nor lie inside one, nor hold one (checked before the command does any work).
+INPUT_PARAMS = ("corpus", "files", "paths", "tokenizer_dir", "tokenizer_path", "eval_file", "init_dir", "heldout")
 COMMANDS = {
     "train": "train",
     "encode": "encode",
     "decode": "decode",
     "pretrain": "pretrain",
+    "export": "export",
     "bench": "bench",
     "stats": "stats",
     "compare": "compare",
@@ -35,7 +41,26 @@ class LazyGroup(click.Group):
         for param in command.params:  # `-o ''` names no file or folder, in every command
             if param.name == "output" and param.callback is None:
                 param.callback = _not_empty
+        if not getattr(command.callback, "_checks_inputs", False):
+            command.callback = _output_is_not_an_input(command.callback)
         return command
+
+
+def _output_is_not_an_input(callback):
+    """The command's callback, preceded by the check that its output is not one of its inputs."""
+
+    @functools.wraps(callback)
+    def checked(**params):
+        inputs = []
+        for name in INPUT_PARAMS:
+            value = params.get(name)
+            inputs.extend(value if isinstance(value, (tuple, list)) else [value])
+        if params.get("output") not in (None, "", "-"):
+            check_output_not_input(params["output"], inputs)
+        return callback(**params)
+
+    checked._checks_inputs = True
+    return checked
 
 
 def _not_empty(ctx, param, value):

@@ -103,18 +103,21 @@ def split_pair(where, line):
 @click.option("--pretraining", type=click.Choice(["nsp", "full"]), default=None,
               help="Write pretraining shards (NSP pairs or full sentences) to the -o folder.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for --pretraining.")
+@click.option("--shuffle/--no-shuffle", default=None,
+              help="With --pretraining: write the examples in a shuffled order (documents across all files, "
+                   "then a shuffle buffer; the default) or in file order.")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="With --pretraining: encode on a Dask cluster (tcp://host:8786, or 'local'), a task per file.")
 @click.option("--resume", is_flag=True, help="With --scheduler: skip input files whose shards are complete.")
 @click.option("--max-line-bytes", type=click.IntRange(min=1, max=LINE_BYTES_LIMIT), default=MAX_LINE_BYTES,
               show_default=True, metavar="N", help="Longest input line accepted; a longer one is an error.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-def command(files, tokenizer_path, pairs, fmt, output, max_length, template, threads, pretraining, seed, scheduler,
-            resume, max_line_bytes, quiet):
+def command(files, tokenizer_path, pairs, fmt, output, max_length, template, threads, pretraining, seed, shuffle,
+            scheduler, resume, max_line_bytes, quiet):
     """Encode text FILES (stdin without FILES) with the tokenizer in DIR."""
 
     check_options(pairs=pairs, fmt=fmt, output=output, max_length=max_length, template=template, threads=threads,
-                  pretraining=pretraining, scheduler=scheduler, resume=resume)
+                  pretraining=pretraining, scheduler=scheduler, resume=resume, shuffle=shuffle)
     check_paths(output, [*files, *tokenizer_inputs(tokenizer_path)], file=pretraining is None)
     tok = tokkit.load(tokenizer_path)
     check_template_room(tok, pairs=pairs, fmt=fmt, max_length=max_length, template=template, pretraining=pretraining)
@@ -127,7 +130,7 @@ def command(files, tokenizer_path, pairs, fmt, output, max_length, template, thr
             return
         with Progress(total=total, desc="encoding", unit="MB", scale=1e-6, enabled=show) as bar:
             write_shards(tok, list(files), kind=pretraining, max_length=max_length or 128, output=output,
-                         seed=seed, progress=bar)
+                         seed=seed, progress=bar, shuffle=shuffle is not False)
         return
     with Progress(total=total, desc="encoding", unit="MB", scale=1e-6, enabled=show) as bar:
         lines = read_lines(list(files), bar, max_line_bytes)
@@ -137,7 +140,7 @@ def command(files, tokenizer_path, pairs, fmt, output, max_length, template, thr
             write_ids(tok, lines, pairs, output, max_length, template, threads)
 
 
-def check_options(*, pairs, fmt, output, max_length, template, threads, pretraining, scheduler, resume):
+def check_options(*, pairs, fmt, output, max_length, template, threads, pretraining, scheduler, resume, shuffle=None):
     """Refuse every combination of options that would be ignored or fail later, before any work."""
     given = _given()
     if output == "":
@@ -159,11 +162,15 @@ def check_options(*, pairs, fmt, output, max_length, template, threads, pretrain
             raise TokkitError("--pretraining needs -o/--output (a folder for the shards)")
         if resume and not scheduler:
             raise TokkitError("--resume applies to cluster encoding (--scheduler)")
+        if shuffle and scheduler:
+            raise TokkitError("--shuffle does not apply with --scheduler: each cluster task writes one file's "
+                              "examples in file order (ShardDataset shuffles them when it reads)")
         if max_length is not None and max_length < 5:
             raise TokkitError(f"--max-length must be at least 5 with --pretraining ([CLS] A [SEP] B [SEP]), "
                               f"got {max_length}")
         return
-    for flag, name in ((scheduler, "--scheduler"), (resume, "--resume"), ("seed" in given, "--seed")):
+    for flag, name in ((scheduler, "--scheduler"), (resume, "--resume"), ("seed" in given, "--seed"),
+                       (shuffle is not None, "--shuffle/--no-shuffle")):
         if flag:
             raise TokkitError(f"{name} applies with --pretraining only")
     template_tokens = 3 if pairs else 2

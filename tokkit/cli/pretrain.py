@@ -32,7 +32,7 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
 @click.argument("corpus", nargs=-1, required=True, metavar="CORPUS...")
 @click.option("-t", "--tokenizer", "tokenizer_dir", required=True, metavar="DIR", help="Tokenizer folder.")
 @click.option("-o", "--output", required=True, metavar="RUN_DIR",
-              help="Run folder: checkpoint/, metrics.jsonl, loss_curve.png, summary.json.")
+              help="Run folder: model/ (for transformers), checkpoint/, metrics.jsonl, loss_curve.png, summary.json.")
 @click.option("--objective", type=click.Choice(["mlm", "mlm+nsp"]), default="mlm", show_default=True,
               help="mlm trains on full-sentence examples, mlm+nsp on sentence pairs.")
 @click.option("--arch", type=click.Choice(["bert", "modernbert"]), default=None,
@@ -45,6 +45,8 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
               help="Peak learning rate (default: 2e-3 for modernbert, 5e-4 for bert).")
 @click.option("--warmup-steps", type=int, default=None, metavar="N",
               help="Default: 5% of --steps; 100 with --max-time and no --steps.")
+@click.option("--warmup-seconds", type=float, default=None, metavar="S",
+              help="Count the warm-up in training seconds instead of steps.")
 @click.option("--weight-decay", type=float, default=0.01, show_default=True)
 @click.option("--clip", type=float, default=1.0, show_default=True, help="Gradient-norm clipping (0: off).")
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -69,6 +71,11 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
 @click.option("--ffn", type=int, default=None, help="Model: feed-forward size (default 1024).")
 @click.option("--positions", type=int, default=None, help="Model: position embeddings (default 512).")
 @click.option("--dropout", type=float, default=None, help="Model: dropout (default 0.1).")
+@click.option("--shuffle/--no-shuffle", default=True, show_default=True,
+              help="Visit the documents in a new order each epoch and draw examples through a shuffle buffer; "
+                   "--no-shuffle reads the files in order.")
+@click.option("--shuffle-buffer", type=int, default=None, metavar="N",
+              help="Examples the shuffle buffer holds (default 16384; 0: documents shuffled, examples in order).")
 @click.option("--threads", type=int, default=None, metavar="N", help="torch threads (default: torch's choice).")
 @click.option("--bf16/--no-bf16", default=None,
               help="bfloat16 autocast in the forward pass (weights stay float32). Default: on where it is "
@@ -77,10 +84,9 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
 @click.option("--force", is_flag=True, help="Write into RUN_DIR even if it holds an earlier run or other files.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 def command(corpus, tokenizer_dir, output, objective, arch, steps, batch_size, max_length, lr, warmup_steps,
-            weight_decay, clip, seed, mlm_probability, mlm_probability_end, eval_file, eval_every,
-            eval_every_seconds, eval_blocks, checkpoint_every,
-            log_every, max_time, resume, init_dir, layers, hidden, heads, ffn, positions, dropout, threads,
-            bf16, device, force, quiet):
+            warmup_seconds, weight_decay, clip, seed, mlm_probability, mlm_probability_end, eval_file, eval_every,
+            eval_every_seconds, eval_blocks, checkpoint_every, log_every, max_time, resume, init_dir, layers, hidden,
+            heads, ffn, positions, dropout, shuffle, shuffle_buffer, threads, bf16, device, force, quiet):
     """Pretrain a BERT or ModernBERT on CORPUS (text files, or one shard folder from `tokkit encode --pretraining`).
 
     Runs under torchrun too: `torchrun --nproc-per-node 2 -m tokkit.cli pretrain ...`.
@@ -90,20 +96,14 @@ def command(corpus, tokenizer_dir, output, objective, arch, steps, batch_size, m
     except ImportError as exc:
         raise TokkitError(f"tokkit pretrain needs torch and safetensors: pip install 'tokkit[bert]' ({exc})")
 
-    if device is not None:
-        import torch  # already loaded with tokkit.bert.train
-
-        try:
-            torch.device(device)
-        except (RuntimeError, ValueError):
-            raise TokkitError(f"--device {device!r} is not a device torch knows (cpu, cuda, cuda:1, ...)") from None
+    buffer = {} if shuffle_buffer is None else {"shuffle_buffer": shuffle_buffer}
     cfg = PretrainConfig(
         objective=objective, arch=arch, steps=steps, batch_size=batch_size, max_length=max_length, lr=lr,
-        warmup_steps=warmup_steps, weight_decay=weight_decay, clip=clip, seed=seed,
+        warmup_steps=warmup_steps, warmup_seconds=warmup_seconds, weight_decay=weight_decay, clip=clip, seed=seed,
         mlm_probability=mlm_probability, mlm_probability_end=mlm_probability_end, eval_every=eval_every,
         eval_every_seconds=eval_every_seconds, eval_blocks=eval_blocks,
         checkpoint_every=checkpoint_every, log_every=log_every, max_time=max_time, threads=threads, bf16=bf16,
-        device=device, model=_model_overrides(layers, hidden, heads, ffn, positions, dropout))
+        device=device, shuffle=shuffle, **buffer, model=_model_overrides(layers, hidden, heads, ffn, positions, dropout))
     summary = pretrain(tokenizer_dir, list(corpus), output, config=cfg, eval_file=eval_file, resume=resume,
                        init=init_dir, progress=None if not quiet else False, force=force)
     if not quiet:

@@ -5,9 +5,11 @@ Importing it never imports torch; `as_torch_dataset()` wraps a dataset for a Dat
 >>> from tokkit.pretraining import MaskingCollator, PretrainingDataset, ShardDataset
 """
 from tokkit.pretraining.collate import MaskingCollator as MaskingCollator
+from tokkit.pretraining.corpus_index import DocumentIndex as DocumentIndex
 from tokkit.pretraining.dataset import KINDS as KINDS
 from tokkit.pretraining.dataset import PretrainingDataset as PretrainingDataset
 from tokkit.pretraining.dataset import iter_examples as iter_examples
+from tokkit.pretraining.dataset import iter_shuffled_examples as iter_shuffled_examples
 from tokkit.pretraining.dataset import worker_share as worker_share
 from tokkit.pretraining.documents import iter_documents as iter_documents
 from tokkit.pretraining.shards import ShardDataset as ShardDataset

@@ -57,37 +57,64 @@ def expand_paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
     return out
 
 
-def _lines(path: Path) -> Iterator[str]:
+def _lines(path: Path) -> Iterator[Tuple[int, str]]:
+    """(byte length, text without its line end) of each line; lines end where Python's universal
+    newlines end them (\\n, \\r\\n or \\r), and the length counts the end too."""
     try:
-        with io.TextIOWrapper(Source(str(path)).open(), encoding="utf-8", newline=None) as f:
+        with io.TextIOWrapper(Source(str(path)).open(), encoding="utf-8", newline="") as f:
             for line in f:
-                yield line.rstrip()
+                yield len(line.encode("utf-8")), line.rstrip()
     except UnicodeDecodeError as exc:
         raise TokkitError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except (OSError, EOFError, lzma.LZMAError) as exc:
         raise TokkitError(f"{path}: cannot read ({exc})") from None
 
 
-def _file_documents(path: Path) -> Iterator[Document]:
+def file_spans(path: Path) -> Iterator[Tuple[int, int, Document]]:
+    """(first byte, end byte, lines) of each document of one file, in file order.
+
+    The span runs from the document's first line (its title, if any) to the end of its last
+    line; every non-blank line inside it belongs to the document, so `read_span` gets the
+    document back from the bytes alone. Offsets count decompressed bytes for a compressed file.
+    """
     titles: Document = []  # lone lines waiting for the block they head
     block: Document = []
     size = 0
-    for line in _lines(path):
+    start = pos = 0  # start: first byte of the pending titles + block; pos: bytes read so far
+    for length, line in _lines(path):
+        if not titles and not block:
+            start = pos
+        pos += length
         if line.strip():
             block.append(line)
             size += len(line)
             if size >= MAX_DOCUMENT_CHARS:
-                yield titles + block
+                yield start, pos, titles + block
                 titles, block, size = [], [], 0
             continue
         if len(block) == 1:
             titles.extend(block)
         elif block:
-            yield titles + block
+            yield start, pos - length, titles + block
             titles = []
         block, size = [], 0
     if titles or block:
-        yield titles + block
+        yield start, pos, titles + block
+
+
+def read_span(data: bytes) -> Document:
+    """The document held by the bytes of one span (see file_spans): its non-blank lines.
+
+    >>> read_span(b"Title\\r\\n\\r\\nFirst line.  \\nSecond.")
+    ['Title', 'First line.', 'Second.']
+    """
+    text = data.decode("utf-8")
+    return [line.rstrip() for line in io.StringIO(text, newline=None) if line.strip()]
+
+
+def _file_documents(path: Path) -> Iterator[Document]:
+    for _start, _end, doc in file_spans(path):
+        yield doc
 
 
 def iter_documents(paths: Union[PathLike, Sequence[PathLike]]) -> Iterator[Document]:

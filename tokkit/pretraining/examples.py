@@ -19,7 +19,7 @@ into blocks of exactly `max_length` ([CLS] + content + [SEP]).
 """
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Sequence
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -76,7 +76,7 @@ def nsp_examples(docs: Sequence[Sequence[Sequence[int]]], *, rng: np.random.Gene
                  cls_id: int, sep_id: int) -> Iterator[Example]:
     """NSP examples from documents given as lists of tokenized segments (one group of documents)."""
     docs = [[s for s in doc if len(s)] for doc in docs]
-    usable = [d for d, doc in enumerate(docs) if doc]
+    usable = [d for d, doc in enumerate(docs) if doc]  # each example's `document` is its A's number here
     max_tokens = max_length - 3
     for d in usable:
         segs = docs[d]
@@ -118,13 +118,19 @@ def nsp_examples(docs: Sequence[Sequence[Sequence[int]]], *, rng: np.random.Gene
                 if example is not None:
                     a, b, label = example
                     a, b = truncate_pair(a, b, max_tokens, rng)
-                    yield make_example(cls_id, sep_id, a, b, label)
+                    example = make_example(cls_id, sep_id, a, b, label)
+                    example["document"] = np.int64(d)
+                    yield example
                 chunk, length = [], 0
             i += 1
 
 
 class Packer:
-    """Concatenate documents with [SEP] between them and cut the stream into full blocks."""
+    """Concatenate documents with [SEP] between them and cut the stream into full blocks.
+
+    A document added with `document=n` makes each block that starts inside it carry
+    `"document": n` (the shuffle buffer spreads a document's blocks apart by it).
+    """
 
     def __init__(self, *, max_length: int, cls_id: int, sep_id: int):
         self.content = max_length - 2
@@ -133,16 +139,19 @@ class Packer:
         self.buffer: List[int] = []
         self.start = 0  # tokens before it are already emitted (dropped in bulk, not per block)
         self.boundary: List[int] = []  # positions in buffer of the [SEP]s between documents
+        self.starts: List[Tuple[int, int]] = []  # (position in buffer, document) where each document begins
 
     def __len__(self) -> int:
         return len(self.buffer) - self.start
 
-    def add(self, ids: Sequence[int]) -> None:
+    def add(self, ids: Sequence[int], document: Optional[int] = None) -> None:
         if not len(ids):
             return
         if len(self):
             self.boundary.append(len(self.buffer))
             self.buffer.append(self.sep_id)
+        if document is not None:
+            self.starts.append((len(self.buffer), int(document)))
         self.buffer.extend(ids)
 
     def _emit(self, n: int) -> Example:
@@ -151,6 +160,10 @@ class Packer:
         for pos in self.boundary:
             if lo <= pos < lo + n:
                 example["special_tokens_mask"][pos - lo + 1] = 1
+        while len(self.starts) > 1 and self.starts[1][0] <= lo:
+            del self.starts[0]  # documents that ended before this block
+        if self.starts and self.starts[0][0] <= lo:
+            example["document"] = np.int64(self.starts[0][1])
         end = lo + n
         if end < len(self.buffer) and end in self.boundary:
             end += 1  # a block never starts with the [SEP] that separated two documents
@@ -159,6 +172,7 @@ class Packer:
         if self.start > 4096 and self.start * 2 > len(self.buffer):
             del self.buffer[:self.start]  # amortised: a long document is not shifted once per block
             self.boundary = [p - self.start for p in self.boundary]
+            self.starts = [(p - self.start, d) for p, d in self.starts]
             self.start = 0
         return example
 

@@ -2,9 +2,15 @@
 
 A shard folder holds `index.json` (format, kind, max_length, example counts) and
 `shard-00000.npz`, ... each with input_ids (N, max_length) int32 padded with 0, lengths (N,),
-token_type_ids and special_tokens_mask (N, max_length) int8, and next_sentence_label (N,) for
-`nsp`. Examples are numbered 0..num_examples-1 in file order. Masking stays dynamic: it happens in
-the collator when the shards are read.
+token_type_ids and special_tokens_mask (N, max_length) int8, document (N,) int64 (the corpus
+document each example starts in) and next_sentence_label (N,) for `nsp`. Examples are numbered
+0..num_examples-1 in file order. Masking stays dynamic: it happens in the collator when the shards
+are read.
+
+Both sides shuffle by default: `write_shards` writes the examples of one shuffled epoch
+(documents in a seeded order across all files, then the shuffle buffer of
+tokkit.pretraining.shuffle), and `ShardDataset` reads each epoch's shards in a new seeded order
+through the same buffer.
 
 >>> out = write_shards(tok, ["corpus.txt"], kind="full", max_length=128, output="shards/")  # doctest: +SKIP
 >>> ds = ShardDataset(out); next(iter(ds))["index"]                                          # doctest: +SKIP
@@ -26,8 +32,10 @@ from tokkit._files import atomic_dir, atomic_open
 from tokkit._progress import Progress
 from tokkit.errors import TokkitError
 from tokkit.pretraining.collate import special_token_ids
-from tokkit.pretraining.dataset import check_kind, iter_examples, worker_share
+from tokkit.pretraining.corpus_index import DocumentIndex
+from tokkit.pretraining.dataset import check_buffer_size, check_kind, iter_examples, iter_shuffled_examples, worker_share
 from tokkit.pretraining.documents import expand_paths
+from tokkit.pretraining.shuffle import DEFAULT_BUFFER, spread
 
 FORMAT = "tokkit-pretraining-shards"
 VERSION = 1
@@ -59,6 +67,8 @@ def _save_shard(folder: str, number: int, examples: List[Dict], max_length: int,
         arrays["lengths"][r] = k
         for key in ("input_ids", "token_type_ids", "special_tokens_mask"):
             arrays[key][r, :k] = e[key]
+    if all("document" in e for e in examples):
+        arrays["document"] = np.asarray([e["document"] for e in examples], dtype=np.int64)
     if kind == "nsp":
         arrays["next_sentence_label"] = np.asarray([e["next_sentence_label"] for e in examples], dtype=np.int8)
     name = f"shard-{number:05d}.npz"
@@ -68,14 +78,17 @@ def _save_shard(folder: str, number: int, examples: List[Dict], max_length: int,
 
 
 def write_shards(tokenizer, paths, *, kind: str, max_length: int, output, seed: int = 0,
-                 progress=True) -> Path:
+                 progress=True, shuffle: bool = True, buffer_size: int = DEFAULT_BUFFER) -> Path:
     """Encode a corpus into pretraining examples and write them as shards; return the folder.
 
-    The folder is built beside `output` and moved into place when complete; an earlier shard
-    folder at `output` is replaced, any other non-empty folder is refused. `progress` is a bool
-    (a bar on stderr when it is a terminal) or a `tokkit._progress.Progress` counting bytes of text.
+    `shuffle=True` writes the examples of epoch 0 of the shuffled stream (see the module
+    docstring), `shuffle=False` in file order. The folder is built beside `output` and moved into
+    place when complete; an earlier shard folder at `output` is replaced, any other non-empty
+    folder is refused. `progress` is a bool (a bar on stderr when it is a terminal) or a
+    `tokkit._progress.Progress` counting bytes of text.
     """
     check_kind(kind, max_length)
+    check_buffer_size(buffer_size)
     ids = special_token_ids(tokenizer)
     files = expand_paths(paths)
     output = Path(output)
@@ -92,8 +105,13 @@ def write_shards(tokenizer, paths, *, kind: str, max_length: int, output, seed: 
     total = 0
     with atomic_dir(output, marker_files=markers) as tmp, bar as shown:
         batch: List[Dict] = []
-        for example in iter_examples(tokenizer, files, kind=kind, max_length=max_length, seed=seed,
-                                     on_text=shown.update):
+        if shuffle:
+            examples = iter_shuffled_examples(tokenizer, DocumentIndex.build(files), kind=kind, max_length=max_length,
+                                              seed=seed, buffer_size=buffer_size, on_text=shown.update)
+        else:
+            examples = iter_examples(tokenizer, files, kind=kind, max_length=max_length, seed=seed,
+                                     on_text=shown.update)
+        for example in examples:
             batch.append(example)
             if len(batch) == SHARD_EXAMPLES:
                 shards.append(_save_shard(tmp, len(shards), batch, max_length, kind))
@@ -106,7 +124,7 @@ def write_shards(tokenizer, paths, *, kind: str, max_length: int, output, seed: 
             raise TokkitError("the corpus yields no examples (is it empty?)")
         index = {"format": FORMAT, "version": VERSION, "kind": kind, "max_length": int(max_length),
                  "seed": int(seed), "vocab_size": int(tokenizer.vocab_size), "num_examples": total,
-                 "special_ids": ids, "shards": shards}
+                 "order": "shuffled" if shuffle else "file", "special_ids": ids, "shards": shards}
         with open(os.path.join(tmp, INDEX), "w", encoding="utf-8") as f:
             json.dump(index, f, indent=1)
             f.write("\n")
@@ -114,18 +132,28 @@ def write_shards(tokenizer, paths, *, kind: str, max_length: int, output, seed: 
 
 
 class ShardDataset:
-    """Iterable over the examples of a shard folder; each worker / rank reads a contiguous share.
+    """Iterable over the examples of a shard folder; each worker / rank reads a disjoint share.
 
-    Share s of S covers examples [s*N//S, (s+1)*N//S), so shares are balanced, disjoint and in
-    order; each example carries its `index` (its number in the folder).
+    `shuffle=True` (the default): epoch e reads the shard files in an order seeded by (seed, e),
+    share s of S taking rows [s*n//S, (s+1)*n//S) of each file (n rows), and passes them through
+    the shuffle buffer; call `set_epoch(e)` before each epoch. `shuffle=False`: share s covers
+    examples [s*N//S, (s+1)*N//S) of the folder, in order. Either way shares are disjoint and
+    together hold every example once, and each example carries its `index` (its number in the
+    folder), so its masks do not depend on the order.
     """
 
-    def __init__(self, shard_dir, *, rank: int = 0, world_size: int = 1):
+    def __init__(self, shard_dir, *, rank: int = 0, world_size: int = 1, shuffle: bool = True,
+                 buffer_size: int = DEFAULT_BUFFER, seed: int = 0):
         if not 0 <= rank < world_size:
             raise TokkitError(f"rank {rank} is outside [0, world_size={world_size})")
+        check_buffer_size(buffer_size)
         self.shard_dir = str(shard_dir)
         self.rank = int(rank)
         self.world_size = int(world_size)
+        self.shuffle = bool(shuffle)
+        self.buffer_size = int(buffer_size)
+        self.seed = int(seed)
+        self.epoch = 0
         self.index = self._read_index()
         self.kind = self.index["kind"]
         self.max_length = self.index["max_length"]
@@ -149,8 +177,27 @@ class ShardDataset:
         """Examples in the whole folder (all shares)."""
         return int(self.index["num_examples"])
 
+    def set_epoch(self, epoch: int) -> None:
+        """Iterate epoch `epoch` next (its shard order and buffer order; a no-op without shuffle)."""
+        self.epoch = int(epoch)
+
     def __iter__(self) -> Iterator[Dict]:
         share, shares, _ = worker_share(self.rank, self.world_size)
+        if self.shuffle:
+            rng = np.random.default_rng([self.seed, self.epoch, shares, share])
+            return spread(self._shuffled_share(share, shares), size=self.buffer_size, rng=rng)
+        return self._share_in_order(share, shares)
+
+    def _shuffled_share(self, share: int, shares: int) -> Iterator[Dict]:
+        entries = self.index["shards"]
+        firsts = np.cumsum([0] + [int(e["num_examples"]) for e in entries])
+        for k in np.random.default_rng([self.seed, self.epoch]).permutation(len(entries)).tolist():
+            n = int(entries[k]["num_examples"])
+            start, stop = share * n // shares, (share + 1) * n // shares
+            if start < stop:
+                yield from self._read(entries[k]["file"], int(firsts[k]), start, stop, n)
+
+    def _share_in_order(self, share: int, shares: int) -> Iterator[Dict]:
         n = len(self)
         lo, hi = share * n // shares, (share + 1) * n // shares
         first = 0
@@ -175,6 +222,8 @@ class ShardDataset:
             example = {key: arrays[key][r, :k] for key in ("input_ids", "token_type_ids", "special_tokens_mask")}
             if "next_sentence_label" in arrays:
                 example["next_sentence_label"] = np.int64(arrays["next_sentence_label"][r])
+            if "document" in arrays:
+                example["document"] = np.int64(arrays["document"][r])
             example["index"] = np.int64(first + r)
             yield example
 
@@ -225,11 +274,12 @@ def _check_shard(arrays: Dict[str, np.ndarray], path: Path, count: int, max_leng
         if a.ndim != 2 or a.dtype.kind not in "iu" or a.shape[1] != max_length:
             raise TokkitError(f"{path}: {key} must be an integer array of (rows, {max_length}), "
                               f"got {a.dtype} {a.shape}")
-    for key in needed[len(ROW_ARRAYS):]:
+    optional = ("document",) if "document" in arrays else ()  # absent from folders written before it existed
+    for key in needed[len(ROW_ARRAYS):] + optional:
         a = arrays[key]
         if a.ndim != 1 or a.dtype.kind not in "iu":
             raise TokkitError(f"{path}: {key} must be a 1-D integer array, got {a.dtype} {a.shape}")
-    rows = {key: len(arrays[key]) for key in needed}
+    rows = {key: len(arrays[key]) for key in needed + optional}
     if min(rows.values()) < count:
         raise TokkitError(f"{path}: index.json counts {count} examples but the shard holds "
                           f"{min(rows.values())} rows")

@@ -6,7 +6,8 @@ written to a temporary name and renamed; when all of a file's shards are in plac
 `part-IIIII.done.json` is written (atomically, last), and `resume=True` skips every file whose
 marker and shards are present, so a killed job continues where it stopped. index.json is written
 last, by the client, in file order, so shard names and example numbers never depend on which
-worker finished first.
+worker finished first. Each task writes its file's examples in file order; `ShardDataset` shuffles
+them when it reads (its default).
 
 >>> write_shards_dask(client, tok, ["a.txt", "b.txt"], kind="full", max_length=128,
 ...                   output="shards/", resume=True)  # doctest: +SKIP
@@ -56,6 +57,7 @@ def encode_file_task(tokenizer, path: str, i: int, *, kind: str, max_length: int
 
         batch = []
         for example in iter_examples(tokenizer, [path], kind=kind, max_length=max_length, seed=file_seed(seed, i)):
+            example["document"] = np.int64((i << 32) + int(example["document"]))  # unique across input files
             batch.append(example)
             if len(batch) == SHARD_EXAMPLES:
                 flush(batch)

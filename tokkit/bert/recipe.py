@@ -1,0 +1,239 @@
+"""The pretraining recipe: every setting of a run, checked; the schedules; the architecture and its model.
+
+>>> cfg = PretrainConfig(steps=100, warmup_steps=10, lr=1e-3)
+>>> round(cfg.lr_at(55), 6), cfg.mlm_probability_at(50)
+(0.0005, 0.15)
+>>> PretrainConfig(log_every=0)
+Traceback (most recent call last):
+tokkit.errors.TokkitError: log_every (--log-every) must be a whole number >= 1, got 0
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+from tokkit.bert.hf import load_hf
+from tokkit.bert.model import BertConfig, BertForPreTraining
+from tokkit.bert.modernbert import ModernBertConfig, ModernBertForMaskedLM
+from tokkit.errors import TokkitError
+from tokkit.pretraining.shuffle import DEFAULT_BUFFER
+
+OBJECTIVES = {"mlm": "full", "mlm+nsp": "nsp"}
+ARCHS = ("bert", "modernbert")
+# Per-architecture recipe defaults (docs/bert-modernbert.md has the runs behind them).
+DEFAULT_LR = {"bert": 5e-4, "modernbert": 2e-3}
+DEFAULT_MASKING = {"bert": (0.15, 0.15), "modernbert": (0.30, 0.15)}  # (at the start, at the end)
+NO_STEP_LIMIT = 10**9
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _option(name: str) -> str:
+    """A setting as the API and the command line spell it: "log_every (--log-every)"."""
+    return f"{name} (--{name.replace('_', '-')})"
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@dataclass
+class PretrainConfig:
+    """Every setting of a run; saved in the checkpoint so `--resume` continues the same run."""
+
+    objective: str = "mlm"          # "mlm" (full-sentence examples) or "mlm+nsp" (sentence pairs)
+    steps: Optional[int] = None     # default: 1000, or no step limit when max_time is set
+    batch_size: int = 32
+    max_length: int = 128
+    lr: Optional[float] = None      # peak; default per architecture (DEFAULT_LR)
+    warmup_steps: Optional[int] = None  # default: 5% of steps (100 steps for a time-limited run)
+    warmup_seconds: Optional[float] = None  # count the warm-up in training seconds instead of steps
+    weight_decay: float = 0.01
+    clip: float = 1.0
+    seed: int = 0
+    mlm_probability: Optional[float] = None      # masking rate at the start; default per architecture
+    mlm_probability_end: Optional[float] = None  # rate at the end, linear in between; default per architecture
+    arch: Optional[str] = None      # "bert" or "modernbert"; default: resolve_arch()
+    eval_every: int = 0             # 0: evaluate only at the end
+    eval_every_seconds: Optional[float] = None  # also evaluate each time training time passes a multiple
+    eval_blocks: int = 256
+    checkpoint_every: int = 500     # 0: only at the end
+    log_every: int = 10
+    max_time: Optional[float] = None  # stop after this many seconds of training (evaluation excluded)
+    threads: Optional[int] = None
+    bf16: Optional[bool] = None     # bfloat16 autocast for the forward pass; None: on where it is fast
+    device: Optional[str] = None
+    shuffle: bool = True            # documents in a new order each epoch, examples through a shuffle buffer
+    shuffle_buffer: int = DEFAULT_BUFFER  # examples the shuffle buffer holds (0: documents shuffled only)
+    model: dict = field(default_factory=dict)  # BertConfig overrides, e.g. {"num_layers": 2}
+
+    def __post_init__(self):
+        if self.objective not in OBJECTIVES:
+            raise TokkitError(f"objective must be one of {sorted(OBJECTIVES)}, not {self.objective!r}")
+        if self.arch is not None and self.arch not in ARCHS:
+            raise TokkitError(f"arch must be one of {list(ARCHS)}, not {self.arch!r}")
+        if self.steps is None:
+            self.steps = 1000 if self.max_time is None else NO_STEP_LIMIT
+        self._check_counts()
+        self._check_numbers()
+
+    def _check_counts(self) -> None:
+        """Whole-number settings, each with its least value (None allowed where it means a default)."""
+        least = {"steps": 1, "batch_size": 1, "max_length": 1, "seed": 0, "eval_every": 0, "eval_blocks": 1,
+                 "checkpoint_every": 0, "log_every": 1, "shuffle_buffer": 0, "warmup_steps": 0, "threads": 1}
+        for name, low in least.items():
+            value = getattr(self, name)
+            if value is None and name in ("warmup_steps", "threads"):
+                continue
+            if not _whole(value) or value < low:
+                raise TokkitError(f"{_option(name)} must be a whole number >= {low}, got {value!r}")
+
+    def _check_numbers(self) -> None:
+        """Real-valued settings: finite, and in range (NaN and infinity fail every comparison here)."""
+        for name in ("lr", "max_time", "eval_every_seconds", "warmup_seconds"):
+            value = getattr(self, name)
+            if value is not None and not (_number(value) and value > 0):
+                raise TokkitError(f"{_option(name)} must be a finite number > 0, got {value!r}")
+        for name in ("weight_decay", "clip"):
+            value = getattr(self, name)
+            if not (_number(value) and value >= 0):
+                raise TokkitError(f"{_option(name)} must be a finite number >= 0, got {value!r}")
+        for name in ("mlm_probability", "mlm_probability_end"):
+            p = getattr(self, name)
+            if p is not None and not (_number(p) and 0 < p < 1):
+                raise TokkitError(f"{_option(name)} must lie strictly between 0 and 1, got {p!r}")
+
+    def with_arch_defaults(self, arch: str) -> "PretrainConfig":
+        """A copy with `arch` set and the per-architecture lr and masking filled in where unset."""
+        start, end = DEFAULT_MASKING[arch]
+        if self.mlm_probability is not None:  # a rate given alone is held for the whole run
+            start = end = self.mlm_probability
+        return replace(self, arch=arch, lr=self.lr if self.lr is not None else DEFAULT_LR[arch],
+                       mlm_probability=start,
+                       mlm_probability_end=self.mlm_probability_end if self.mlm_probability_end is not None else end)
+
+    @property
+    def warmup(self) -> int:
+        if self.warmup_steps is not None:
+            return self.warmup_steps
+        return 100 if self.steps >= NO_STEP_LIMIT else max(1, self.steps // 20)
+
+    def progress(self, step: int, train_seconds: float = 0.0) -> float:
+        """How far the run is, 0 to 1: by steps, or by training time when max_time comes first."""
+        p = step / self.steps
+        if self.max_time:
+            p = max(p, train_seconds / self.max_time)
+        return min(1.0, p)
+
+    def lr_at(self, step: int, train_seconds: float = 0.0) -> float:
+        """Linear warm-up to `lr`, then linear decay to zero at the end of the run.
+
+        Warm-up is counted in steps, or in training seconds with `warmup_seconds`. The end is
+        `steps`, or `max_time` seconds of training when that comes first; a run bounded only by
+        steps decays exactly as (steps - step) / (steps - warmup).
+        """
+        lr = self.lr if self.lr is not None else DEFAULT_LR[self.arch or "bert"]
+        if self.warmup_seconds:
+            if train_seconds < self.warmup_seconds:
+                return lr * max(train_seconds, 1e-3) / self.warmup_seconds
+        elif step < self.warmup:
+            return lr * (step + 1) / self.warmup
+        by_steps = max(0.0, (self.steps - step) / max(1, self.steps - (0 if self.warmup_seconds else self.warmup)))
+        if not self.max_time:
+            return lr * by_steps
+        by_time = max(0.0, 1.0 - train_seconds / self.max_time)
+        return lr * min(by_steps, by_time / 0.95, 1.0)
+
+    def mlm_probability_at(self, step: int, train_seconds: float = 0.0) -> float:
+        """The masking rate: linear from mlm_probability to mlm_probability_end over the run."""
+        start = self.mlm_probability if self.mlm_probability is not None else 0.15
+        end = self.mlm_probability_end if self.mlm_probability_end is not None else start
+        return start + (end - start) * self.progress(step, train_seconds)
+
+
+def resolve_arch(cfg: PretrainConfig, init=None, state: Optional[dict] = None) -> str:
+    """The architecture a run trains: the one asked for, the checkpoint's or `init` folder's, BERT
+    for the NSP objective (ModernBERT has no NSP head), and ModernBERT for MLM from scratch."""
+    if state:
+        found = state["model_config"].get("arch", "bert")
+    elif init is not None:
+        try:
+            found = "modernbert" if json.loads((Path(init) / "config.json").read_text(encoding="utf-8")).get(
+                "model_type") == "modernbert" else "bert"
+        except (OSError, ValueError):
+            found = cfg.arch or "bert"  # from_hf reports the unreadable folder
+    else:
+        found = cfg.arch or ("bert" if cfg.objective == "mlm+nsp" else "modernbert")
+    if found not in ARCHS:
+        raise TokkitError(f"the checkpoint's model_config names an unknown architecture {found!r}")
+    if cfg.arch is not None and cfg.arch != found:
+        raise TokkitError(f"--arch {cfg.arch} does not match the {found} model in {init or 'the checkpoint'}")
+    if found == "modernbert" and cfg.objective == "mlm+nsp":
+        raise TokkitError("ModernBERT has no next-sentence head: use --objective mlm or --arch bert")
+    return found
+
+
+def model_config(arch: str, settings: dict):
+    """The BertConfig or ModernBertConfig for `settings` (BERT's one `dropout` also sets ModernBERT's)."""
+    d = dict(settings)
+    try:
+        if arch == "modernbert":
+            if "dropout" in d:  # BERT's one dropout knob sets ModernBERT's three
+                d.setdefault("embedding_dropout", d["dropout"])
+                d.setdefault("mlp_dropout", d["dropout"])
+            return ModernBertConfig.from_dict(d)
+        return BertConfig.from_dict(d)
+    except (TypeError, ValueError, ZeroDivisionError) as exc:
+        raise TokkitError(f"model settings do not describe a {arch} model ({exc})") from None
+
+
+def build_model(arch: str, settings: dict, init=None):
+    """(model, its config) for `arch`: from a Hugging Face folder, or freshly initialised."""
+    cls = ModernBertForMaskedLM if arch == "modernbert" else BertForPreTraining
+    if init is not None:
+        model = load_hf(cls, init)
+        return model, model.config
+    cfg = model_config(arch, settings)
+    return cls(cfg), cfg
+
+
+def fast_bf16(device: torch.device) -> bool:
+    """Whether bfloat16 autocast speeds training up here: CUDA with bf16, or a CPU with avx512_bf16/AMX."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    if device.type != "cpu":
+        return False
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def pick_device(name: Optional[str]) -> torch.device:
+    """The device a run trains on: `name`, or CUDA when available; a clear error for one torch cannot use."""
+    if name is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError):
+        raise TokkitError(f"--device {name!r} is not a device torch knows (cpu, cuda, cuda:1, ...)") from None
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0 or (device.index or 0) >= count:
+            have = f"{count} CUDA device(s)" if count else "no CUDA device"
+            raise TokkitError(f"--device {name}: this machine has {have}")
+    if device.type == "meta":
+        raise TokkitError(f"--device {name}: tensors there hold no data; train on cpu or cuda")
+    try:
+        torch.empty(1, device=device)
+    except (RuntimeError, AssertionError, NotImplementedError) as exc:
+        raise TokkitError(f"--device {name}: torch cannot use it here ({str(exc).splitlines()[0]})") from None
+    return device
