@@ -107,5 +107,5 @@ def test_export_checks_the_tokenizer_and_refuses_its_own_input(runs, tmp_path, c
     for bad in (folders["bert"], folders["bert"] / "checkpoint", folders["bert"] / "checkpoint" / "inside"):
         assert run_cli(["export", str(folders["bert"]), "-o", str(bad)]) == 2
         err = capsys.readouterr().err.strip().splitlines()
-        assert len(err) == 1 and err[0].startswith("tokkit: error:") and "refusing" in err[0]
+        assert len(err) == 1 and err[0].startswith("tokkit: error:") and "write it elsewhere" in err[0]
     assert json.loads((folders["bert"] / "checkpoint" / "state.json").read_text())["step"] == 6

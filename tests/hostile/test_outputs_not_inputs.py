@@ -81,7 +81,7 @@ OVERLAPS = [
     (["train", "data", "-o", "data/tok"], "inside the input folder data"),
     (["train", "data/a.txt", "-o", "data", "--force"], "holds the input"),
     (["train", "data/*.txt", "-o", "data", "--force"], "holds the input"),
-    (["train", "in.txt", "-o", "link.txt"], "is a file"),  # refused as a file before the overlap
+    (["train", "in.txt", "-o", "link.txt"], "is also an input"),
     # stats
     (["stats", "-t", "tok", "in.txt", "-o", "in.txt"], "is also an input"),
     (["stats", "-t", "tok", "in.txt", "-o", "tok/stats.json"], "inside the input folder tok"),

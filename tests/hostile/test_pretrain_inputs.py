@@ -153,5 +153,5 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(work, cli, args):
     before = {p: p.read_bytes() for p in work.rglob("*") if p.is_file()}
     code, out, err = cli(*args)
     assert code == 2
-    assert "refusing this output" in one_error_line(err)
+    assert "write it elsewhere" in one_error_line(err)
     assert {p: p.read_bytes() for p in work.rglob("*") if p.is_file()} == before
