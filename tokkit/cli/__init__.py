@@ -1,6 +1,7 @@
 """The `tokkit` command: one click group; each subcommand is a module of this package, loaded on use."""
 import functools
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -54,7 +55,8 @@ def _output_is_not_an_input(callback):
         inputs = []
         for name in INPUT_PARAMS:
             value = params.get(name)
-            inputs.extend(value if isinstance(value, (tuple, list)) else [value])
+            values = value if isinstance(value, (tuple, list)) else [value]
+            inputs.extend(v for v in values if isinstance(v, (str, os.PathLike)))  # compare's --heldout is a share
         if params.get("output") not in (None, "", "-"):
             check_output_not_input(params["output"], inputs)
         return callback(**params)
