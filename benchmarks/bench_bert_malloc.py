@@ -9,7 +9,8 @@ reading and masking included); RSS after the warm-up and at the end, and the pro
 (ru_maxrss, which includes the final evaluation). Fault counts and CPU seconds hold on a busy
 machine; step times need a quiet one.
 
-    python benchmarks/bench_bert_malloc.py [--steps 60] [--threads 2] [--settings bounded,bounded+thp,default,heap,mmap8m]
+    python benchmarks/bench_bert_malloc.py [--steps 60] [--threads 2]
+        [--settings bounded,bounded+thp,default,heap,mmap8m]
         [--tokenizer DIR] [--corpus-dir ../shared/corpus/en/wiki] [--out /tmp/bert-malloc]
 """
 from __future__ import annotations
@@ -113,7 +114,8 @@ def main() -> None:
           "RSS after warm-up MB | RSS at end MB | peak RSS MB |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['setting']} | {r['faults_per_step']:,.0f} | {r['sys_s_per_step']:.3f} | {r['user_s_per_step']:.3f} | "
+        print(f"| {r['setting']} | {r['faults_per_step']:,.0f} | {r['sys_s_per_step']:.3f} | "
+              f"{r['user_s_per_step']:.3f} | "
               f"{r['wall_s_per_step']:.3f} | {r['rss_after_warmup_mb']:.0f} | {r['rss_end_mb']:.0f} | "
               f"{r['peak_rss_mb']:.0f} |")
 

@@ -57,7 +57,7 @@ def check_not_an_input(output: str | os.PathLike | None, inputs: Iterable) -> No
     >>> d = tempfile.mkdtemp()
     >>> check_not_an_input(os.path.join(d, "out"), [d])
     Traceback (most recent call last):
-    tokkit.errors.TokkitError: ...out: refusing this output: it lies inside the input folder ...; choose one outside the inputs
+    tokkit.errors.TokkitError: ...out: refusing this output: it lies inside the input folder ...
     """
     if output is None or str(output) in ("", "-"):
         return
