@@ -26,7 +26,7 @@ from typing import Optional, Sequence
 import torch
 
 import tokkit
-from tokkit._files import check_not_an_input
+from tokkit._files import atomic_write, check_not_an_input
 from tokkit._progress import Progress
 from tokkit.bert import checkpoint as ckpt
 from tokkit.bert import data
@@ -326,7 +326,7 @@ def _finish(run: _Run, done: int, last: dict) -> dict:
     if run.main:
         png = plot_loss_curve(run.out / "metrics.jsonl", run.out / "loss_curve.png")
         summary["loss_curve"] = str(png) if png else None
-        (run.out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True), encoding="utf-8")
+        atomic_write(run.out / "summary.json", json.dumps(summary, indent=1, sort_keys=True))
     if run.world > 1:
         finish_distributed()
     return summary
