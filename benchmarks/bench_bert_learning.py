@@ -1,26 +1,36 @@
-"""How much a small encoder learns in 600 s of CPU training: tokkit's ModernBERT and BERT against
-transformers' ModernBertForMaskedLM and BertForMaskedLM, on the same vocabulary, data and clock.
+"""How much a small encoder learns in 600 s of CPU training: the default `tokkit pretrain` against
+transformers' ModernBertForMaskedLM on the same vocabulary, batches and clock.
 
 The protocol:
 - vocabulary: `tokkit train --algo wordpiece --vocab-size 8000 --scoring frequency` on
   en/wiki/000-019 (read in place);
-- training: the default `tokkit pretrain` (ModernBERT) and `tokkit pretrain --arch bert`, each for
-  --seconds of training (evaluation excluded) on --threads threads, evaluated every --seconds / 4;
-- transformers' models (4 layers x 256, ModernBERT with its 1.5x GeGLU width and sparse
-  prediction, BERT with a 1,024 feed-forward) train in the same loop tokkit uses (tokkit's batches
-  of 32 x 128 at a constant 15% masking, AdamW, 100 warm-up steps then linear decay to zero at the
-  time limit, bf16 autocast where tokkit would use it), ModernBERT at each of --hf-lrs (the best
-  is reported), BERT at --hf-bert-lr;
-- evaluation: 1,000 blocks of 128 tokens from en/wiki/096.txt, masked once (seed 1234, 15%,
-  80/10/10); [MASK] ratio = accuracy at [MASK] positions / accuracy of always predicting the
-  held-out text's most frequent token; held-out MLM loss over all labelled positions.
+- training: the default `tokkit pretrain` (ModernBERT, lr 2e-3, masking 30% falling to 15%, the
+  shuffled stream: documents in a seeded order, examples through the shuffle buffer) for
+  --max-time seconds of training (evaluation excluded) on --threads threads, evaluated every
+  --max-time / 4;
+- transformers' ModernBertForMaskedLM (4 layers x 256, GeGLU width 384, sparse prediction, SDPA)
+  trains in the same loop tokkit uses, on the same shuffled batches of 32 x 128 (the same seed,
+  hence the same examples in the same order) at a constant 15% masking, with AdamW, 100 warm-up
+  steps then linear decay to zero at the time limit, bf16 autocast where tokkit would use it, at
+  each of --hf-lrs (the best is reported);
+- evaluation: 1,000 blocks of 128 tokens from en/wiki/096.txt in file order, masked once (seed
+  1234, 15%, 80/10/10); [MASK] ratio = accuracy at [MASK] positions / accuracy of always
+  predicting the held-out text's most frequent token; held-out MLM loss over all labelled positions.
+
+Levers, one per run, each a tokkit run with one option changed (--only picks them):
+tokkit-modernbert-batch16 (batch 16 instead of 32), -lr1e-3 (instead of 2e-3), -mask15 (15%
+throughout instead of 30% -> 15%), -warmup-time (warm-up over the first 5% of the training time
+instead of 100 steps; the decay is counted in time either way), -malloc-heap (TOKKIT_MALLOC=heap:
+few page faults, more memory), -no-shuffle (the files in order, as before shuffling). The faithful
+BERT runs are there too: tokkit-bert and hf-bert-5e-4.
 
 Every run is its own process (threads, memory and RSS apart), one after another. Writes
 OUT/results.json, OUT/learning.png (held-out loss and ratio against training seconds, all runs)
-and prints a Markdown table.
+and prints a Markdown table: held-out loss and [MASK] ratio at each quarter, steps, seconds per
+step and peak RSS.
 
-    python benchmarks/bench_bert_learning.py --out /tmp/bert-bar [--seconds 600] [--threads 2]
-        [--only tokkit-modernbert,hf-modernbert-1e-3,...] [--corpus-dir ../shared/corpus/en/wiki]
+    python benchmarks/bench_bert_learning.py --out /tmp/bert-bar [--max-time 600] [--threads 2]
+        [--only tokkit-modernbert,hf-modernbert-0.002,...] [--corpus-dir ../shared/corpus/en/wiki]
 """
 from __future__ import annotations
 
@@ -41,29 +51,40 @@ def train_files(corpus_dir: Path) -> list[str]:
     return [str(corpus_dir / f"{i:03d}.txt") for i in range(20)]
 
 
+TOKKIT = [sys.executable, "-m", "tokkit"]  # the tokkit this interpreter imports (a checkout on PYTHONPATH)
+
+
 def ensure_tokenizer(out: Path, corpus_dir: Path) -> Path:
     tok = out / "tok8k"
     if not (tok / "tokenizer.json").exists():
-        subprocess.run(["tokkit", "train", "--algo", "wordpiece", "--vocab-size", "8000", "--scoring", "frequency",
-                        "-o", str(tok), *train_files(corpus_dir)], check=True)
+        subprocess.run([*TOKKIT, "train", "--algo", "wordpiece", "--vocab-size", "8000", "--scoring", "frequency",
+                        "-q", "-o", str(tok), *train_files(corpus_dir)], check=True)
     return tok
 
 
-def contenders(hf_lrs: list[float], hf_bert_lr: float) -> dict[str, dict]:
+def contenders(hf_lrs: list[float], hf_bert_lr: float, seconds: float) -> dict[str, dict]:
+    """Every run this script knows, by name; DEFAULT_RUNS are run unless --only says otherwise."""
     runs = {"tokkit-modernbert": {"kind": "tokkit", "args": []}}
     for lr in hf_lrs:
         runs[f"hf-modernbert-{lr:g}"] = {"kind": "hf", "arch": "modernbert", "lr": lr}
+    levers = {"batch16": ["--batch-size", "16"], "lr1e-3": ["--lr", "1e-3"], "mask15": ["--mlm-probability", "0.15"],
+              "warmup-time": ["--warmup-seconds", f"{0.05 * seconds:g}"], "no-shuffle": ["--no-shuffle"]}
+    for name, args in levers.items():
+        runs[f"tokkit-modernbert-{name}"] = {"kind": "tokkit", "args": args}
+    runs["tokkit-modernbert-malloc-heap"] = {"kind": "tokkit", "args": [], "env": {"TOKKIT_MALLOC": "heap"}}
     runs["tokkit-bert"] = {"kind": "tokkit", "args": ["--arch", "bert"]}
     runs[f"hf-bert-{hf_bert_lr:g}"] = {"kind": "hf", "arch": "bert", "lr": hf_bert_lr}
-    # Not run by default: the memory fix switched off, to measure what it saves.
-    runs["tokkit-modernbert-glibc-default"] = {"kind": "tokkit", "args": [], "env": {"TOKKIT_MALLOC": "default"}}
     return runs
+
+
+def default_runs(runs: dict) -> list[str]:
+    return ["tokkit-modernbert"] + [n for n in runs if n.startswith("hf-modernbert-")]
 
 
 def run_tokkit(name: str, spec: dict, tok: Path, out: Path, corpus_dir: Path, args) -> Path:
     run = out / "runs" / name
-    cmd = ["tokkit", "pretrain", "-t", str(tok), "-o", str(run), *train_files(corpus_dir),
-           "--eval-file", str(corpus_dir / "096.txt"), "--eval-blocks", "1000",
+    cmd = [*TOKKIT, "pretrain", "-t", str(tok), "-o", str(run), *train_files(corpus_dir),
+           "--eval-file", str(corpus_dir / "096.txt"), "--eval-blocks", str(args.eval_blocks),
            "--eval-every-seconds", str(args.seconds / 4), "--max-time", str(args.seconds),
            "--threads", str(args.threads), "--checkpoint-every", "0", "--force", *spec["args"]]
     print("$", " ".join(cmd), flush=True)
@@ -76,6 +97,7 @@ def run_hf(name: str, spec: dict, tok: Path, out: Path, corpus_dir: Path, args) 
     run = out / "runs" / name
     cmd = [sys.executable, __file__, "--hf-worker", spec["arch"], "--lr", str(spec["lr"]), "--run", str(run),
            "--tokenizer", str(tok), "--corpus-dir", str(corpus_dir), "--seconds", str(args.seconds),
+           "--eval-blocks", str(args.eval_blocks),
            "--threads", str(args.threads)]
     print("$", " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True)
@@ -140,7 +162,7 @@ def hf_worker(args) -> None:
     files = train_files(Path(args.corpus_dir))
     dataset = data.make_dataset(tok, files, kind="full", max_length=128, seed=0)
     stream = data.BatchStream(dataset, data.make_collator(tok, seed=0, mlm_probability=0.15), 32)
-    evalset = data.eval_batches(tok, Path(args.corpus_dir) / "096.txt", blocks=1000, max_length=128,
+    evalset = data.eval_batches(tok, Path(args.corpus_dir) / "096.txt", blocks=args.eval_blocks, max_length=128,
                                 batch_size=64, seed=EVAL_SEED)
     baseline = most_frequent_token(evalset, [i for i in specials.values() if i is not None])
     run = Path(args.run)
@@ -192,6 +214,7 @@ def read_run(run: Path) -> dict:
              if ln.strip() and json.loads(ln).get("kind") == "train"]
     rss = [r["rss_mb"] for r in train + evals if r.get("rss_mb")]
     return {"evals": evals, "steps": summary["steps"], "train_seconds": summary["train_seconds"],
+            "seconds_per_step": summary["train_seconds"] / max(1, summary["steps"]),
             "peak_rss_mb": summary.get("peak_rss_mb"), "rss_first_mb": rss[0] if rss else None,
             "rss_last_mb": rss[-1] if rss else None, "rss_max_sampled_mb": max(rss) if rss else None}
 
@@ -223,8 +246,9 @@ def chart(results: dict, png: Path) -> None:
 
 def table(results: dict, seconds: float) -> str:
     marks = [seconds * k / 4 for k in (1, 2, 3, 4)]
-    head = "| run | steps | " + " | ".join(f"~{m:.0f} s: ratio / loss" for m in marks) + " | peak RSS MB |"
-    lines = [head, "|" + "---|" * (len(marks) + 3)]
+    head = ("| run | steps | s / step | " + " | ".join(f"~{m:.0f} s: ratio / loss" for m in marks)
+            + " | peak RSS MB |")
+    lines = [head, "|" + "---|" * (len(marks) + 4)]
     for name, r in results.items():
         cells = []
         for m in marks:
@@ -233,7 +257,7 @@ def table(results: dict, seconds: float) -> str:
             e = hit[0] if hit else None
             cells.append(f"{e['mask_acc_ratio']:.2f} / {e['mlm_loss']:.3f} ({e['train_seconds']:.0f} s)" if e else "-")
         peak = f"{r['peak_rss_mb']:.0f}" if r.get("peak_rss_mb") else "-"
-        lines.append(f"| {name} | {r['steps']} | " + " | ".join(cells) + f" | {peak} |")
+        lines.append(f"| {name} | {r['steps']} | {r['seconds_per_step']:.3f} | " + " | ".join(cells) + f" | {peak} |")
     return "\n".join(lines)
 
 
@@ -241,11 +265,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="/tmp/bert-bar")
     ap.add_argument("--corpus-dir", default=str(DEFAULT_CORPUS))
-    ap.add_argument("--seconds", type=float, default=600.0)
+    ap.add_argument("--max-time", "--seconds", dest="seconds", type=float, default=600.0,
+                    help="seconds of training per run (evaluation excluded)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--eval-blocks", type=int, default=1000, help="held-out blocks (fewer for a smoke run)")
     ap.add_argument("--hf-lrs", default="1e-3,2e-3", help="learning rates tried for transformers' ModernBERT")
     ap.add_argument("--hf-bert-lr", type=float, default=5e-4)
-    ap.add_argument("--only", default=None, help="comma-separated run names (default: the four-way comparison)")
+    ap.add_argument("--only", default=None,
+                    help="comma-separated run names (default: tokkit-modernbert and hf-modernbert at each --hf-lrs)")
     ap.add_argument("--report-only", action="store_true", help="only redraw the chart and table from OUT/runs")
     ap.add_argument("--hf-worker", choices=["modernbert", "bert"], help=argparse.SUPPRESS)
     ap.add_argument("--lr", type=float, help=argparse.SUPPRESS)
@@ -258,8 +285,8 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     corpus_dir = Path(args.corpus_dir)
-    runs = contenders([float(x) for x in args.hf_lrs.split(",")], args.hf_bert_lr)
-    chosen = args.only.split(",") if args.only else [n for n in runs if "glibc-default" not in n]
+    runs = contenders([float(x) for x in args.hf_lrs.split(",")], args.hf_bert_lr, args.seconds)
+    chosen = args.only.split(",") if args.only else default_runs(runs)
     unknown = [n for n in chosen if n not in runs]
     if unknown:
         raise SystemExit(f"unknown run(s) {unknown}; known: {sorted(runs)}")

@@ -139,6 +139,16 @@ def test_cli_prints_evaluations_and_picks_bert_for_nsp(setup, tmp_path):
     assert isinstance(res.exception, TokkitError)
 
 
+def test_allocator_settings_parse_and_bad_ones_are_one_error():
+    from tokkit.bert.memory import PRESETS, parse_setting
+
+    assert parse_setting("mmap=32M,trim=1G,arenas=2") == {"mmap": 32 << 20, "trim": 1 << 30, "arenas": 2}
+    assert parse_setting("bounded") == parse_setting(PRESETS["bounded"]) == {"mmap": 1 << 20, "trim": 8 << 20}
+    for bad in ("mmap=lots", "fast", "trim=", "mmap=-1M"):
+        with pytest.raises(TokkitError, match="TOKKIT_MALLOC"):
+            parse_setting(bad)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt is Linux-only")
 def test_allocator_setting_applies_once_and_can_be_switched_off():
     code = "from tokkit.bert.memory import return_freed_memory as f; print(f(), f())"
@@ -147,3 +157,6 @@ def test_allocator_setting_applies_once_and_can_be_switched_off():
     off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**__import__("os").environ, "TOKKIT_MALLOC": "default"}).stdout.split()
     assert off == ["False", "False"]
+    heap = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**__import__("os").environ, "TOKKIT_MALLOC": "heap"}).stdout.split()
+    assert heap == ["True", "True"]

@@ -73,7 +73,7 @@ def test_glob_without_a_folder_is_refused(cli, tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt"]
 
 
-@pytest.mark.parametrize("command", ["train", "encode", "decode", "stats", "compare", "pretrain", "bench"])
+@pytest.mark.parametrize("command", ["train", "encode", "decode", "stats", "compare", "pretrain", "export", "bench"])
 def test_an_empty_output_path_is_refused_by_every_command(cli, command, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, _, err = cli(command, "-o", "")

@@ -6,6 +6,7 @@
 True
 """
 from tokkit.bert.embedding import embed as embed
+from tokkit.bert.export import export_run as export_run
 from tokkit.bert.hf import load_hf as load_hf
 from tokkit.bert.hf import save_hf as save_hf
 from tokkit.bert.model import BertConfig as BertConfig
@@ -19,4 +20,5 @@ from tokkit.bert.train import PretrainConfig as PretrainConfig
 from tokkit.bert.train import pretrain as pretrain
 
 __all__ = ["BertConfig", "BertModel", "BertForPreTraining", "PreTrainingOutput", "ModernBertConfig",
-           "ModernBertModel", "ModernBertForMaskedLM", "load_hf", "save_hf", "embed", "pretrain", "PretrainConfig"]
+           "ModernBertModel", "ModernBertForMaskedLM", "load_hf", "save_hf", "embed", "pretrain", "PretrainConfig",
+           "export_run"]

@@ -1,18 +1,24 @@
-"""Keep a training process's resident memory bounded under glibc's malloc.
+"""glibc's malloc settings for a training process: bounded resident memory, and their cost in page faults.
 
-With sparse MLM prediction the logits tensor is (labelled positions, vocab): its size changes with
-every batch (about 300 x 8,000 floats, ~10 MB, at batch 16 x 128 and 15% masking), and so do the
-softmax, gradient and bf16 copies made from it. glibc serves a large block with mmap and unmaps it
-on free, but each such free raises its "mmap threshold" to the freed size (up to 32 MB), so from
-then on these blocks come from the heap arenas instead. Freed there, blocks of ever-different sizes
-leave holes that later requests do not fit and that malloc does not give back to the system, and
-the process's RSS creeps up batch after batch (1.1 -> 1.8 GB over a 600 s run).
+A training step allocates and frees the same large activations and gradients every time (at 32 x
+128 x 256 most are 4-13 MB, about 2.7 GB a step). With the mmap threshold fixed at 1 MB (DEFAULT),
+each is a fresh mapping whose pages the kernel faults in and zeroes on first touch: ~270,000 minor
+faults and ~0.4 s of system CPU time a step, but RSS stays flat (the memory is handed back at
+once). Served from the heap instead (a threshold of 8 MB or more, or glibc's own dynamic
+threshold), freed blocks are reused without faults (~5,000-25,000 a step), but the heap keeps the
+holes that blocks of changing sizes leave (sparse MLM prediction changes the logits' size with
+every batch; tokkit.bert.sparse pads them to a few sizes) and it grows: 1.1-1.4 GB after 25-60
+steps of the default run, over the 1 GB that run must stay under. Measurements, and the command
+that repeats them with step times: benchmarks/bench_bert_malloc.py, docs/bert-modernbert.md.
 
-Fixing the threshold (mallopt M_MMAP_THRESHOLD) turns the dynamic adjustment off: blocks of 1 MB
-and more are always mmapped and returned to the system when freed, and a lower trim threshold
-lets the heap top shrink too. Allocations that size cost one mmap/munmap pair each, which is small
-next to the matrix products that fill them.
+TOKKIT_MALLOC in the environment picks another setting: `default` leaves glibc alone,
+`mmap=SIZE,trim=SIZE,arenas=N` (sizes like 1M or 32M; any part may be left out) sets those, and
+the names in PRESETS stand for the settings compared there.
 
+>>> parse_setting("mmap=1M,trim=8M")
+{'mmap': 1048576, 'trim': 8388608}
+>>> parse_setting("heap")
+{'mmap': 33554432, 'trim': 1073741824}
 >>> return_freed_memory()   # doctest: +SKIP
 True
 """
@@ -22,23 +28,51 @@ import ctypes
 import ctypes.util
 import os
 import sys
+from typing import Dict, Optional
+
+from tokkit.errors import TokkitError
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
-_DONE = False
+M_ARENA_MAX = -8
+_PARAMS = {"mmap": M_MMAP_THRESHOLD, "trim": M_TRIM_THRESHOLD, "arenas": M_ARENA_MAX}
+DEFAULT = "mmap=1M,trim=8M"
+# Named settings (benchmarks/bench_bert_malloc.py compares them): the bounded default, blocks up to
+# glibc's 32 MB ceiling served and kept by the heap, and a middle way.
+PRESETS = {"bounded": DEFAULT, "heap": "mmap=32M,trim=1G", "mmap8m": "mmap=8M,trim=512M"}
+_APPLIED: Optional[str] = None
 
 
-def return_freed_memory(mmap_threshold: int = 1 << 20, trim_threshold: int = 8 << 20) -> bool:
-    """Fix glibc's mmap and trim thresholds for this process; True when applied.
+def parse_setting(text: str) -> Dict[str, int]:
+    """`mmap=32M,trim=512M,arenas=2` (or a name in PRESETS) as {"mmap": bytes, "trim": bytes, "arenas": count}."""
+    text = PRESETS.get(text.strip(), text)
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, _, value = part.partition("=")
+        if name not in _PARAMS or not value:
+            raise TokkitError(f"TOKKIT_MALLOC: {part!r} is not one of mmap=SIZE, trim=SIZE, arenas=N "
+                              f"(or 'default', {', '.join(PRESETS)})")
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(value[-1].upper(), 1)
+        digits = value[:-1] if scale > 1 else value
+        if not digits.isdigit():
+            raise TokkitError(f"TOKKIT_MALLOC: {part!r} needs a whole number (sizes may end in K, M or G)")
+        out[name] = int(digits) * scale
+    return out
 
-    A no-op (False) off Linux, under another C library, or with TOKKIT_MALLOC=default in the
-    environment. Safe to call more than once.
+
+def return_freed_memory(setting: Optional[str] = None) -> bool:
+    """Apply `setting` (default: TOKKIT_MALLOC, else DEFAULT) to glibc's malloc once; True when applied.
+
+    A no-op (False) off Linux, under another C library, or with TOKKIT_MALLOC=default. Safe to call
+    more than once.
     """
-    global _DONE
-    if _DONE:
+    global _APPLIED
+    text = setting or os.environ.get("TOKKIT_MALLOC") or DEFAULT
+    if _APPLIED is not None:
         return True
-    if not sys.platform.startswith("linux") or os.environ.get("TOKKIT_MALLOC") == "default":
+    if text.strip() == "default" or not sys.platform.startswith("linux"):
         return False
+    values = parse_setting(text)
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         mallopt = libc.mallopt
@@ -46,7 +80,7 @@ def return_freed_memory(mmap_threshold: int = 1 << 20, trim_threshold: int = 8 <
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
-    ok = mallopt(M_MMAP_THRESHOLD, int(mmap_threshold)) == 1
-    ok = mallopt(M_TRIM_THRESHOLD, int(trim_threshold)) == 1 and ok
-    _DONE = ok
+    ok = all([mallopt(_PARAMS[name], int(value)) == 1 for name, value in values.items()])
+    if ok:
+        _APPLIED = text
     return ok

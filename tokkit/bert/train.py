@@ -26,7 +26,7 @@ from typing import Optional, Sequence
 import torch
 
 import tokkit
-from tokkit._files import check_output_not_input
+from tokkit._files import atomic_write, check_output_not_input
 from tokkit._progress import Progress
 from tokkit.bert import checkpoint as ckpt
 from tokkit.bert import data
@@ -92,6 +92,7 @@ def pretrain(tokenizer, corpus: Sequence, output, *, config: Optional[PretrainCo
 def _set_up(tokenizer, corpus, output, cfg: PretrainConfig, *, eval_file, resume, init, progress, force) -> _Run:
     """Check everything, build the model and the data, draw the first batch; then create the output."""
     out = check_run_output(output, resume=resume, force=force)  # before any work
+    corpus = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
     check_output_not_input(out, [*corpus, tokenizer if isinstance(tokenizer, (str, os.PathLike)) else None,
                              eval_file, init])
     return_freed_memory()
@@ -303,10 +304,11 @@ def _evaluate(run: _Run, step: int) -> Optional[dict]:
 
 def _checkpoint(run: _Run, step: int) -> None:
     """RUN/checkpoint/ (to resume) and RUN/model/ (for transformers), both replaced atomically (rank 0)."""
+    # Every rank checks (the weights are the same everywhere), so all of them stop together.
+    if not all(bool(torch.isfinite(p).all()) for p in run.model.parameters()):
+        raise _diverged(run, step, "the weights are no longer finite")
     if not run.main:
         return
-    if not all(torch.isfinite(p).all() for p in run.model.parameters()):
-        raise _diverged(run, step, "the weights are no longer finite")
     ckpt.save_checkpoint(run.out / "checkpoint", run.model, run.opt, {
         "step": step, "data": run.stream.position, "config": asdict(run.cfg), "train_seconds": run.train_time,
         "tokenizer_vocab_size": run.tok.vocab_size, "world_size": run.world}, tokenizer=run.tok)
@@ -324,7 +326,7 @@ def _finish(run: _Run, done: int, last: dict) -> dict:
     if run.main:
         png = plot_loss_curve(run.out / "metrics.jsonl", run.out / "loss_curve.png")
         summary["loss_curve"] = str(png) if png else None
-        (run.out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True), encoding="utf-8")
+        atomic_write(run.out / "summary.json", json.dumps(summary, indent=1, sort_keys=True))
     if run.world > 1:
         finish_distributed()
     return summary

@@ -103,7 +103,8 @@ def command(corpus, tokenizer_dir, output, objective, arch, steps, batch_size, m
         mlm_probability=mlm_probability, mlm_probability_end=mlm_probability_end, eval_every=eval_every,
         eval_every_seconds=eval_every_seconds, eval_blocks=eval_blocks,
         checkpoint_every=checkpoint_every, log_every=log_every, max_time=max_time, threads=threads, bf16=bf16,
-        device=device, shuffle=shuffle, **buffer, model=_model_overrides(layers, hidden, heads, ffn, positions, dropout))
+        device=device, shuffle=shuffle, **buffer,
+        model=_model_overrides(layers, hidden, heads, ffn, positions, dropout))
     summary = pretrain(tokenizer_dir, list(corpus), output, config=cfg, eval_file=eval_file, resume=resume,
                        init=init_dir, progress=None if not quiet else False, force=force)
     if not quiet:

@@ -33,7 +33,8 @@ from tokkit._progress import Progress
 from tokkit.errors import TokkitError
 from tokkit.pretraining.collate import special_token_ids
 from tokkit.pretraining.corpus_index import DocumentIndex
-from tokkit.pretraining.dataset import check_buffer_size, check_kind, iter_examples, iter_shuffled_examples, worker_share
+from tokkit.pretraining.dataset import (check_buffer_size, check_kind, iter_examples, iter_shuffled_examples,
+                                        worker_share)
 from tokkit.pretraining.documents import expand_paths
 from tokkit.pretraining.shuffle import DEFAULT_BUFFER, spread
 
