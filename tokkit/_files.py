@@ -63,7 +63,7 @@ def check_not_an_input(output: str | os.PathLike | None, inputs: Iterable) -> No
         return
     out = Path(output).resolve()
     for item in inputs:
-        if item is None or str(item) in ("", "-"):
+        if not isinstance(item, (str, os.PathLike)) or str(item) in ("", "-"):
             continue
         src = Path(item).resolve()
         if out == src:
