@@ -10,7 +10,7 @@ reading and masking included); RSS after the warm-up and at the end, and the pro
 machine; step times need a quiet one.
 
     python benchmarks/bench_bert_malloc.py [--steps 60] [--threads 2]
-        [--settings bounded,bounded+thp,default,heap,mmap8m]
+        [--settings bounded bounded+thp default heap mmap8m mmap=64M,trim=1G]
         [--tokenizer DIR] [--corpus-dir ../shared/corpus/en/wiki] [--out /tmp/bert-malloc]
 """
 from __future__ import annotations
@@ -86,7 +86,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=60)
     ap.add_argument("--warmup", type=int, default=10, help="steps left out of the per-step figures")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--settings", default=",".join(SETTINGS),
+    ap.add_argument("--settings", nargs="+", default=SETTINGS, metavar="SETTING",
                     help="TOKKIT_MALLOC values: presets (bounded, heap, mmap8m), 'default', or mmap=SIZE,trim=SIZE; "
                          "a '+thp' suffix adds THP_MEM_ALLOC_ENABLE=1")
     ap.add_argument("--tokenizer", default=None, help="default: OUT/tok8k, trained if absent")
@@ -100,7 +100,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     tok = args.tokenizer or str(ensure_tokenizer(out, Path(args.corpus_dir)))
     rows = []
-    for setting in args.settings.split(","):
+    for setting in args.settings:
         cmd = [sys.executable, __file__, "--child", setting, "--steps", str(args.steps), "--warmup", str(args.warmup),
                "--threads", str(args.threads), "--tokenizer", tok, "--corpus-dir", args.corpus_dir, "--out", args.out]
         t0 = time.time()

@@ -123,3 +123,26 @@ def test_cli_pretrain(setup, tmp_path):
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["steps"] == 3
     res = CliRunner().invoke(cli, args[:-1] + ["--max-length", "100"], standalone_mode=False)
     assert isinstance(res.exception, TokkitError)
+
+
+def test_a_checkpoint_from_before_shuffling_resumes_in_file_order(setup, tmp_path):
+    """A checkpoint an earlier tokkit wrote (no tokenizer copy or fingerprint, no config in the
+    model's metadata, no `shuffle` setting) resumes, reading the corpus in file order as it did."""
+    from safetensors.torch import load_file, save_file
+
+    runs = {name: tmp_path / name for name in ("old", "new")}
+    for run in runs.values():
+        pretrain(setup / "tok", [setup / "corpus.txt"], run, config=config(steps=10, shuffle=False), progress=False)
+    ckpt = runs["old"] / "checkpoint"
+    save_file(load_file(str(ckpt / "model.safetensors")), str(ckpt / "model.safetensors"), metadata={"format": "pt"})
+    state = json.loads((ckpt / "state.json").read_text())
+    del state["tokenizer_sha256"], state["config"]["shuffle"], state["config"]["shuffle_buffer"]
+    (ckpt / "state.json").write_text(json.dumps(state))
+    for name in ("tokenizer.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json"):
+        (ckpt / name).unlink()
+    for run in runs.values():
+        summary = pretrain(setup / "tok", [setup / "corpus.txt"], run, config=config(steps=14), resume=run,
+                           progress=False)
+        assert summary["steps"] == 14 and summary["config"]["shuffle"] is False
+    assert [r["loss"] for r in losses(runs["old"])] == [r["loss"] for r in losses(runs["new"])]
+    assert json.loads((ckpt / "state.json").read_text())["tokenizer_sha256"]  # fingerprinted from now on

@@ -189,7 +189,7 @@ def test_encoding_resumes_after_an_interrupted_run(client, tmp_path, wordpiece):
     assert after == before  # finished files were skipped, not redone
     write_shards_dask(client, wordpiece, [docs], kind="nsp", max_length=64, output=tmp_path / "clean")
     assert shard_arrays(tmp_path / "out") == shard_arrays(tmp_path / "clean")
-    examples = list(ShardDataset(tmp_path / "out", shuffle=False))
+    examples = list(ShardDataset(tmp_path / "out", shuffle=False))  # the folder's own order
     assert [int(e["index"]) for e in examples] == list(range(len(examples)))
 
 

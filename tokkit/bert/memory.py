@@ -38,7 +38,7 @@ M_ARENA_MAX = -8
 _PARAMS = {"mmap": M_MMAP_THRESHOLD, "trim": M_TRIM_THRESHOLD, "arenas": M_ARENA_MAX}
 DEFAULT = "mmap=1M,trim=8M"
 # Named settings (benchmarks/bench_bert_malloc.py compares them): the bounded default, blocks up to
-# glibc's 32 MB ceiling served and kept by the heap, and a middle way.
+# 32 MB served and kept by the heap, and a middle way.
 PRESETS = {"bounded": DEFAULT, "heap": "mmap=32M,trim=1G", "mmap8m": "mmap=8M,trim=512M"}
 _APPLIED: Optional[str] = None
 
