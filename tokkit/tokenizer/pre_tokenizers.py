@@ -21,7 +21,7 @@ piece starts at 2 and gets no prefix, as in tokenizers).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Tuple, Union
+from typing import Tuple, Union
 
 from tokkit._native import unicode_tables as ut
 from tokkit._native.byte_symbols import bytes_to_unicode
@@ -29,8 +29,9 @@ from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm, bert_split
 from tokkit.text.pretokenize import gpt2_spans
 from tokkit.tokenizer.models.wordlevel import json_kind
-from tokkit.tokenizer.normalizers import (_REQUIRED, Aligned, Prepend, aligned, apply_changes, find_matches,
-                                          read_fields, read_pattern, regex_of, unicode_data)
+from tokkit.tokenizer.normalizers import (_REQUIRED, Aligned, Prepend, aligned, apply_changes, read_fields,
+                                          read_pattern, unicode_data)
+from tokkit.tokenizer.onig_regex import find_matches, regex_of
 
 Span = Tuple[int, int]
 Match = Tuple[Span, bool]  # a stretch of the piece and whether the pattern matched it

@@ -30,7 +30,8 @@ from tokkit.tokenizer.decoders import decode_tokens
 from tokkit.tokenizer.hf_json import encode_defaults, special_tokens_map, to_json, tokenizer_config
 from tokkit.tokenizer.load import load_spec
 from tokkit.tokenizer.models import model_to_json
-from tokkit.tokenizer.normalizers import aligned, find_matches, normalizer_to_json, regex_of
+from tokkit.tokenizer.normalizers import aligned, normalizer_to_json
+from tokkit.tokenizer.onig_regex import find_matches, regex_of
 from tokkit.tokenizer.pre_tokenizers import pre_tokenizer_to_json
 from tokkit.tokenizer.precompiled import parse_charsmap
 from tokkit.tokenizer.prefix_space import PrefixSpaceEncoder
