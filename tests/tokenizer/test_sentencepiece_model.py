@@ -12,14 +12,8 @@ from hypothesis import strategies as st
 
 import tokkit
 from tokkit.errors import TokkitError
-from tokkit.tokenizer.sentencepiece_model import (
-    SPACE,
-    Piece,
-    merges_from_pieces,
-    model_from_bytes,
-    read_model,
-    tokenizer_json_from_sentencepiece,
-)
+from tokkit.tokenizer.sentencepiece_json import SPACE, merges_from_pieces, tokenizer_json_from_sentencepiece
+from tokkit.tokenizer.sentencepiece_model import Piece, model_from_bytes, read_model
 
 spm = pytest.importorskip("sentencepiece")
 tokenizers = pytest.importorskip("tokenizers")

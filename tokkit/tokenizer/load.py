@@ -22,7 +22,8 @@ from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm
 from tokkit.tokenizer.files import spec_from_vocab_json, spec_from_vocab_txt
 from tokkit.tokenizer.hf_json import spec_from_json
-from tokkit.tokenizer.sentencepiece_model import read_model, tokenizer_json_from_sentencepiece
+from tokkit.tokenizer.sentencepiece_json import tokenizer_json_from_sentencepiece
+from tokkit.tokenizer.sentencepiece_model import read_model
 from tokkit.tokenizer.spec import KINDS, Spec, specials_in
 
 SENTENCEPIECE_NAMES = ("spiece.model", "sentencepiece.bpe.model", "tokenizer.model")

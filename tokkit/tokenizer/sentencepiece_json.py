@@ -1,0 +1,168 @@
+"""A SentencePiece model as the tokenizer.json pipeline that encodes as the `sentencepiece` package does.
+
+`tokenizer_json_from_sentencepiece(read_model(path))` is what `tokkit.load("x.model")` reads: the
+normalizer, Metaspace pre-tokenizer, Unigram or BPE model and decoder that reproduce sentencepiece's
+ids (see sentencepiece_model.py for the reader, and its docstring for what no component can say).
+
+>>> merges_from_pieces((Piece("a", 0.0, "NORMAL"), Piece("b", 0.0, "NORMAL"), Piece("ab", -1.0, "NORMAL")))
+[('a', 'b')]
+"""
+from __future__ import annotations
+
+import base64
+import struct
+
+from tokkit.errors import TokkitError
+from tokkit.tokenizer.sentencepiece_model import Piece, SentencePieceModel
+
+SPACE = "\u2581"  # sentencepiece's visible space
+_FLT_MIN = 1.1754943508222875e-38  # where sentencepiece starts its search for the highest piece score
+
+
+def tokenizer_json_from_sentencepiece(model: SentencePieceModel, where: str = "model") -> dict:
+    """The tokenizer.json object (the `tokenizers` schema) that encodes as sentencepiece's `encode(text)`.
+
+    No post-processor (sentencepiece adds no BOS/EOS by default); decoding with special tokens
+    skipped gives sentencepiece's `decode`. The module docstring lists the few inputs where no
+    combination of components gives sentencepiece's ids.
+
+    >>> from tokkit.tokenizer.sentencepiece_model import model_from_bytes
+    >>> unk, a = b"\\n\\x09\\n\\x05<unk>\\x18\\x02", b"\\n\\x0b\\n\\x04\\xe2\\x96\\x81a\\x15\\x00\\x00\\x80\\xbf"
+    >>> d = tokenizer_json_from_sentencepiece(model_from_bytes(unk + a + b"\\x12\\x00\\x1a\\x00", "tiny.model"))
+    >>> [n["type"] for n in d["normalizer"]["normalizers"]], d["model"]["vocab"]
+    (['Replace', 'Replace', 'Replace', 'Replace', 'Prepend'], [['<unk>', 0.0], ['▁a', -1.0]])
+    """
+    ts, ns = model.trainer_spec, model.normalizer_spec
+    if ts.model_type == "word":
+        raise TokkitError(f"{where}: trainer_spec.model_type 'word' is not supported (unigram, bpe or char)")
+    for i, p in enumerate(model.pieces):
+        if p.score != p.score or abs(p.score) == float("inf"):
+            raise TokkitError(f"{where}: piece {i} ({p.piece!r}) has a score that is not a finite number")
+    # Outside Unigram, a user-defined symbol can only stay whole as an added token. Matched in the
+    # normalized text (so spaces around it are normalized with the rest), it needs the dummy prefix
+    # from Metaspace's "first" scheme rather than from the normalizer, which would prefix it too.
+    users = ts.model_type != "unigram" and any(p.type == "USER_DEFINED" for p in model.pieces)
+    plain_suffix = ns.escape_whitespaces and not ts.treat_whitespace_as_suffix
+    first = users and ns.add_dummy_prefix and plain_suffix
+    return {"version": "1.0", "truncation": None, "padding": None,
+            "added_tokens": _added_tokens(model, users, normalized=first or not ns.add_dummy_prefix),
+            "normalizer": _normalizer(model, prefix=ns.add_dummy_prefix and not first),
+            "pre_tokenizer": _pre_tokenizer(model, first), "post_processor": None, "decoder": _decoder(model),
+            "model": _unigram(model) if ts.model_type == "unigram" else _bpe(model)}
+
+
+def _added_tokens(model: SentencePieceModel, users: bool, normalized: bool) -> list[dict]:
+    """Control pieces as special tokens; user-defined ones too where the model cannot keep them whole."""
+    out = []
+    for i, p in enumerate(model.pieces):
+        if p.type == "CONTROL" or (users and p.type == "USER_DEFINED"):
+            user = p.type == "USER_DEFINED"
+            out.append({"id": i, "content": p.piece, "single_word": False, "lstrip": False, "rstrip": False,
+                        "normalized": user and normalized, "special": not user})
+    return out
+
+
+def _replace(pattern: str, content: str, regex: bool = False) -> dict:
+    return {"type": "Replace", "pattern": {"Regex" if regex else "String": pattern}, "content": content}
+
+
+def _normalizer(model: SentencePieceModel, prefix: bool) -> dict | None:
+    """sentencepiece's normalizer in order: character map, spaces, escaping, trailing spaces, dummy prefix."""
+    ns = model.normalizer_spec
+    space = SPACE if ns.escape_whitespaces else " "
+    steps = []
+    if ns.precompiled_charsmap:
+        steps.append({"type": "Precompiled", "precompiled_charsmap": base64.b64encode(ns.precompiled_charsmap)
+                      .decode("ascii")})
+    if ns.remove_extra_whitespaces:
+        steps.append(_replace(" {2,}", " ", regex=True))
+        if prefix or not ns.add_dummy_prefix:  # otherwise the one space left acts as the dummy prefix
+            steps.append(_replace(r"\A ", "", regex=True))
+    if ns.escape_whitespaces:
+        steps.append(_replace(" ", SPACE))
+    if ns.remove_extra_whitespaces:  # sentencepiece drops trailing U+2581 too, typed or escaped
+        steps.append(_replace(space + r"+\z", "", regex=True))
+    if prefix:
+        if model.trainer_spec.treat_whitespace_as_suffix:
+            steps.append(_replace(r"\z", space, regex=True))
+        else:
+            steps.append({"type": "Prepend", "prepend": space})
+    return {"type": "Sequence", "normalizers": steps} if steps else None
+
+
+def _pre_tokenizer(model: SentencePieceModel, first: bool) -> dict | None:
+    """Metaspace, splitting before each U+2581 where no piece holds one inside (so splitting changes nothing)."""
+    split = (model.normalizer_spec.escape_whitespaces and not model.trainer_spec.treat_whitespace_as_suffix
+             and all(SPACE not in p.piece[1:] for p in model.pieces if p.type in ("NORMAL", "UNUSED")))
+    if not (split or first):
+        return None
+    return {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "first" if first else "never",
+            "split": split}
+
+
+def _decoder(model: SentencePieceModel) -> dict:
+    """Spaces back, bytes joined into text, the unknown piece shown as sentencepiece shows it, the
+    dummy prefix's space dropped (only the dummy's: an unknown piece first keeps unk_surface's space)."""
+    ns, ts = model.normalizer_spec, model.trainer_spec
+    steps = [_replace(SPACE, " ")] if ns.escape_whitespaces else []
+    if ts.byte_fallback:
+        steps.append({"type": "ByteFallback"})
+    steps += [_replace(_unknown(model)[1], ts.unk_surface), {"type": "Fuse"}]
+    if ns.add_dummy_prefix and not ts.treat_whitespace_as_suffix:
+        steps.append({"type": "Strip", "content": " ", "start": 1, "stop": 0})
+    return {"type": "Sequence", "decoders": steps}
+
+
+def _unknown(model: SentencePieceModel) -> tuple[int, str]:
+    return next((i, p.piece) for i, p in enumerate(model.pieces) if p.type == "UNKNOWN")
+
+
+def _unigram(model: SentencePieceModel) -> dict:
+    """Unigram with sentencepiece's scores; a user-defined piece gets the score sentencepiece gives it
+    when encoding (bytes x highest normal score - 0.1, which keeps it whole)."""
+    normal = [p.score for p in model.pieces if p.type == "NORMAL"]
+    best = _f32(max([_FLT_MIN] + normal))
+    scores = [_f32(len(p.piece.encode()) * best) - 0.1 if p.type == "USER_DEFINED" else p.score
+              for p in model.pieces]
+    vocab = [[p.piece, _json_float(score)] for p, score in zip(model.pieces, scores)]
+    return {"type": "Unigram", "unk_id": _unknown(model)[0], "vocab": vocab,
+            "byte_fallback": model.trainer_spec.byte_fallback}
+
+
+def _json_float(x: float) -> float:
+    """`x` to 15 significant digits. tokenizers reads JSON numbers with serde_json's fast path, which
+    can land an ulp away from the true double when the digits exceed 2**53; with 15 digits both it and
+    Python read the same double, so a Unigram breaks exact ties alike in both."""
+    return float(f"{x:.15g}")
+
+
+def _f32(x: float) -> float:
+    """`x` rounded to a 32-bit float, as sentencepiece computes scores."""
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def _bpe(model: SentencePieceModel) -> dict:
+    """BPE over the pieces (a char model is BPE without merges); unknown characters fused, as
+    sentencepiece joins runs of unknown pieces."""
+    merges = merges_from_pieces(model.pieces) if model.trainer_spec.model_type == "bpe" else []
+    return {"type": "BPE", "dropout": None, "unk_token": _unknown(model)[1], "continuing_subword_prefix": None,
+            "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": model.trainer_spec.byte_fallback,
+            "ignore_merges": False, "vocab": {p.piece: i for i, p in enumerate(model.pieces)},
+            "merges": [[a, b] for a, b in merges]}
+
+
+def merges_from_pieces(pieces: tuple[Piece, ...]) -> list[tuple[str, str]]:
+    """BPE merges for a sentencepiece BPE vocabulary: each split of a normal piece into two normal
+    pieces, pieces of higher score first (sentencepiece merges the best-scoring pair first).
+
+    >>> merges_from_pieces((Piece("a", -1), Piece("b", -2), Piece("c", -3), Piece("bc", -4), Piece("abc", -5)))
+    [('b', 'c'), ('a', 'bc')]
+    """
+    ids = {p.piece: i for i, p in enumerate(pieces) if p.type == "NORMAL"}
+    ranked = []
+    for i, p in enumerate(pieces):
+        if p.type == "NORMAL":
+            ranked += [(-p.score, i, ids[p.piece[:cut]], p.piece[:cut], p.piece[cut:])
+                       for cut in range(1, len(p.piece)) if p.piece[:cut] in ids and p.piece[cut:] in ids]
+    ranked.sort()
+    return [(left, right) for *_, left, right in ranked]
