@@ -88,6 +88,20 @@ def test_bert_counts_equal_tokenizers(text, options):
     assert counted("bert", text.encode(), **options) == bert_reference(text, **full)
 
 
+WHITESPACE = [chr(c) for c in range(0x110000) if regex.match(r"\s", chr(c))]
+spaced_texts = st.lists(st.one_of(ALPHABET, st.sampled_from(WHITESPACE + ["\x1c", "\u200b", "\u180e"]),
+                                  st.characters(blacklist_categories=("Cs",))), max_size=80).map("".join)
+
+
+@given(spaced_texts)
+def test_whitespace_counts_equal_regex(text):
+    counter = WordCounter("whitespace")
+    counter.count(text.encode())
+    expected = Counter(w.encode() for w in regex.findall(r"\S+", text))
+    assert as_counter(counter) == expected
+    assert counter.total == sum(expected.values())
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.binary(max_size=40) | st.lists(st.sampled_from([b"a", b"\xc3", b"\xa9", b"\xed\xa0\x80", b"\xf4\x90",
                                                            b"\xe2\x82", b"\xac", b"\n", b" ", b"\xff"])).map(b"".join))

@@ -43,12 +43,38 @@ cdef extern from *:
 cdef enum:
     MODE_GPT2 = 0
     MODE_BERT = 1
+    MODE_WHITESPACE = 2
     PIECES_AT_ONCE = 64  # piece ends the GPT-2 scanner hands over per call
     SHORT_SLOTS = 131072  # the short-word table's cap: 4 MB, room for the 65,536 most frequent words
 
 
+cdef inline Py_ssize_t space_width(const unsigned char* p, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """The UTF-8 length of the whitespace char at p[i] (0: none there, or i == n). Whitespace is the
+    `regex` package's \\s: [\\t\\n\\v\\f\\r ] and the Unicode White_Space chars U+0085, U+00A0, U+1680,
+    U+2000-U+200A, U+2028, U+2029, U+202F, U+205F and U+3000."""
+    if i >= n:
+        return 0
+    cdef unsigned char c = p[i], d, e
+    if c < 0x80:
+        return 1 if c == 32 or (9 <= c <= 13) else 0
+    if c == 0xC2:
+        return 2 if i + 1 < n and (p[i + 1] == 0x85 or p[i + 1] == 0xA0) else 0
+    if c < 0xE1 or c > 0xE3 or i + 2 >= n:
+        return 0
+    d = p[i + 1]
+    e = p[i + 2]
+    if c == 0xE1:
+        return 3 if d == 0x9A and e == 0x80 else 0
+    if c == 0xE3:
+        return 3 if d == 0x80 and e == 0x80 else 0
+    if d == 0x80:
+        return 3 if e <= 0x8A or e == 0xA8 or e == 0xA9 or e == 0xAF else 0
+    return 3 if d == 0x81 and e == 0x9F else 0
+
+
 cdef class WordCounter:
-    """Counts pre-tokenized words of UTF-8 text ("gpt2": GPT-2 pattern, line by line; "bert": BERT).
+    """Counts pre-tokenized words of UTF-8 text ("gpt2": GPT-2 pattern, line by line; "bert": BERT;
+    "whitespace": the runs between whitespace, as the `regex` package's \\S+ finds them).
 
     gpt2_classes="tokenizers" (default) splits as tokenizers' ByteLevel (and tiktoken) do, as the
     trainers need for parity; "regex" as the `regex` package (its newer Unicode makes ~17,000 more
@@ -79,8 +105,10 @@ cdef class WordCounter:
             self.mode = MODE_GPT2
         elif mode == "bert":
             self.mode = MODE_BERT
+        elif mode == "whitespace":
+            self.mode = MODE_WHITESPACE
         else:
-            raise ValueError(f"WordCounter mode must be 'gpt2' or 'bert', not {mode!r}")
+            raise ValueError(f"WordCounter mode must be 'gpt2', 'bert' or 'whitespace', not {mode!r}")
         if gpt2_classes not in ("regex", "tokenizers"):
             raise ValueError(f"gpt2_classes must be 'regex' or 'tokenizers', not {gpt2_classes!r}")
         self.tk_classes = gpt2_classes == "tokenizers"
@@ -164,6 +192,8 @@ cdef class WordCounter:
         cdef size_t ends[PIECES_AT_ONCE]
         cdef const void* nl
         cdef Piece pc
+        if self.mode == MODE_WHITESPACE:
+            return self.scan_words(p, n)
         while a < n:
             nl = memchr(p + a, 10, n - a)
             b = (<const unsigned char*>nl - p) + 1 if nl != NULL else n
@@ -172,7 +202,7 @@ cdef class WordCounter:
                 q = a
                 while q < b:
                     got = gpt2_piece_ends(self.classes, p, q, b, n, ends, PIECES_AT_ONCE)
-                    self.count_short(p, q, ends, got, n)
+                    self.count_short(p, q, NULL, ends, got, n)
                     q = ends[got - 1]
                     self.total_ += got
                 a = b
@@ -202,26 +232,52 @@ cdef class WordCounter:
             a = b
         return 0
 
-    cdef int count_short(self, const unsigned char* p, Py_ssize_t a, const size_t* ends, Py_ssize_t got,
-                         Py_ssize_t n) except -1 nogil:
-        """Count the words p[a:ends[0]], p[ends[0]:ends[1]], ...: first hash them all and prefetch
-        their slots in the short-word table, then count them there (words over 16 bytes, and new
-        words once that table is at its cap, go to the main table)."""
+    cdef int scan_words(self, const unsigned char* p, Py_ssize_t n) except -1 nogil:
+        """Count the words of p[:n] that whitespace separates, PIECES_AT_ONCE at a time."""
+        cdef size_t starts[PIECES_AT_ONCE]
+        cdef size_t ends[PIECES_AT_ONCE]
+        cdef Py_ssize_t i = 0, got = 0, w
+        while True:
+            w = space_width(p, i, n)
+            while w:
+                i += w
+                w = space_width(p, i, n)
+            if i >= n:
+                break
+            starts[got] = i
+            while i < n and not space_width(p, i, n):
+                i += 1
+            ends[got] = i
+            got += 1
+            if got == PIECES_AT_ONCE:
+                self.count_short(p, 0, starts, ends, got, n)
+                self.total_ += got
+                got = 0
+        if got:
+            self.count_short(p, 0, starts, ends, got, n)
+            self.total_ += got
+        return 0
+
+    cdef int count_short(self, const unsigned char* p, Py_ssize_t a, const size_t* starts, const size_t* ends,
+                         Py_ssize_t got, Py_ssize_t n) except -1 nogil:
+        """Count the words p[starts[q]:ends[q]] (with starts NULL: p[a:ends[0]], p[ends[0]:ends[1]], ...):
+        first hash them all and prefetch their slots in the short-word table, then count them there
+        (words over 16 bytes, and new words once that table is at its cap, go to the main table)."""
         cdef uint64_t k0[PIECES_AT_ONCE]
         cdef uint64_t k1[PIECES_AT_ONCE]
         cdef uint64_t h[PIECES_AT_ONCE]
-        cdef Py_ssize_t q, start = a, m
+        cdef Py_ssize_t q, start, m
         cdef CountEntry* e
         cdef cpp_bool full
         for q in range(got):
+            start = starts[q] if starts != NULL else (ends[q - 1] if q else a)
             m = ends[q] - start
             if m <= 16:
                 piece_key(p + start, m, start + 16 <= n, &k0[q], &k1[q])
                 h[q] = short_key_hash(k0[q], k1[q], m)
                 prefetch_line(self.short_words.slot_address(h[q]))
-            start = ends[q]
-        start = a
         for q in range(got):
+            start = starts[q] if starts != NULL else (ends[q - 1] if q else a)
             m = ends[q] - start
             e = NULL
             if m <= 16:
@@ -232,7 +288,6 @@ cdef class WordCounter:
                 e.count += 1
             else:
                 self.add(p + start, m, 1)
-            start = ends[q]
         return 0
 
     cdef int flush(self) except -1 nogil:

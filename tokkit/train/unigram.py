@@ -133,7 +133,7 @@ class Unigram(Algorithm):
             raise TokkitError(f"seed_size must be a positive whole number, got {self.seed_size!r}")
 
     def count_mode(self):
-        return "regex", {"pattern": r"\S+"}
+        return "whitespace", {}
 
     def train_words(self, table, *, vocab_size: int, min_frequency: int, special_tokens: list[str],
                     progress: bool, engine: str | None, summary, workers: int | None = None):
