@@ -59,6 +59,19 @@ def test_kernel_matches_twin_on_random_lattices(seed):
             np.testing.assert_array_equal(xa, xb)
 
 
+def test_e_step_in_probabilities_equals_log_space(monkeypatch):
+    """Short words run in probabilities, long ones in log space: both give the log-space numbers."""
+    p_cps, p_off, scores, w_cps, w_off, counts = random_case(random.Random(11), n_words=200)
+    mixed = compiled.e_step(p_cps, p_off, scores, w_cps, w_off, counts, unk_score=-100.0)  # > 6 chars: log space
+    twin = unigram_py.e_step(p_cps, p_off, scores, w_cps, w_off, counts, unk_score=-100.0)
+    assert mixed[0].tobytes() == twin[0].tobytes() and mixed[1] == twin[1]
+    linear = compiled.e_step(p_cps, p_off, scores, w_cps, w_off, counts, unk_score=-30.0)  # every word
+    monkeypatch.setattr(unigram_py, "LINEAR_FLOOR", math.inf)  # every word in log space
+    logs = unigram_py.e_step(p_cps, p_off, scores, w_cps, w_off, counts, unk_score=-30.0)
+    np.testing.assert_allclose(linear[0], logs[0], rtol=1e-12, atol=1e-12)
+    assert math.isclose(linear[1], logs[1], rel_tol=1e-12)
+
+
 def test_e_step_and_viterbi_counts_are_the_same_on_any_threads():
     p_cps, p_off, scores, w_cps, w_off, counts = random_case(random.Random(7), n_words=500)
     runs = [compiled.e_step(p_cps, p_off, scores, w_cps, w_off, counts, unk_score=-30.0, threads=t) for t in (1, 2, 5)]

@@ -1,8 +1,8 @@
 """The unigram trainer's loops: seed substrings, forward-backward, Viterbi counts and second-best paths.
 
 The compiled twin of `tokkit/train/unigram_py.py` (same arguments, same numbers, in the same
-order of additions). Pieces live in a trie whose edges are one hash map keyed by
-(node << 21 | code point); every word's lattice is rebuilt from it on each pass.
+order of additions). Pieces live in a trie whose edges are one flat hash map (int_map.hpp) keyed
+by (node << 21 | code point); every word's lattice is rebuilt from it on each pass.
 
 >>> import numpy as np
 >>> pieces = np.array([97, 98, 97, 98], dtype=np.int32)            # "a", "b", "ab"
@@ -15,20 +15,26 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from cython.operator cimport dereference as deref
-from libc.math cimport INFINITY, exp, log1p
+from libc.math cimport INFINITY, exp, log, log1p
 from libc.stdint cimport int8_t, int32_t, int64_t
-from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
+
+cdef extern from "int_map.hpp" namespace "tokkit":
+    cdef cppclass IntMap:
+        int32_t get(int64_t key) nogil
+        void add(int64_t key, int32_t value) nogil
 
 cdef int32_t NO_PIECE = -1  # the id of an unknown node
 E_CHUNKS = 8  # the E-step sums this many fixed word ranges apart, then adds them in order
+# A word whose every path scores above this (in nats) runs its forward-backward in probabilities:
+# exp(-600) is far above the smallest double, with room for the sums of many paths.
+cdef double LINEAR_FLOOR = -600.0
 
 
 cdef class _Trie:
     """The pieces as a trie: edges (node << 21 | code point) -> child, and the piece ending at each node."""
 
-    cdef unordered_map[int64_t, int32_t] child
+    cdef IntMap child
     cdef vector[int32_t] piece
     cdef Py_ssize_t longest
 
@@ -36,7 +42,6 @@ cdef class _Trie:
         cdef Py_ssize_t i, k
         cdef int32_t node, nxt
         cdef int64_t key
-        cdef unordered_map[int64_t, int32_t].iterator it
         self.piece.push_back(NO_PIECE)
         self.longest = 1
         for i in range(offsets.shape[0] - 1):
@@ -45,14 +50,12 @@ cdef class _Trie:
                 if cps[k] < 0 or cps[k] >= (1 << 21):
                     raise ValueError(f"code point {cps[k]} out of range")
                 key = (<int64_t>node << 21) | cps[k]
-                it = self.child.find(key)
-                if it == self.child.end():
+                nxt = self.child.get(key)
+                if nxt < 0:
                     nxt = <int32_t>self.piece.size()
-                    self.child[key] = nxt
+                    self.child.add(key, nxt)
                     self.piece.push_back(NO_PIECE)
-                    node = nxt
-                else:
-                    node = deref(it).second
+                node = nxt
             self.piece[node] = <int32_t>i
             self.longest = max(self.longest, offsets[i + 1] - offsets[i])
 
@@ -63,7 +66,6 @@ cdef class _Trie:
         cdef Py_ssize_t i, j, first
         cdef int32_t node
         cdef bint single
-        cdef unordered_map[int64_t, int32_t].iterator it
         start_at.clear(); ends.clear(); pids.clear()
         for i in range(n):
             start_at.push_back(<int32_t>ends.size())
@@ -72,10 +74,9 @@ cdef class _Trie:
             node = 0
             j = i
             while j < n and j - i < self.longest:
-                it = self.child.find((<int64_t>node << 21) | word[j])
-                if it == self.child.end():
+                node = self.child.get((<int64_t>node << 21) | word[j])
+                if node < 0:
                     break
-                node = deref(it).second
                 j += 1
                 if self.piece[node] != NO_PIECE:
                     ends.push_back(<int32_t>j)
@@ -172,17 +173,29 @@ def e_step(const int32_t[::1] piece_cps, const int64_t[::1] piece_offsets, const
 cdef double _e_range(_Trie trie, const double[::1] scores, const int32_t[::1] word_cps,
                      const int64_t[::1] word_offsets, const int64_t[::1] counts, double unk_score,
                      Py_ssize_t w0, Py_ssize_t w1, double[::1] expected) noexcept nogil:
-    """Forward-backward over words w0..w1-1, adding their expected counts; returns their sum of count * log Z."""
+    """Forward-backward over words w0..w1-1, adding their expected counts; returns their sum of count * log Z.
+
+    A word short enough that no path through it can underflow a double runs in probabilities
+    (one multiply-add an edge); a longer one in log space (an exp and a log1p an edge). The two
+    give the same numbers up to rounding.
+    """
     cdef vector[int32_t] start_at, ends, pids
-    cdef vector[double] alpha, beta
-    cdef Py_ssize_t w, i, k, n
+    cdef vector[double] alpha, beta, prob
+    cdef Py_ssize_t w, i, k, n, pid, n_pieces = scores.shape[0]
     cdef const int32_t* word
-    cdef double freq, z, objective = 0.0
+    cdef double freq, z, objective = 0.0, lowest = unk_score
+    for k in range(n_pieces):
+        prob.push_back(exp(scores[k]))
+        lowest = min(lowest, scores[k])
+    prob.push_back(exp(unk_score))  # prob[n_pieces]: an unknown node
     for w in range(w0, w1):
         n = word_offsets[w + 1] - word_offsets[w]
         word = &word_cps[word_offsets[w]] if n else NULL
         freq = <double>counts[w]
         trie.nodes(word, n, start_at, ends, pids)
+        if n * lowest > LINEAR_FLOOR:
+            objective += _linear_word(n, start_at, ends, pids, prob.data(), n_pieces, freq, alpha, beta, expected)
+            continue
         alpha.assign(n + 1, -INFINITY)
         alpha[0] = 0.0
         for i in range(n):
@@ -200,6 +213,33 @@ cdef double _e_range(_Trie trie, const double[::1] scores, const int32_t[::1] wo
                     expected[pids[k]] += freq * exp(alpha[i] + scores[pids[k]] + beta[ends[k]] - z)
         objective += freq * z
     return objective
+
+
+cdef double _linear_word(Py_ssize_t n, vector[int32_t]& start_at, vector[int32_t]& ends, vector[int32_t]& pids,
+                         const double* prob, Py_ssize_t unk, double freq, vector[double]& alpha, vector[double]& beta,
+                         double[::1] expected) noexcept nogil:
+    """One word's forward-backward in probabilities (prob[unk] for an unknown node); returns freq * log Z."""
+    cdef Py_ssize_t i, k, pid
+    cdef double z, scale
+    alpha.assign(n + 1, 0.0)
+    alpha[0] = 1.0
+    for i in range(n):
+        for k in range(start_at[i], start_at[i + 1]):
+            pid = pids[k] if pids[k] != NO_PIECE else unk
+            alpha[ends[k]] += alpha[i] * prob[pid]
+    beta.assign(n + 1, 0.0)
+    beta[n] = 1.0
+    for i in range(n - 1, -1, -1):
+        for k in range(start_at[i], start_at[i + 1]):
+            pid = pids[k] if pids[k] != NO_PIECE else unk
+            beta[i] += beta[ends[k]] * prob[pid]
+    z = alpha[n]
+    scale = freq / z
+    for i in range(n):
+        for k in range(start_at[i], start_at[i + 1]):
+            if pids[k] != NO_PIECE:
+                expected[pids[k]] += scale * (alpha[i] * prob[pids[k]] * beta[ends[k]])
+    return freq * log(z)
 
 
 def viterbi_counts(const int32_t[::1] piece_cps, const int64_t[::1] piece_offsets, const double[::1] scores,
@@ -317,8 +357,7 @@ def count_substrings(const int32_t[::1] word_cps, const int64_t[::1] word_offset
     """
     if classes.shape[0] != word_cps.shape[0]:
         raise ValueError("one class per code point")
-    cdef unordered_map[int64_t, int32_t] child
-    cdef unordered_map[int64_t, int32_t].iterator it
+    cdef IntMap child
     cdef vector[int32_t] parent, last_cp, depth
     cdef vector[int64_t] seen
     cdef vector[int64_t] active, grown       # start positions still growing
@@ -353,14 +392,12 @@ def count_substrings(const int32_t[::1] word_cps, const int64_t[::1] word_offset
                     elif cls != script_at[p]:
                         continue
                 key = (<int64_t>node_at[p] << 21) | word_cps[j]
-                it = child.find(key)
-                if it == child.end():
+                node = child.get(key)
+                if node < 0:
                     node = <int32_t>parent.size()
-                    child[key] = node
+                    child.add(key, node)
                     parent.push_back(node_at[p]); last_cp.push_back(word_cps[j])
                     depth.push_back(<int32_t>(level + 1)); seen.push_back(0)
-                else:
-                    node = deref(it).second
                 seen[node] += counts[w]
                 node_at[p] = node
                 grown.push_back(p)

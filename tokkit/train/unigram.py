@@ -47,6 +47,7 @@ MIN_EXPECTED = 0.5  # the M-step drops pieces expected less often than this
 VOCAB_SLACK = 1.1  # pruning stops this far above the target; the final cut takes the best-scored
 MAX_SEEDS = 1_000_000
 SEEDS_PER_PIECE = 10
+SEED_MIN_COUNT = 8  # seeds are first looked for among the substrings seen this often (see top_substrings)
 PENALTY_STEP = 1e-4
 SCORE_DECIMALS = 8  # required characters the model lost come back just below its lowest score, in order
 
@@ -255,24 +256,37 @@ class _Trainer:
 
     def seeds(self, min_frequency: int) -> tuple[list[str], np.ndarray]:
         """The required characters and the top substrings by count x length, scored as log frequencies."""
-        algo = self.algo
-        sub_cps, sub_off, sub_counts = self.engine.count_substrings(
-            self.word_cps, self.word_offsets, self.counts, self.char_classes(),
-            max_length=algo.max_piece_length, min_count=max(min_frequency, 1))
-        limit = algo.seed_size or min(MAX_SEEDS, max(SEEDS_PER_PIECE * self.target, 1000))
-        value = sub_counts * np.diff(sub_off)
+        limit = self.algo.seed_size or min(MAX_SEEDS, max(SEEDS_PER_PIECE * self.target, 1000))
+        values, spelled = self.top_substrings(max(min_frequency, 1), limit)
+        ranked = sorted(zip(values, spelled), key=lambda x: (-x[0], x[1]))[:limit]
+        seeds = sorted([(float(c), ch) for ch, c in self.required.items()] + [(float(v), s) for v, s in ranked],
+                       key=lambda x: (-x[0], x[1]))
+        freqs = np.array([f for f, _ in seeds], dtype=np.float64)
+        return [s for _, s in seeds], np.log(freqs) - math.log(freqs.sum())
+
+    def top_substrings(self, min_count: int, limit: int) -> tuple[list[int], list[str]]:
+        """(count x length, substring) of every substring tied with the limit-th best or better.
+
+        Counting only the substrings seen SEED_MIN_COUNT times or more is much cheaper, and exact
+        whenever `limit` of them are worth at least SEED_MIN_COUNT x max_piece_length: a substring
+        seen fewer times is worth less than that, so it could not be among the best.
+        """
+        longest = self.algo.max_piece_length
+        classes = self.char_classes()
+        for floor in sorted({max(SEED_MIN_COUNT, min_count), min_count}, reverse=True):
+            cps, offsets, counts = self.engine.count_substrings(self.word_cps, self.word_offsets, self.counts,
+                                                                classes, max_length=longest, min_count=floor)
+            value = counts * np.diff(offsets)
+            if floor == min_count or np.count_nonzero(value >= floor * longest) >= limit:
+                break
         if len(value) > limit:  # only those tied with the limit-th best or better need spelling out
             cut = np.partition(value, len(value) - limit)[len(value) - limit]
             chosen = np.flatnonzero(value >= cut)
         else:
             chosen = np.arange(len(value))
-        text = sub_cps.astype(np.uint32).tobytes()
-        ranked = sorted(((int(value[k]), text[4 * sub_off[k]:4 * sub_off[k + 1]].decode("utf-32-le"))
-                         for k in chosen.tolist()), key=lambda x: (-x[0], x[1]))[:limit]
-        seeds = sorted([(float(c), ch) for ch, c in self.required.items()] + [(float(v), s) for v, s in ranked],
-                       key=lambda x: (-x[0], x[1]))
-        freqs = np.array([f for f, _ in seeds], dtype=np.float64)
-        return [s for _, s in seeds], np.log(freqs) - math.log(freqs.sum())
+        text = cps.astype(np.uint32).tobytes()
+        return ([int(v) for v in value[chosen].tolist()],
+                [text[4 * offsets[k]:4 * offsets[k + 1]].decode("utf-32-le") for k in chosen.tolist()])
 
     def char_classes(self) -> np.ndarray:
         """Each word code point's class for count_substrings: not kept, ▁, alone (split digits), or its script."""

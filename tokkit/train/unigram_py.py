@@ -23,6 +23,7 @@ import numpy as np
 
 _NO_PIECE = -1  # the id of an unknown node
 E_CHUNKS = 8  # the E-step sums this many fixed word ranges apart, then adds them in order
+LINEAR_FLOOR = -600.0  # a word whose every path scores above this runs its forward-backward in probabilities
 
 
 def _table(piece_cps, piece_offsets) -> tuple[dict[tuple, int], int]:
@@ -101,16 +102,45 @@ def e_step(piece_cps, piece_offsets, scores, word_cps, word_offsets, counts, *, 
     parts = np.zeros((E_CHUNKS, len(piece_offsets) - 1), dtype=np.float64)
     objectives = [0.0] * E_CHUNKS
     n_words = len(counts)
+    lowest = min([unk_score] + [float(x) for x in scores])
+    probs = [math.exp(float(x)) for x in scores]
     for c in range(E_CHUNKS):
         for w in range(n_words * c // E_CHUNKS, n_words * (c + 1) // E_CHUNKS):
             word = word_cps[word_offsets[w]:word_offsets[w + 1]].tolist()
-            objectives[c] += _forward_backward(word, float(counts[w]), table, longest, scores, unk_score, parts[c])
+            if len(word) * lowest > LINEAR_FLOOR:
+                objectives[c] += _linear_forward_backward(word, float(counts[w]), table, longest, probs,
+                                                          math.exp(unk_score), parts[c])
+            else:
+                objectives[c] += _forward_backward(word, float(counts[w]), table, longest, scores, unk_score,
+                                                   parts[c])
     expected = np.zeros(len(piece_offsets) - 1, dtype=np.float64)
     objective = 0.0
     for c in range(E_CHUNKS):
         expected += parts[c]
         objective += objectives[c]
     return expected, objective
+
+
+def _linear_forward_backward(word, freq, table, longest, probs, unk_prob, expected) -> float:
+    """_forward_backward in probabilities, for a word too short for any path to underflow."""
+    starts = _nodes(word, table, longest)
+    n = len(word)
+    alpha = [0.0] * (n + 1)
+    alpha[0] = 1.0
+    for i in range(n):
+        for j, pid in starts[i]:
+            alpha[j] += alpha[i] * (unk_prob if pid == _NO_PIECE else probs[pid])
+    beta = [0.0] * (n + 1)
+    beta[n] = 1.0
+    for i in range(n - 1, -1, -1):
+        for j, pid in starts[i]:
+            beta[i] += beta[j] * (unk_prob if pid == _NO_PIECE else probs[pid])
+    scale = freq / alpha[n]
+    for i in range(n):
+        for j, pid in starts[i]:
+            if pid != _NO_PIECE:
+                expected[pid] += scale * (alpha[i] * probs[pid] * beta[j])
+    return freq * math.log(alpha[n])
 
 
 def _forward_backward(word, freq, table, longest, scores, unk_score, expected) -> float:
