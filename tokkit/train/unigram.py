@@ -156,15 +156,21 @@ class Unigram(Algorithm):
         return self.build_tokenizer(fixed, pieces, special_tokens)
 
     def normalized_words(self, table) -> dict[str, int]:
-        """{▁word: count} after normalization (which may make or split words), sorted by word."""
+        """{▁word: count} after normalization (which may make or split words), sorted by word.
+
+        The words are normalized as one text, a newline between each two: NFKC never joins or
+        reorders anything across a newline, and no character becomes one.
+        """
         out: dict[str, int] = defaultdict(int)
-        o, blob = table.offsets, table.blob
-        for i, count in enumerate(table.counts.tolist()):
-            word = blob[o[i]:o[i + 1]].decode("utf-8", "replace")
-            if self.normalization == "nfkc":
-                word = unicodedata.normalize("NFKC", word)
-            for part in word.replace(SPACE, " ").split():
-                out[SPACE + part] += count
+        text = joined_words(table.blob, table.offsets)
+        if self.normalization == "nfkc":
+            text = unicodedata.normalize("NFKC", text)
+        for word, count in zip(text.split("\n"), table.counts.tolist()):
+            if SPACE in word or " " in word or not word.isprintable():  # NFKC makes spaces of some chars
+                for part in word.replace(SPACE, " ").split():
+                    out[SPACE + part] += count
+            elif word:
+                out[SPACE + word] += count
         if not out:
             raise TokkitError("the corpus is empty (no words in it)")
         return dict(sorted(out.items()))
@@ -234,7 +240,7 @@ class _Trainer:
         self.words = words
         self.word_cps, self.word_offsets = as_arrays(list(words))
         self.counts = np.array(list(words.values()), dtype=np.int64)
-        self.required = required_chars(words, algo.character_coverage)
+        self.required = required_chars(self.word_cps, self.word_offsets, self.counts, algo.character_coverage)
 
     def run(self, min_frequency: int, progress: bool) -> list[tuple[str, float]]:
         """Seed, then EM and prune until near the target, then the final cut: [(piece, score)] best first."""
@@ -370,17 +376,35 @@ def removal_loss(freq: np.ndarray, alt: np.ndarray, alt_offsets: np.ndarray, tot
     return np.where(lengths > 0, loss, 0.0)
 
 
-def required_chars(words: dict[str, int], coverage: float) -> dict[str, int]:
-    """The most frequent characters (with ▁) until `coverage` of all character occurrences: {char: count}."""
-    counts: dict[str, int] = defaultdict(int)
-    for word, count in words.items():
-        for ch in word:
-            counts[ch] += count
-    threshold = sum(counts.values()) * coverage
+def required_chars(word_cps: np.ndarray, word_offsets: np.ndarray, counts: np.ndarray,
+                   coverage: float) -> dict[str, int]:
+    """The most frequent characters (with ▁) until `coverage` of all character occurrences: {char: count}.
+
+    >>> cps, offsets = as_arrays(["▁aab", "▁b"])
+    >>> required_chars(cps, offsets, np.array([3, 1]), 0.7)
+    {'a': 6, 'b': 4}
+    """
+    unique, inverse = np.unique(word_cps, return_inverse=True)
+    weights = np.repeat(counts, np.diff(word_offsets)).astype(np.float64)  # exact below 2**53 occurrences
+    totals = np.bincount(inverse.reshape(-1), weights=weights, minlength=len(unique)).astype(np.int64)
+    threshold = int(totals.sum()) * coverage
     out, seen = {}, 0
-    for ch, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+    for ch, c in sorted(zip(map(chr, unique.tolist()), totals.tolist()), key=lambda kv: (-kv[1], kv[0])):
         if seen >= threshold:
             break
         seen += c
         out[ch] = c
     return out
+
+
+def joined_words(blob: bytes, offsets: np.ndarray) -> str:
+    """The words blob[offsets[k]:offsets[k + 1]] as one text, each followed by a newline.
+
+    >>> joined_words(b"catdog", np.array([0, 3, 6]))
+    'cat\\ndog\\n'
+    """
+    n = len(offsets) - 1
+    lengths = np.diff(offsets)
+    out = np.full(len(blob) + n, 10, dtype=np.uint8)
+    out[np.arange(len(blob)) + np.repeat(np.arange(n), lengths)] = np.frombuffer(blob, dtype=np.uint8)
+    return out.tobytes().decode("utf-8", "replace")
