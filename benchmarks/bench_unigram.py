@@ -1,13 +1,16 @@
 """Unigram training side by side: tokkit vs sentencepiece vs tokenizers' UnigramTrainer.
 
-    python benchmarks/bench_unigram.py                                # en/wiki 000-009 (~10 MB), vocab 32,000
+    python benchmarks/bench_unigram.py          # en/wiki 000-019 + Tatoeba + Korean Wikipedia (~30 MB), vocab 16,000
     python benchmarks/bench_unigram.py --corpus some/dir --vocab-size 8000 --repeat 1
 
 Each contender trains in its own process on the same files with the same vocabulary size and
 thread count (whole process timed, imports and file writing included; peak RSS of the process
 tree sampled every 20 ms, tokkit.bench.harness), alternating, one warm-up round then --repeat
-rounds. Then each trained tokenizer encodes the held-out lines (--heldout, never in training)
-and the table gains tokens per word (words = whitespace runs, the same for everyone).
+rounds. Then each trained tokenizer encodes held-out lines (never in training): en/wiki 096.txt
+and, for text in other scripts, the Japanese and Chinese books of the shared corpus. The table
+gains tokens per word (words = whitespace runs, the same for everyone) and the share of tokens
+that are the unknown piece, and the last lines say whether `tokenizers` reads tokkit's file with
+the same ids on every held-out line.
 """
 import argparse
 import sys
@@ -19,9 +22,14 @@ from tokkit.bench.harness import measure_alternating, python_cmd
 from tokkit.bench.report import format_table, group_rows, write_json
 from tokkit.errors import TokkitError
 
-WIKI = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "en" / "wiki"
-DEFAULT = [str(WIKI / f"{k:03d}.txt") for k in range(10)]
-HELDOUT = str(WIKI / "096.txt")
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+WIKI = CORPUS / "en" / "wiki"
+MULTI = CORPUS / "multilingual"
+DEFAULT = ([str(WIKI / f"{k:03d}.txt") for k in range(20)] + sorted(map(str, MULTI.glob("tatoeba/tatoeba.*")))
+           + sorted(map(str, MULTI.glob("ko_wikipedia/*.txt"))))
+HELDOUT = {"en/wiki 096": [str(WIKI / "096.txt")],
+           "ja + zh books": sorted(map(str, MULTI.glob("ja_aozora/*.txt"))) + sorted(map(str, MULTI.glob("zh_gutenberg/*.txt")))}
+UNK = "<unk>"  # every contender's unknown piece (sentencepiece: unk_id 2, named <unk>)
 
 # argv[1] = output folder, argv[2] = vocab size, argv[3] = threads, argv[4:] = corpus files
 TOKKIT = """
@@ -55,38 +63,70 @@ CONTENDERS = {"tokkit": TOKKIT, "sentencepiece": SENTENCEPIECE, "tokenizers Unig
 
 
 def encoders(out: str) -> dict:
-    """name -> encode(text) -> list of ids, for each contender whose output exists (imported here, lazily)."""
+    """name -> (encode(text) -> list of ids, unknown id), for each contender whose output exists (imported lazily)."""
     found = {}
     if Path(out, "tokkit", "tokenizer.json").exists():
         import tokkit
 
-        found["tokkit"] = tokkit.load(Path(out, "tokkit")).encode
+        tok = tokkit.load(Path(out, "tokkit"))
+        found["tokkit"] = (tok.encode, tok.token_to_id(UNK))
     if Path(out, "spm.model").exists():
         import sentencepiece
 
-        found["sentencepiece"] = sentencepiece.SentencePieceProcessor(model_file=str(Path(out, "spm.model"))).encode
+        sp = sentencepiece.SentencePieceProcessor(model_file=str(Path(out, "spm.model")))
+        found["sentencepiece"] = (sp.encode, sp.unk_id())
     if Path(out, "tokenizer.json").exists():
         import tokenizers
 
         hf = tokenizers.Tokenizer.from_file(str(Path(out, "tokenizer.json")))
-        found["tokenizers UnigramTrainer"] = lambda text: hf.encode(text).ids
+        found["tokenizers UnigramTrainer"] = (lambda text: hf.encode(text).ids, hf.token_to_id(UNK))
     return found
 
 
-def tokens_per_word(out: str, heldout: str, max_lines: int) -> dict[str, float]:
-    """Tokens per whitespace word on the first `max_lines` non-empty held-out lines."""
-    with open(heldout, encoding="utf-8") as f:
-        lines = [line for line in (next(f, "") for _ in range(max_lines * 2)) if line.strip()][:max_lines]
-    words = sum(len(line.split()) for line in lines)
-    return {name: sum(len(encode(line)) for line in lines) / words for name, encode in encoders(out).items()}
+def heldout_lines(files: list[str], max_lines: int) -> list[str]:
+    """The first `max_lines` non-empty lines of `files`, shared out evenly between them."""
+    lines: list[str] = []
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            mine = [line.rstrip("\n") for line in f if line.strip()][:max(max_lines // len(files), 1)]
+        lines += mine
+    return lines
+
+
+def quality(out: str, heldout: dict, max_lines: int) -> dict[str, dict[str, tuple[float, float]]]:
+    """{contender: {held-out set: (tokens per whitespace word, share of tokens that are unknown)}}."""
+    table: dict[str, dict[str, tuple[float, float]]] = {}
+    sets = {name: heldout_lines(files, max_lines) for name, files in heldout.items() if files}
+    for name, (encode, unk) in encoders(out).items():
+        for set_name, lines in sets.items():
+            ids = [i for line in lines for i in encode(line)]
+            words = sum(len(line.split()) for line in lines)
+            table.setdefault(name, {})[set_name] = (len(ids) / words, ids.count(unk) / max(len(ids), 1))
+    return table
+
+
+def interop(out: str, heldout: dict, max_lines: int) -> str:
+    """Whether `tokenizers` reads tokkit's tokenizer.json with tokkit's ids on every held-out line."""
+    import tokenizers
+
+    import tokkit
+
+    path = Path(out, "tokkit", "tokenizer.json")
+    if not path.exists():
+        return "no tokkit output"
+    ours, theirs = tokkit.load(path.parent), tokenizers.Tokenizer.from_file(str(path))
+    lines = [line for files in heldout.values() if files for line in heldout_lines(files, max_lines)]
+    differ = sum(ours.encode(line) != theirs.encode(line, add_special_tokens=False).ids for line in lines)
+    return f"{len(lines) - differ:,} of {len(lines):,} held-out lines have the same ids in tokenizers"
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", nargs="+", default=DEFAULT)
-    parser.add_argument("--heldout", default=HELDOUT, help="held-out text for tokens per word (not in --corpus)")
-    parser.add_argument("--heldout-lines", type=int, default=5000)
-    parser.add_argument("--vocab-size", type=int, default=32000)
+    parser.add_argument("--heldout", nargs="+", help="held-out files for tokens per word (not in --corpus); "
+                        "default: en/wiki 096.txt, then the Japanese and Chinese books")
+    parser.add_argument("--heldout-lines", type=int, default=5000, help="lines per held-out set")
+    parser.add_argument("--vocab-size", type=int, default=16000)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", help="also write the rows to this file")
@@ -102,14 +142,23 @@ def main(argv=None) -> int:
                     for name, code in CONTENDERS.items()}
         log(f"train unigram: vocab {args.vocab_size}, {args.threads} threads, {len(files)} files")
         results = measure_alternating(commands, repeat=args.repeat, log=log)
-        fertility = tokens_per_word(tmp, args.heldout, args.heldout_lines)
+        heldout = {"held out": args.heldout} if args.heldout else HELDOUT
+        scores = quality(tmp, heldout, args.heldout_lines)
+        same_ids = interop(tmp, heldout, args.heldout_lines)
     group = f"train unigram, vocab {args.vocab_size}, {args.threads} threads"
-    remarks = {name: f"{fertility[name]:.4f} tokens per word held out" for name in fertility if name != "tokkit"}
+    remarks = {name: "; ".join(f"{s}: {tpw:.4f} tokens/word, {unk:.3%} unk" for s, (tpw, unk) in sets.items())
+               for name, sets in scores.items() if name != "tokkit"}
     rows = group_rows("train", group, results, baseline="tokkit", work=mb, unit="MB/s", remarks=remarks,
-                      extra={"algo": "unigram", "tokens_per_word": fertility})
+                      extra={"algo": "unigram", "quality": scores})
     print(format_table(rows))
-    if "tokkit" in fertility:
-        print(f"tokkit: {fertility['tokkit']:.4f} tokens per word held out")
+    for name, sets in scores.items():
+        ratios = ""
+        if name != "tokkit" and "tokkit" in scores:
+            ratios = " (tokkit / this: " + ", ".join(f"{scores['tokkit'][s][0] / tpw:.4f}x"
+                                                    for s, (tpw, _) in sets.items()) + ")"
+        print(f"{name}: " + "; ".join(f"{s} {tpw:.4f} tokens/word, {unk:.3%} unk" for s, (tpw, unk) in sets.items())
+              + ratios)
+    print(f"interop: {same_ids}")
     if args.json:
         write_json(args.json, rows)
     return 0
