@@ -11,6 +11,14 @@ nothing executable). Sections:
 - gpt2_tokenizers.L / .N / .S: the same classes as tokenizers' own regex engine (Oniguruma, used by
   its ByteLevel pre-tokenizer) defines them: its Unicode is older, so some recent letters and
   digits are "other" there.
+- pattern_tokenizers: the further classes of the cl100k / qwen2 / o200k pre-tokenization patterns
+  (tokkit/_native/patterns.py) as that engine defines them, for the compiled scanners of
+  pattern_scan.hpp (with gpt2_tokenizers' \\p{L}, \\p{N} and \\s): "upper" is o200k's
+  [\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}], "lower" its [\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}], and "fold_s" the
+  characters that (?i:s) matches, for the contractions (?i:'s|'t|'re|'ve|'m|'ll|'d). The script
+  checks that no character outside ASCII matches (?i:t), r, e, v, m, l or d, so that "fold_s" is all
+  the case folding the scanners need. `--section pattern_tokenizers` probes just this section and
+  leaves the rest of the file as it is.
 - bert.clean_remove: characters BertNormalizer(clean_text=True) deletes; bert.clean_space: those it
   turns into " ".
 - bert.cjk: characters handle_chinese_chars pads with spaces.
@@ -101,6 +109,24 @@ def tokenizers_class(pattern: str) -> list[list[int]]:
             raise SystemExit("Split offsets are not code points")
         inside[a:b] = bytes(b - a)
     return ranges(c for c in ALL if inside[c])
+
+
+def case_folds(letter: str) -> set[int]:
+    """Code points that (?i:letter) matches in tokenizers' regex engine."""
+    return expand(tokenizers_class(f"(?i:{letter})"))
+
+
+def probe_patterns() -> dict:
+    """The pattern_tokenizers section (see the module docstring)."""
+    for letter in "tremvld":
+        if case_folds(letter) != {ord(letter), ord(letter.upper())}:
+            raise SystemExit(f"(?i:{letter}) matches a character outside ASCII: the scanners need a fold table")
+    return {
+        "source": f"tokenizers {tokenizers.__version__}",
+        "upper": tokenizers_class(r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
+        "lower": tokenizers_class(r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
+        "fold_s": ranges(case_folds("s")),
+    }
 
 
 def normalizer(**flags) -> normalizers.BertNormalizer:
@@ -380,7 +406,26 @@ def probe_norm(bert: dict) -> dict:
     return section
 
 
+def write(data: dict) -> None:
+    tmp = OUT.with_suffix(".json.tmp")
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, separators=(",", ":"), ensure_ascii=False)
+        f.write("\n")
+    os.replace(tmp, OUT)
+    print(f"wrote {OUT} ({OUT.stat().st_size} bytes)", file=sys.stderr)
+
+
+SECTIONS = {"pattern_tokenizers": probe_patterns}
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--section"] and len(sys.argv) == 3 and sys.argv[2] in SECTIONS:
+        with open(OUT, encoding="utf-8") as f:
+            data = json.load(f)
+        data[sys.argv[2]] = SECTIONS[sys.argv[2]]()
+        write(data)
+        return
     data = {
         "source": f"tokenizers {tokenizers.__version__}, regex {regex.__version__}",
         "gpt2": {
@@ -393,16 +438,11 @@ def main() -> None:
             "N": tokenizers_class(r"\p{N}"),
             "S": tokenizers_class(r"\s"),
         },
+        "pattern_tokenizers": probe_patterns(),
         "bert": probe_bert(),
     }
     data["norm"] = probe_norm(data["bert"])
-    tmp = OUT.with_suffix(".json.tmp")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, separators=(",", ":"), ensure_ascii=False)
-        f.write("\n")
-    os.replace(tmp, OUT)
-    print(f"wrote {OUT} ({OUT.stat().st_size} bytes)", file=sys.stderr)
+    write(data)
 
 
 if __name__ == "__main__":

@@ -184,3 +184,29 @@ cdef extern from "gpt2_utf8.hpp" namespace "tokkit" nogil:
                            size_t* ends, size_t room)
     size_t utf8_from_str(const void* data, int kind, size_t n, uint8_t* out)
 
+
+# The class table of the cl100k / qwen2 / o200k scanners (pattern_scan.hpp's PAT_* bits per code point,
+# 0x110000 entries), as tokenizers' regex engine defines the classes; PatternClasses.init() takes it.
+cdef const uint8_t* pattern_tokenizers_classes() noexcept nogil
+
+# Scanners for the byte-level pattern families (pattern_scan.hpp): the ends of up to `limit` pieces
+# of p[a:end) (UTF-8) or u[a:end) (a str's code points), as tokenizers' Split with the family's
+# pattern gives them. Usage:
+#     from tokkit._native.text cimport (PatternClasses, pattern_piece_ends, pattern_piece_ends_units,
+#                                       pattern_tokenizers_classes, FAMILY_CL100K, FAMILY_QWEN2, FAMILY_O200K)
+#     cdef PatternClasses cls
+#     cls.init(pattern_tokenizers_classes())
+cdef extern from "pattern_scan.hpp" namespace "tokkit" nogil:
+    enum:
+        FAMILY_GPT2
+        FAMILY_CL100K
+        FAMILY_QWEN2
+        FAMILY_O200K
+    cdef cppclass PatternClasses:
+        int mode
+        void init(const uint8_t* per_code_point)
+        int set_mode(int wanted)
+    size_t pattern_piece_ends(const PatternClasses& cls, int family, const uint8_t* p, size_t a, size_t end,
+                              size_t* ends, int limit)
+    size_t pattern_piece_ends_units[Unit](const PatternClasses& cls, int family, const Unit* u, size_t a,
+                                          size_t end, size_t* ends, int limit)

@@ -200,6 +200,27 @@ cdef const uint8_t* gpt2_regex_classes() noexcept nogil:
     return FLAGS
 
 
+cdef const uint8_t* PATCLS = NULL    # pattern_scan.hpp's classes, as tokenizers' regex engine has them
+
+
+cdef _load_pattern_classes():
+    """Point PATCLS at unicode_tables.pattern_classes() (once, at import, like _load_tables)."""
+    global PATCLS
+    from tokkit._native.unicode_tables import pattern_classes
+
+    table = pattern_classes()
+    _keep["pattern_classes"] = table
+    cdef const uint8_t[::1] view = table
+    PATCLS = &view[0]
+
+
+_load_pattern_classes()
+
+
+cdef const uint8_t* pattern_tokenizers_classes() noexcept nogil:
+    return PATCLS
+
+
 # ---------------------------------------------------------------- BERT normalize + pre-tokenize
 # Per original character: clean_text (delete / space), handle_chinese_chars (pad), strip_accents,
 # lowercase; each resulting character is fed to the pre-tokenizer, which closes the open piece at

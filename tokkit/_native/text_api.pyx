@@ -2,16 +2,20 @@
 
 >>> gpt2_spans_str("I'm here")
 [(0, 1), (1, 3), (3, 8)]
+>>> pattern_split_utf8("HELLOworld's 12345", FAMILY["o200k"])
+["HELLOworld's", ' ', '123', '45']
 """
 import numpy as np
 
 from cpython.list cimport PyList_GET_ITEM
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_CheckExact
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
 from libcpp.vector cimport vector
 
-from tokkit._native.text cimport (BertOptions, Piece, TextView, bert_norm_pieces, bert_pieces, gpt2_pieces,
-                           gpt2_pieces_tokenizers, text_view)
+from tokkit._native.text cimport (FAMILY_CL100K, FAMILY_O200K, FAMILY_QWEN2, BertOptions, PatternClasses, Piece,
+                                  TextView, bert_norm_pieces, bert_pieces, gpt2_pieces, gpt2_pieces_tokenizers,
+                                  pattern_piece_ends, pattern_piece_ends_units, pattern_tokenizers_classes,
+                                  text_view)
 
 cdef extern from "Python.h":
     object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
@@ -63,6 +67,84 @@ def gpt2_spans_str(str text, bint tokenizers_classes=False):
 def gpt2_split_str(str text, bint tokenizers_classes=False):
     """The GPT-2 pattern pieces of `text` as strings (compiled scanner)."""
     return [text[p.start:p.end] for p in gpt2_run(text, tokenizers_classes)]
+
+
+# The families of pattern_scan.hpp by pattern name (tokkit._native.patterns.NAMED's names).
+FAMILY = {"cl100k": FAMILY_CL100K, "llama3": FAMILY_CL100K, "qwen2": FAMILY_QWEN2, "o200k": FAMILY_O200K}
+cdef PatternClasses PATTERN_CLASSES
+PATTERN_CLASSES.init(pattern_tokenizers_classes())
+
+
+cdef PatternClasses pattern_classes(int family, int limit, int mode) except *:
+    if family not in (FAMILY_CL100K, FAMILY_QWEN2, FAMILY_O200K):
+        raise ValueError(f"no compiled scanner for pattern family {family}")
+    if limit < 1:
+        raise ValueError("limit must be at least 1")
+    cdef PatternClasses cls = PATTERN_CLASSES
+    if mode >= 0:
+        cls.set_mode(mode)
+    return cls
+
+
+def pattern_split_utf8(str text, int family, int limit=64, int mode=-1):
+    """The pieces of `text` under a pattern family (FAMILY), by the scanner over its UTF-8.
+
+    `limit` pieces are asked for at a time; `mode` picks how ASCII runs are measured (0 byte by
+    byte, 1 SWAR, 2 SSE2; -1 the best this machine has).
+    """
+    cdef PatternClasses cls = pattern_classes(family, limit, mode)
+    cdef bytes data = text.encode("utf-8", "surrogatepass")
+    cdef const uint8_t* p = data
+    cdef size_t n = len(data), a = 0, k, count
+    cdef vector[size_t] ends = vector[size_t](limit)
+    pieces = []
+    while a < n:
+        count = pattern_piece_ends(cls, family, p, a, n, &ends[0], limit)
+        for k in range(count):
+            pieces.append(data[a:ends[k]].decode("utf-8", "surrogatepass"))
+            a = ends[k]
+    return pieces
+
+
+def pattern_ends_utf8(const uint8_t[::1] data, int family, int limit=256):
+    """The end offsets (int64) of the pieces of UTF-8 `data` under a pattern family: no object per piece.
+
+    >>> pattern_ends_utf8(b"a  b", FAMILY["cl100k"]).tolist()
+    [1, 2, 4]
+    """
+    cdef PatternClasses cls = pattern_classes(family, limit, -1)
+    cdef size_t n = data.shape[0], a = 0, k, count, total = 0
+    out = np.empty(n, dtype=np.int64)   # at most one piece per byte
+    cdef int64_t[::1] view = out
+    cdef vector[size_t] ends = vector[size_t](limit)
+    with nogil:
+        while a < n:
+            count = pattern_piece_ends(cls, family, &data[0], a, n, &ends[0], limit)
+            for k in range(count):
+                view[total + k] = ends[k]
+            total += count
+            a = ends[count - 1]
+    return out[:total].copy()
+
+
+def pattern_split_str(str text, int family, int limit=64):
+    """The pieces of `text` under a pattern family (FAMILY), by the scanner over its code points."""
+    cdef PatternClasses cls = pattern_classes(family, limit, -1)
+    cdef TextView v = text_view(text)
+    cdef size_t n = v.length, a = 0, k, count
+    cdef vector[size_t] ends = vector[size_t](limit)
+    pieces = []
+    while a < n:
+        if v.kind == 1:
+            count = pattern_piece_ends_units(cls, family, <const uint8_t*>v.data, a, n, &ends[0], limit)
+        elif v.kind == 2:
+            count = pattern_piece_ends_units(cls, family, <const uint16_t*>v.data, a, n, &ends[0], limit)
+        else:
+            count = pattern_piece_ends_units(cls, family, <const uint32_t*>v.data, a, n, &ends[0], limit)
+        for k in range(count):
+            pieces.append(text[a:ends[k]])
+            a = ends[k]
+    return pieces
 
 
 cdef BertOptions make_options(bint clean_text, bint handle_chinese_chars, bint strip_accents, bint lowercase):

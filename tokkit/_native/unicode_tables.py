@@ -5,6 +5,8 @@ this module turns them into numpy arrays that tokkit._native.text points its C p
 
 - flags: uint8 per code point (GPT-2 classes and BERT character classes, bit values given by caller);
 - tkcls: uint8 per code point, the GPT-2 classes as tokenizers' regex engine defines them;
+- pattern_classes(): uint8 per code point, the classes of the cl100k / qwen2 / o200k patterns as
+  tokenizers' regex engine defines them (bits PAT_*, the same values as in pattern_scan.hpp);
 - maps: (stage1 uint16[0x1100], stage2 uint32 blocks) per character map, two-stage so most of the
   code space shares one all-zero block; values index `pool` ([length, code points...], 0 = unchanged);
 - marks: the same two-stage layout (uint16) holding ccc | 0x100 for nonspacing marks (Mn).
@@ -108,6 +110,31 @@ def build_tables(bits, path=TABLES):
     for lo, hi in bert["mn"]:
         marks[lo:hi + 1] |= 0x100
     return {"flags": flags, "tkcls": tkcls, "pool": np.concatenate(pool), "maps": maps, "marks": two_stage(marks)}
+
+
+# pattern_classes' bits (pattern_scan.hpp's PAT_* enum: keep the two equal). L, N and S are the GPT-2
+# classes' bits, so a table of these also serves the GPT-2 scanner.
+PAT_L, PAT_N, PAT_S, PAT_UPPER, PAT_LOWER, PAT_FOLD_S, PAT_NL = 1, 2, 4, 8, 16, 32, 64
+
+
+def pattern_classes(path=TABLES):
+    """uint8[0x110000]: \\p{L}, \\p{N}, \\s, o200k's upper and lower letter sets, (?i:s) and [\\r\\n].
+
+    As tokenizers' regex engine (the one the Hub's tokenizer.json files run on) defines them.
+
+    >>> t = pattern_classes()
+    >>> int(t[ord("A")]) == PAT_L | PAT_UPPER, int(t[0x17F]) == PAT_L | PAT_LOWER | PAT_FOLD_S
+    (True, True)
+    """
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    classes = np.zeros(0x110000, dtype=np.uint8)
+    for name, bit in (("L", PAT_L), ("N", PAT_N), ("S", PAT_S)):
+        _set_runs(classes, data["gpt2_tokenizers"][name], bit)
+    for name, bit in (("upper", PAT_UPPER), ("lower", PAT_LOWER), ("fold_s", PAT_FOLD_S)):
+        _set_runs(classes, data["pattern_tokenizers"][name], bit)
+    classes[[0x0A, 0x0D]] |= PAT_NL
+    return classes
 
 
 # norm_tables' flag bits (the compiled pipeline's F_* bits)
