@@ -109,6 +109,24 @@ def test_scanners_equal_regex(name, text, limit):
         assert pieces == COMPILED[name].findall(text)
 
 
+# Pieces of ASCII text (with a little else) in long strings: the UTF-8 scanner classes 64 bytes at a
+# time, and these put every rule of that path, and its stops, inside and across blocks.
+WORDS = ["the", "The", "THE", "HELLOworld", "HelloWorld", "iPhone", "don't", "DON'T", "'s", "'S", "'ll", "'LL",
+         "'re", "'ve", "'x", "''", "x'", "'", "y'all", "1", "12", "1234", "1234567", " ", "  ", "   ", "\t", "\n",
+         "\r\n", "\n\n", " \n", "\n ", "  \n  ", "/", "/\n", "\n/", "!\n/", ".", ",", "...", "(", ")", "\"", "-",
+         "$", "\u017f", "\u00e9", "\u3000", "\u0301", "\u4e2d"]
+long_texts = st.lists(st.sampled_from(WORDS), min_size=20, max_size=200).map("".join)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+@settings(max_examples=600, deadline=None)
+@given(text=long_texts, limit=st.sampled_from([1, 3, 64]))
+def test_long_ascii_texts(name, text, limit):
+    pieces = scanned(text, name, limit)
+    assert pieces == tokenizers_pieces(text, name)
+    assert pieces == COMPILED[name].findall(text)
+
+
 CASES = [
     "", " ", "a", "'", "''", "'s", "'S", "'LL", "'ll", "'Ll", "'re", "'RE", "'rE", "'ve", "'VE", "'m", "'M", "'d", "'D",
     "'t", "'T", "'x", "'rex", "'lx", "'\u017f", "'\u017fx", "x'\u017f", "'\u212a", "don't", "DON'T", "They're",

@@ -136,6 +136,7 @@ inline uint32_t utf8_decode_at(const uint8_t* p, size_t i, size_t* next) {
 
 // The text as UTF-8 bytes.
 struct Utf8Text {
+    static constexpr bool utf8 = true;
     const PatternClasses& cls;
     const uint8_t* p;
 
@@ -194,6 +195,7 @@ struct Utf8Text {
 // The text as code points: a str's PEP 393 data (Unit = uint8_t, uint16_t or uint32_t).
 template <class Unit>
 struct UnitText {
+    static constexpr bool utf8 = false;
     const PatternClasses& cls;
     const Unit* u;
 
@@ -361,12 +363,149 @@ inline size_t o200k_piece_end(const Text& t, size_t i, size_t end) {
     return space_end(t, i, j, end);
 }
 
+// ---- Many pieces at once: 64 bytes of ASCII classed in one go (SSE2)
+//
+// As gpt2_utf8.hpp does for GPT-2: from a known piece start a, the starts of the next pieces in
+// p[a:a+64] follow from the classes of the bytes (bit i: byte a+i; prev() moves a bit one byte later,
+// next() one earlier). With L letters, D digits, S white space, NL \r \n, NS = S minus NL, B ' ',
+// O the other ASCII bytes:
+//   - a run of L, D, O or S starts a piece, except that a run of letters joins the character before
+//     it when that is NS or a lone O starting a piece of its own ([^\r\n\p{L}\p{N}]?\p{L}+), a run
+//     of O joins a ' ' before it ( ?[^\s\p{L}\p{N}]+), and newlines right after O join that piece
+//     ([\r\n]*);
+//   - digits start a piece every three from the start of their run (qwen2: every digit);
+//   - in a run of white space, NS right after a newline starts a piece (\s*[\r\n]+ ended there), and
+//     the last of two or more NS before a non-space does (\s+(?!\S) gave it back);
+//   - o200k: an upper-case letter after a lower-case one starts a piece (U*W+ ended there);
+//   - contractions: cl100k and qwen2 try them at an apostrophe that starts a piece, o200k at one
+//     right after a letter (a piece's C? suffix); a match starts a piece after it and none inside.
+// Bit i depends on bytes up to a+i+1, so bits 1..62 are usable, and only below the first byte
+// >= 0x80 less 2. White space before a newline (\s*[\r\n]+ takes it: "x  \nb") and, for o200k, "/"
+// after newlines that follow O ([\r\n/]*) are left to the piece-at-a-time scanner: the bits stop at
+// the start of their run of white space, and likewise at a run of white space that reaches past the
+// usable bits (its newlines decide its pieces). The last start found begins the next block.
+
+struct PatternBlock {
+    uint64_t letter, upper, digit, space, nl, blank, apos, slash, high;
+};
+
+#ifdef TOKKIT_HAVE_SSE2
+inline PatternBlock sse2_pattern_block(const uint8_t* p) {
+    PatternBlock c = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    auto at_most = [](__m128i x, int hi) { return _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8((char)hi)), x); };
+    auto equal = [](__m128i x, char v) { return _mm_cmpeq_epi8(x, _mm_set1_epi8(v)); };
+    for (int k = 0; k < 4; ++k) {
+        const __m128i v = _mm_loadu_si128((const __m128i*)(p + 16 * k));
+        const int shift = 16 * k;
+        auto bits = [&](__m128i m) { return (uint64_t)(uint32_t)_mm_movemask_epi8(m) << shift; };
+        const __m128i upper = at_most(_mm_sub_epi8(v, _mm_set1_epi8('A')), 25);
+        const __m128i lower = at_most(_mm_sub_epi8(v, _mm_set1_epi8('a')), 25);
+        c.letter |= bits(_mm_or_si128(upper, lower));
+        c.upper |= bits(upper);
+        c.digit |= bits(at_most(_mm_sub_epi8(v, _mm_set1_epi8('0')), 9));
+        const __m128i blank = equal(v, ' ');
+        c.blank |= bits(blank);
+        c.space |= bits(_mm_or_si128(blank, at_most(_mm_sub_epi8(v, _mm_set1_epi8(9)), 4)));
+        c.nl |= bits(_mm_or_si128(equal(v, '\n'), equal(v, '\r')));
+        c.apos |= bits(equal(v, '\''));
+        c.slash |= bits(equal(v, '/'));
+        c.high |= bits(v);
+    }
+    return c;
+}
+#endif
+
+// Length of (?i:'s|'t|'re|'ve|'m|'ll|'d) at q[0] (an apostrophe; q[1] is ASCII, q[2] readable), or 0.
+// x | 0x20 is a lower-case letter only for that letter and its capital.
+inline size_t ascii_contraction(const uint8_t* q) {
+    const uint8_t d = q[1] | 0x20, e = q[2] | 0x20;
+    if (d == 's' || d == 't' || d == 'm' || d == 'd') return 2;
+    if (((d == 'r' || d == 'v') && e == 'e') || (d == 'l' && e == 'l')) return 3;
+    return 0;
+}
+
+inline int highest_bit(uint64_t x) {  // x != 0
+    int n = 63;
+    while (!(x >> n)) --n;
+    return n;
+}
+
+// Digits' piece starts: the start of each run, then every third digit of it (every digit if One).
+template <bool One>
+inline uint64_t digit_starts(uint64_t d) {
+    if (One) return d;
+    uint64_t g = d & ~(d << 1);
+    const uint64_t third = d & (d << 1) & (d << 2);  // the digit and the two before it are digits
+    for (uint64_t add = (g << 3) & third; add & ~g; add = (g << 3) & third) g |= add;
+    return g;
+}
+
+// The piece starts in p[a+1 : a+64) as bits 1..62 (see above), or 0 when the block gives none;
+// p[a:a+64] is readable (a + 64 <= end) and p[a] starts a piece.
+template <int Family>
+inline uint64_t pattern_block_starts(const PatternBlock& c, const uint8_t* p, size_t a) {
+    auto prev = [](uint64_t x) { return x << 1; };
+    auto next = [](uint64_t x) { return x >> 1; };
+    const uint64_t L = c.letter, D = c.digit, S = c.space, NL = c.nl, NS = S & ~NL;
+    const uint64_t O = ~(L | D | S | c.high);
+    const int limit0 = c.high ? count_trailing_zeros(c.high) - 2 : 62;
+    if (limit0 < 1) return 0;
+    int limit = limit0;
+    const uint64_t Ss = S & ~prev(S);
+    uint64_t trouble = (NS & next(NL)) | (S & (uint64_t(1) << (limit + 1)));
+    if (Family == FAMILY_O200K) trouble |= next(c.slash & prev(NL));
+    if (limit >= 1 && trouble) {
+        const int m = count_trailing_zeros(trouble);
+        if (m <= limit + 1) {  // stop at the start of that run of white space
+            const int run = highest_bit(Ss & ((uint64_t(2) << m) - 1));
+            if (run < limit) limit = run;
+        }
+    }
+    if (limit < 1) return 0;
+    const uint64_t Os = O & ~prev(O) & ~prev(c.blank);  // runs of O (a ' ' before one joins it)
+    const uint64_t lone = Os & ~next(O);                // a lone O: it joins a run of letters after it
+    uint64_t starts = (L & ~prev(L) & ~prev(NS) & ~prev(lone)) | Os | (Ss & ~(NL & prev(O))) | (NS & prev(NL)) |
+                      (NS & prev(NS) & ~next(S)) | digit_starts<Family == FAMILY_QWEN2>(D) | 1;
+    if (Family == FAMILY_O200K) starts |= c.upper & prev(L & ~c.upper);
+    uint64_t candidates = c.apos & (Family == FAMILY_O200K ? prev(L) : starts);
+    size_t after = 0;  // o200k: where the last contraction ended (the letters it took are no piece)
+    while (candidates) {
+        const int i = count_trailing_zeros(candidates);
+        candidates &= candidates - 1;
+        if (i > limit) break;
+        if (Family == FAMILY_O200K && (size_t)i == after) continue;
+        const size_t k = ascii_contraction(p + a + i);
+        if (!k) continue;
+        const uint64_t inside = ((uint64_t(1) << k) - 1) << i;  // bits i .. i+k-1
+        starts &= Family == FAMILY_O200K ? ~inside : ~(inside & ~(uint64_t(1) << i));
+        if (i + k < 64) starts |= uint64_t(1) << (i + k);
+        after = i + k;
+    }
+    return starts & ((uint64_t(2) << limit) - 2);
+}
+
 // ---- Entry points
 
 template <class Text, int Family>
 inline size_t family_piece_ends(const Text& t, size_t a, size_t end, size_t* ends, int limit) {
     size_t count = 0;
     while (a < end && count < (size_t)limit) {
+#ifdef TOKKIT_HAVE_SSE2
+        if constexpr (Text::utf8) {
+            if (t.cls.mode == SCAN_SSE2 && a + 64 <= end) {
+                uint64_t starts = pattern_block_starts<Family>(sse2_pattern_block(t.p + a), t.p, a);
+                if (starts) {
+                    const size_t base = a;
+                    while (starts && count < (size_t)limit) {
+                        a = base + count_trailing_zeros(starts);
+                        starts &= starts - 1;
+                        ends[count++] = a;
+                    }
+                    continue;
+                }
+            }
+        }
+#endif
         if (Family == FAMILY_O200K)
             a = o200k_piece_end(t, a, end);
         else
