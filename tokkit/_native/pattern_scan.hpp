@@ -28,7 +28,8 @@
 // built by tokkit/_native/unicode_tables.py pattern_classes() from the classes tokenizers' regex
 // engine (Oniguruma) has. Over UTF-8, ASCII bytes are classed through PatternClasses::byte and runs of
 // ASCII letters, digits, white space and punctuation are measured 16 bytes at a time with SSE2 (or 8
-// with SWAR, or one by one) with the block classifiers of gpt2_utf8.hpp.
+// with SWAR, or one by one) with the block classifiers of gpt2_utf8.hpp; with SSE2, stretches of
+// ASCII give many pieces at once from 64 bytes classed together (pattern_block_starts below).
 #pragma once
 #include <cstddef>
 #include <cstdint>
