@@ -164,6 +164,30 @@ cdef int32_t bert_ascii_words(Encoder e, const unit_t* u, TextView t, Py_ssize_t
     return word
 
 
+def texts_nfc_may_change(list texts, Py_ssize_t a, Py_ssize_t b, const uint8_t[::1] unstable) -> list:
+    """The k in a:b whose texts[k] holds a char NFC may change or join (unstable[char] != 0; see
+    tokkit._native.pipeline_tables.nfc_unstable). A latin-1 str never does, so it is not read."""
+    cdef list out = []
+    cdef TextView t
+    cdef Py_ssize_t k, i
+    cdef bint hit
+    if unstable.shape[0] < 0x110000:
+        raise ValueError("unstable must have one entry per code point")
+    for k in range(a, b):
+        t = text_view(texts[k])
+        if t.kind == 1:
+            continue
+        hit = False
+        with nogil:
+            for i in range(t.length):
+                if unstable[text_at(t, i)]:
+                    hit = True
+                    break
+        if hit:
+            out.append(k)
+    return out
+
+
 def prefix_table(tokens) -> StrMap:
     """UTF-8 of each token -> its id, and of each proper prefix (by character) -> -2."""
     table = {}
@@ -857,7 +881,7 @@ cdef class Encoder:
                     e.suffix.push_back(ch)
                 words = [u[: len(u) - len(suffix)] if u.endswith(suffix) and len(u) > len(suffix) else None
                          for u in utf8]
-            e.compute_direct(words)
+            e.compute_direct(words, spec.ignore_merges)
         added = [a for a in spec.added if not (split_special_tokens and a.special)]
         e.classes.init(gpt2_tokenizers_classes())
         e.sp_ustart.push_back(0)
@@ -885,9 +909,10 @@ cdef class Encoder:
             e.first[ord(a.content[0]) >> 3] |= 1 << (ord(a.content[0]) & 7)
         return e
 
-    cdef void compute_direct(self, list words):
+    cdef void compute_direct(self, list words, bint ignore_merges):
         # A piece found whole in the vocabulary may be emitted as is only when BPE would build
-        # exactly that token from its symbols; merges by rank do not always get there.
+        # exactly that token from its symbols; merges by rank do not always get there. With
+        # `ignore_merges` (Llama 3) the model emits any piece found whole, whatever the merges say.
         cdef Scratch s = Scratch()
         cdef bytes w
         cdef Py_ssize_t k
@@ -895,6 +920,9 @@ cdef class Encoder:
         for k in range(len(words)):
             w = words[k]
             if w is None or not len(w):
+                continue
+            if ignore_merges:
+                self.direct[k] = 1
                 continue
             s.buf.assign(<char*>w, (<char*>w) + len(w))
             self.symbolize(s, len(w))

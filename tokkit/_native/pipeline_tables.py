@@ -58,3 +58,29 @@ def pipeline_tables() -> dict:
             "compose_keys": norm["compose_keys"], "compose_values": norm["compose_values"],
             "grapheme": ut.two_stage(norm["grapheme"].astype(np.uint16))}
 
+
+
+@functools.lru_cache(maxsize=1)
+def nfc_unstable() -> np.ndarray:
+    """uint8 per code point: 1 where NFC may change a text holding the char, 0 where it surely does not.
+
+    Flagged: combining marks (ccc > 0, which NFC may reorder or compose), chars that compose onto
+    the char before them (the second of a composition pair, Hangul vowel and final jamo), and chars
+    with a canonical decomposition that are not a composition's result (singletons and excluded
+    composites, which NFC replaces). A primary composite or Hangul syllable on its own is stable.
+    A superset of the chars whose NFC_Quick_Check is No or Maybe, from the same tables as NFC.
+
+    >>> u = nfc_unstable()
+    >>> [int(u[ord(c)]) for c in "aé\u0301\u212b가\u1161"]
+    [0, 0, 1, 1, 0, 1]
+    """
+    t = pipeline_tables()
+    ccc = t["ccc"][1].reshape(-1, 256)[t["ccc"][0]].reshape(-1)
+    nfd = t["nfd"][1].reshape(-1, 256)[t["nfd"][0]].reshape(-1)
+    out = (ccc != 0) | (nfd != 0)
+    out[t["compose_values"].astype(np.int64)] = False
+    out[(t["compose_keys"] & 0x1FFFFF).astype(np.int64)] = True
+    out[0xAC00:0xD7A4] = False
+    out[0x1161:0x1176] = True
+    out[0x11A8:0x11C3] = True
+    return out.astype(np.uint8)

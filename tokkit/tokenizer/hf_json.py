@@ -130,18 +130,22 @@ def fast_form(spec: Spec, where: str) -> Spec | None:
             return None  # the fast path keeps every prefix of every token: quadratic in a long token
         return replace(fast, kind="wordpiece", unk_token=model.unk_token, prefix=model.continuing_subword_prefix,
                        max_input_chars_per_word=model.max_input_chars_per_word, decoder_cleanup=dec["cleanup"])
-    if not isinstance(model, BPE) or model.byte_fallback or model.fuse_unk or model.ignore_merges \
+    if not isinstance(model, BPE) or model.byte_fallback or model.fuse_unk \
             or model.dropout or model.continuing_subword_prefix or model.unk_token not in (None, *spec.vocab):
         return None
     fast = replace(fast, merges=list(model.merges), unk_token=model.unk_token, suffix=model.end_of_word_suffix or None)
+    if model.ignore_merges and pre == {"type": "BertPreTokenizer"}:
+        return None
     if pre == {"type": "BertPreTokenizer"}:
         if bert and dec.get("type") == "BPEDecoder" and dec.get("suffix") == (fast.suffix or "</w>"):
             return replace(fast, kind="bpe")
         return None
     pattern = _bytelevel_pattern(pre)
-    if norm is not None or fast.suffix is not None or pattern is None or dec.get("type") != "ByteLevel":
+    if norm not in (None, {"type": "NFC"}) or fast.suffix is not None or pattern is None \
+            or dec.get("type") != "ByteLevel":
         return None
-    fast = replace(fast, kind="bytelevel", normalizer=None, pattern=pattern[0], add_prefix_space=pattern[1])
+    fast = replace(fast, kind="bytelevel", normalizer=None, pattern=pattern[0], add_prefix_space=pattern[1],
+                   nfc=norm is not None, ignore_merges=model.ignore_merges, source=p)
     if fast.add_prefix_space and any(a.content.startswith(" ") for a in spec.added):
         return None  # the space put before the text after such a token would let it match where it did not
     return fast
@@ -263,7 +267,7 @@ def to_json(spec: Spec) -> dict:
                  "added_tokens": [
         added_json(a) for a in spec.added]}
     n = spec.normalizer
-    out["normalizer"] = None if n is None else {
+    out["normalizer"] = {"type": "NFC"} if spec.nfc else None if n is None else {
         "type": "BertNormalizer", "clean_text": n.clean_text, "handle_chinese_chars": n.handle_chinese_chars,
         "strip_accents": n.strip_accents, "lowercase": n.lowercase}
     bytelevel = {"type": "ByteLevel", "add_prefix_space": spec.add_prefix_space, "trim_offsets": True,
@@ -286,7 +290,7 @@ def to_json(spec: Spec) -> dict:
                           else bytelevel)
         out["model"] = {"type": "BPE", "dropout": None, "unk_token": spec.unk_token,
                         "continuing_subword_prefix": None, "end_of_word_suffix": spec.suffix, "fuse_unk": False,
-                        "byte_fallback": False, "ignore_merges": False, "vocab": ids,
+                        "byte_fallback": False, "ignore_merges": spec.ignore_merges, "vocab": ids,
                         "merges": [[a, b] for a, b in spec.merges or ()]}
     return out
 

@@ -98,6 +98,9 @@ class Spec:
     `vocab` lists every token by id (model vocabulary and added tokens). `pattern` is None for
     the GPT-2 pattern; `add_prefix_space` puts a space before each byte-level text part (between
     added tokens) that does not start with one. `post` is the post-processor's Template, or None.
+    A byte-level spec may also NFC-normalize its text (`nfc`) and emit a piece found whole in the
+    vocabulary as that token without merging (`ignore_merges`); `source` then keeps the components
+    it was read from, for the calls the fast path hands to the general one.
     """
 
     kind: str
@@ -116,6 +119,9 @@ class Spec:
     model_max_length: int = 512
     extra: dict = field(default_factory=dict)
     pipeline: Pipeline | None = None
+    nfc: bool = False
+    ignore_merges: bool = False
+    source: Pipeline | None = field(default=None, compare=False)
 
     def token_ids(self) -> dict[str, int]:
         return {tok: i for i, tok in enumerate(self.vocab)}

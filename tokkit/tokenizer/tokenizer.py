@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -30,6 +30,7 @@ from tokkit.tokenizer.decoders import decode_tokens
 from tokkit.tokenizer.hf_json import encode_defaults, special_tokens_map, to_json, tokenizer_config
 from tokkit.tokenizer.load import load_spec
 from tokkit.tokenizer.models import model_to_json
+from tokkit.tokenizer.nfc_lane import NfcEncoder
 from tokkit.tokenizer.normalizers import aligned, normalizer_to_json
 from tokkit.tokenizer.onig_regex import find_matches, regex_of
 from tokkit.tokenizer.pre_tokenizers import pre_tokenizer_to_json
@@ -185,6 +186,9 @@ class Tokenizer:
             if self._spec.add_prefix_space:
                 kernel = PrefixSpaceEncoder(kernel, [a.content for a in self._spec.added
                                                      if not (self.split_special_tokens and a.special)])
+            if self._spec.nfc:
+                general = replace(self._spec, pipeline=self._spec.source)
+                kernel = NfcEncoder(kernel, lambda: pipeline_encoder(general, self.split_special_tokens))
             self._kernel = kernel
         return self._kernel
 
