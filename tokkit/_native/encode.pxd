@@ -4,7 +4,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
-from tokkit._native.text cimport TextView, Piece, BertOptions, Gpt2Classes
+from tokkit._native.text cimport TextView, Piece, BertOptions, Gpt2Classes, PatternClasses
 from tokkit._native.encode_tables cimport StrMap, PairMap, PieceCache
 from tokkit._native.rows cimport Rows
 from tokkit._native.short_keys cimport PieceEntry, PieceTable
@@ -49,6 +49,8 @@ cdef class Encoder:
     cdef int sp_first_count             # how many distinct first bytes (one: memchr finds them)
     cdef uint8_t sp_only_byte           # that byte, when there is one
     cdef Gpt2Classes classes            # GPT-2 classes for the UTF-8 scanner
+    cdef PatternClasses pattern_classes # the classes of the other families' scanners (pattern_scan.hpp)
+    cdef int family                     # the byte-level pattern's scanner family (FAMILY_GPT2 and others)
     cdef size_t piece_table_slots       # the most slots a thread's piece table grows to
     cdef object pattern                 # compiled custom pattern (byte-level), or None
     cdef tuple ints                     # ints[i] is i: list building reuses these objects
@@ -64,6 +66,8 @@ cdef class Encoder:
                           Rows out) noexcept nogil
     cdef void piece_miss(self, const uint8_t* piece, Py_ssize_t m, const PieceEntry* hit, uint64_t k0, uint64_t k1,
                          uint64_t h, Scratch s, Rows out) noexcept nogil
+    cdef int32_t family_segment(self, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word, Scratch s,
+                                Rows out) noexcept nogil
     cdef int32_t encode_segment(self, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word, Scratch s,
                                 Rows out) noexcept nogil
     cdef int32_t bert_segment(self, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word, Scratch s,

@@ -16,7 +16,9 @@ from libc.string cimport memchr, memcmp, memcpy
 from tokkit._native.text cimport (TextView, text_view, text_at, utf8_put, ascii_only, Piece, BertOptions,
                                   bert_pieces, bert_norm_pieces, gpt2_pieces_tokenizers, gpt2_tokenizers_classes,
                                   bert_ascii_actions, BERT_WORD, BERT_DROP, BERT_SPLIT, BERT_PUNCT,
-                                  Gpt2Classes, gpt2_piece_ends, utf8_from_str)
+                                  Gpt2Classes, gpt2_piece_ends, utf8_from_str, PatternClasses, pattern_piece_ends,
+                                  pattern_piece_ends_units, pattern_tokenizers_classes, FAMILY_GPT2,
+                                  FAMILY_CL100K, FAMILY_QWEN2, FAMILY_O200K)
 from tokkit._native.short_keys cimport PieceEntry, PieceTable, piece_key, prefetch_line, short_key_hash
 from tokkit._native.encode_tables cimport StrMap, PairMap, PieceCache
 from tokkit._native.hashing cimport hash_bytes
@@ -27,6 +29,7 @@ import regex
 
 from tokkit._native import regex_limit
 from tokkit._native.byte_symbols import bytes_to_unicode, decode_symbols
+from tokkit._native.patterns import CL100K_PATTERN, O200K_PATTERN, QWEN2_PATTERN
 from tokkit._native.rows import rows_to_lists
 from tokkit.errors import TokkitError
 
@@ -44,6 +47,11 @@ cdef enum:
 
 KIND_CODES = {"wordpiece": WORDPIECE, "bpe": CHARBPE, "bytelevel": BYTELEVEL}
 
+
+cdef enum:  # tokkit._native.pipeline_tables.nfc_table's bits above the combining class
+    NFC_ALWAYS = 0x100
+    NFC_SECOND = 0x200
+    NFC_FIRST = 0x400
 
 cdef TextView NO_TEXT  # stands for "read the code points from a buffer instead"
 NO_TEXT.data = NULL
@@ -164,28 +172,46 @@ cdef int32_t bert_ascii_words(Encoder e, const unit_t* u, TextView t, Py_ssize_t
     return word
 
 
-def texts_nfc_may_change(list texts, Py_ssize_t a, Py_ssize_t b, const uint8_t[::1] unstable) -> list:
-    """The k in a:b whose texts[k] holds a char NFC may change or join (unstable[char] != 0; see
-    tokkit._native.pipeline_tables.nfc_unstable). A latin-1 str never does, so it is not read."""
+# The Split patterns a compiled scanner covers, by their exact text (anything else runs on `regex`)
+SCANNED_PATTERNS = {CL100K_PATTERN: FAMILY_CL100K, QWEN2_PATTERN: FAMILY_QWEN2, O200K_PATTERN: FAMILY_O200K}
+
+
+def texts_nfc_may_change(list texts, Py_ssize_t a, Py_ssize_t b, const uint16_t[::1] table) -> list:
+    """The k in a:b whose texts[k] NFC may change (table: tokkit._native.pipeline_tables.nfc_table).
+
+    A text is left alone when no char is replaced outright, combining marks are in canonical order,
+    and nothing that composes onto a starter follows a starter something composes onto (a
+    conservative test: such a pair need not compose). A latin-1 str never changes, so it is not read.
+    """
     cdef list out = []
     cdef TextView t
-    cdef Py_ssize_t k, i
-    cdef bint hit
-    if unstable.shape[0] < 0x110000:
-        raise ValueError("unstable must have one entry per code point")
+    cdef Py_ssize_t k
+    if table.shape[0] < 0x110000:
+        raise ValueError("table must have one entry per code point")
     for k in range(a, b):
         t = text_view(texts[k])
-        if t.kind == 1:
-            continue
-        hit = False
-        with nogil:
-            for i in range(t.length):
-                if unstable[text_at(t, i)]:
-                    hit = True
-                    break
-        if hit:
+        if t.kind != 1 and nfc_may_change(t, &table[0]):
             out.append(k)
     return out
+
+
+cdef bint nfc_may_change(TextView t, const uint16_t* table) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint16_t v, ccc, prev_ccc = 0
+    cdef bint after_first = False
+    for i in range(t.length):
+        v = table[text_at(t, i)]
+        if v == 0:  # a starter nothing composes onto (most chars)
+            after_first = False
+            prev_ccc = 0
+            continue
+        ccc = v & 0xFF
+        if v & NFC_ALWAYS or (ccc and prev_ccc > ccc) or (v & NFC_SECOND and after_first):
+            return True
+        if not ccc:
+            after_first = (v & NFC_FIRST) != 0
+        prev_ccc = ccc
+    return False
 
 
 def prefix_table(tokens) -> StrMap:
@@ -347,7 +373,10 @@ cdef class Encoder:
         cdef int32_t* w
         cdef size_t written
         while a < b:
-            count = gpt2_piece_ends(self.classes, p, a, b, n, ends, PIECE_BATCH)
+            if self.family == FAMILY_GPT2:
+                count = gpt2_piece_ends(self.classes, p, a, b, n, ends, PIECE_BATCH)
+            else:
+                count = pattern_piece_ends(self.pattern_classes, self.family, p, a, b, ends, PIECE_BATCH)
             prev = a
             for q in range(count):
                 e = ends[q]
@@ -404,6 +433,8 @@ cdef class Encoder:
         if b <= a:
             return word
         s.pieces.clear()
+        if self.kind == BYTELEVEL and self.family != FAMILY_GPT2:
+            return self.family_segment(t, a, b, word, s, out)
         if self.kind == BYTELEVEL:
             while a < b:
                 cut = safe_cut(t, a + CHUNK_CHARS, b)
@@ -423,6 +454,30 @@ cdef class Encoder:
                 return bert_ascii_words(self, <const uint16_t*>t.data, t, a, b, word, s, out)
             return bert_ascii_words(self, <const uint32_t*>t.data, t, a, b, word, s, out)
         return self.bert_segment(t, a, b, word, s, out)
+
+    cdef int32_t family_segment(self, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word, Scratch s,
+                                Rows out) noexcept nogil:
+        """encode_segment() for a byte-level pattern with its own scanner (pattern_scan.hpp)."""
+        cdef size_t ends[PIECE_BATCH]
+        cdef Py_ssize_t count, q, prev
+        while a < b:
+            if t.kind == 1:
+                count = pattern_piece_ends_units[uint8_t](self.pattern_classes, self.family, <const uint8_t*>t.data,
+                                                          a, b, ends, PIECE_BATCH)
+            elif t.kind == 2:
+                count = pattern_piece_ends_units[uint16_t](self.pattern_classes, self.family,
+                                                           <const uint16_t*>t.data, a, b, ends, PIECE_BATCH)
+            else:
+                count = pattern_piece_ends_units[uint32_t](self.pattern_classes, self.family,
+                                                           <const uint32_t*>t.data, a, b, ends, PIECE_BATCH)
+            prev = a
+            for q in range(count):
+                if not table_text(s, out, t, NULL, prev, ends[q], word):
+                    self.bpe_piece(s, out, t, NULL, prev, ends[q], word, 0)
+                word += 1
+                prev = ends[q]
+            a = ends[count - 1]
+        return word
 
     cdef int32_t bert_segment(self, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word, Scratch s,
                               Rows out) noexcept nogil:
@@ -812,12 +867,13 @@ cdef class Encoder:
         return self.run_many(texts, a, b, offsets, True)
 
     def scan_mode(self, int mode=-1) -> int:
-        """The GPT-2 scanner's way of classing bytes: 2 SSE2 blocks, 1 SWAR words, 0 one byte at a time.
+        """The UTF-8 scanner's way of classing bytes: 2 SSE2 blocks, 1 SWAR words, 0 one byte at a time.
         `mode` >= 0 asks for that one (the best this machine and table allow is used if it cannot be);
         returns the mode in use. All give the same pieces; tests run each of them."""
         if mode >= 0:
             self.classes.set_mode(mode)
-        return self.classes.mode
+            self.pattern_classes.set_mode(mode)
+        return self.classes.mode if self.family == FAMILY_GPT2 else self.pattern_classes.mode
 
     def limit_piece_tables(self, size_t slots):
         """Cap each thread's piece table at `slots` (rounded up to a power of two, at least 4,096):
@@ -849,6 +905,7 @@ cdef class Encoder:
         e.max_chars = spec.max_input_chars_per_word
         e.max_token_chars = max(len(t) for t in vocab)
         e.pattern = None
+        e.family = FAMILY_GPT2
         e.pool = []
         e.piece_table_slots = PIECE_TABLE_SLOTS
         e.ints = tuple(range(len(vocab)))
@@ -872,7 +929,8 @@ cdef class Encoder:
                 for byte, sym in enumerate(bytes_to_unicode()):
                     e.byte_ids[byte] = ids.get(sym, -1)
                 words = raw
-                if spec.pattern is not None:
+                e.family = SCANNED_PATTERNS.get(spec.pattern, FAMILY_GPT2)
+                if spec.pattern is not None and e.family == FAMILY_GPT2:
                     e.pattern = regex.compile(spec.pattern)
             else:
                 e.vocab = StrMap(utf8, range(len(vocab)))
@@ -884,6 +942,7 @@ cdef class Encoder:
             e.compute_direct(words, spec.ignore_merges)
         added = [a for a in spec.added if not (split_special_tokens and a.special)]
         e.classes.init(gpt2_tokenizers_classes())
+        e.pattern_classes.init(pattern_tokenizers_classes())
         e.sp_ustart.push_back(0)
         for byte in range(256):
             e.sp_first_byte[byte] = 0

@@ -60,27 +60,41 @@ def pipeline_tables() -> dict:
 
 
 
+# nfc_table's bits above the combining class (low 8 bits)
+NFC_ALWAYS, NFC_SECOND, NFC_FIRST = 0x100, 0x200, 0x400
+
+
 @functools.lru_cache(maxsize=1)
-def nfc_unstable() -> np.ndarray:
-    """uint8 per code point: 1 where NFC may change a text holding the char, 0 where it surely does not.
+def nfc_table() -> np.ndarray:
+    """uint16 per code point, what tells whether NFC can change a text (encode.texts_nfc_may_change):
 
-    Flagged: combining marks (ccc > 0, which NFC may reorder or compose), chars that compose onto
-    the char before them (the second of a composition pair, Hangul vowel and final jamo), and chars
-    with a canonical decomposition that are not a composition's result (singletons and excluded
-    composites, which NFC replaces). A primary composite or Hangul syllable on its own is stable.
-    A superset of the chars whose NFC_Quick_Check is No or Maybe, from the same tables as NFC.
+    - low 8 bits: the canonical combining class (marks out of order get reordered);
+    - NFC_ALWAYS: NFC replaces the char itself (a canonical decomposition that is no composition's
+      result: singletons and excluded composites);
+    - NFC_SECOND: it composes onto a starter before it (the second of a composition pair, Hangul
+      vowel and final jamo);
+    - NFC_FIRST: a starter something may compose onto (the first of a pair, any char with a
+      canonical decomposition, Hangul leading jamo and syllables).
 
-    >>> u = nfc_unstable()
-    >>> [int(u[ord(c)]) for c in "aé\u0301\u212b가\u1161"]
-    [0, 0, 1, 1, 0, 1]
+    From the same tables as the general path's NFC, so the two agree on every char.
+
+    >>> t = nfc_table()
+    >>> [hex(int(t[ord(c)])) for c in "aé\u0301\u212b\u1161"]
+    ['0x400', '0x400', '0x2e6', '0x500', '0x200']
     """
     t = pipeline_tables()
-    ccc = t["ccc"][1].reshape(-1, 256)[t["ccc"][0]].reshape(-1)
+    ccc = t["ccc"][1].reshape(-1, 256)[t["ccc"][0]].reshape(-1).astype(np.uint16)
     nfd = t["nfd"][1].reshape(-1, 256)[t["nfd"][0]].reshape(-1)
-    out = (ccc != 0) | (nfd != 0)
-    out[t["compose_values"].astype(np.int64)] = False
-    out[(t["compose_keys"] & 0x1FFFFF).astype(np.int64)] = True
-    out[0xAC00:0xD7A4] = False
-    out[0x1161:0x1176] = True
-    out[0x11A8:0x11C3] = True
-    return out.astype(np.uint8)
+    keys = t["compose_keys"]
+    always = nfd != 0
+    always[t["compose_values"].astype(np.int64)] = False
+    always[0xAC00:0xD7A4] = False
+    out = ccc | np.where(always, NFC_ALWAYS, 0).astype(np.uint16)
+    out[(keys & 0x1FFFFF).astype(np.int64)] |= NFC_SECOND
+    out[(keys >> 21).astype(np.int64)] |= NFC_FIRST
+    out[nfd != 0] |= NFC_FIRST  # a composite stands for its decomposition: its base may take a mark after it
+    out[0x1161:0x1176] |= NFC_SECOND
+    out[0x11A8:0x11C3] |= NFC_SECOND
+    out[0x1100:0x1113] |= NFC_FIRST
+    out[0xAC00:0xD7A4] |= NFC_FIRST
+    return out

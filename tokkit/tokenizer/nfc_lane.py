@@ -1,12 +1,12 @@
 """The fast byte-level path for tokenizers that NFC-normalize (ModernBERT, OLMo, Qwen2).
 
 Most text is already NFC, and NFC leaves such text alone. One compiled scan finds the texts that
-hold a char NFC might change (tokkit._native.pipeline_tables.nfc_unstable): they go to the general
+NFC might change (tokkit._native.encode.texts_nfc_may_change): they go to the general
 path, which normalizes with tokenizers' alignments; every other text goes to the fast encoder as is.
 
 >>> from tokkit._native.encode import texts_nfc_may_change
->>> from tokkit._native.pipeline_tables import nfc_unstable
->>> texts_nfc_may_change(["café", "cafe\\u0301", "日本"], 0, 3, nfc_unstable())
+>>> from tokkit._native.pipeline_tables import nfc_table
+>>> texts_nfc_may_change(["café", "cafe\\u0301", "日本", "\\u0915\\u094d"], 0, 4, nfc_table())
 [1]
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from tokkit._native.encode import texts_nfc_may_change
-from tokkit._native.pipeline_tables import nfc_unstable
+from tokkit._native.pipeline_tables import nfc_table
 
 
 class NfcEncoder:
@@ -26,7 +26,7 @@ class NfcEncoder:
         self._fast = fast
         self._make_general = general
         self._general = None
-        self._unstable = nfc_unstable()
+        self._unstable = nfc_table()
 
     @property
     def general(self):
