@@ -8,8 +8,11 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tokkit._native import unicode_tables as ut
 from tokkit._native.counting import WordCounter
+from tokkit._native.patterns import NAMED
 from tokkit._native.symbols import char_counts, symbolize, symbolize_bytes
+from tokkit.text.count import RegexCounter
 from tokkit.text.pretokenize import GPT2_PATTERN
 
 REF = regex.compile(GPT2_PATTERN)
@@ -77,6 +80,115 @@ def test_gpt2_counts_with_tokenizers_classes(text):
     assert counted("gpt2", text.encode()) == want   # the default flavour
 
 
+# ---- the compiled pattern families (cl100k = llama3, qwen2, o200k) against the regex path and tokenizers
+FAMILIES = ["cl100k", "llama3", "qwen2", "o200k"]
+PATTERN_CLASSES = ut.pattern_classes()
+# the scanners' classes in the `regex` package's spelling, to find characters the two engines class alike
+CLASS_PATTERNS = [(regex.compile(p), bit) for p, bit in [
+    (r"\p{L}", ut.PAT_L), (r"\p{N}", ut.PAT_N), (r"\s", ut.PAT_S), (r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", ut.PAT_UPPER),
+    (r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]", ut.PAT_LOWER), (r"(?i:s)", ut.PAT_FOLD_S), (r"[\r\n]", ut.PAT_NL)]]
+FAMILY_CHARS = st.sampled_from(list("'sStTrReEdDlLmMvV/ \t\n\r\x0b!?.,-(1234") + [
+    "\u017f", "\u00e9", "\u00c9", "\u01c5", "\u02b0", "\u0301", "\u0903", "\u4e2d", "\u0663", "\u00b2", "\u2160",
+    "\u3000", "\u00a0", "\x85", "\u2028", "\U0001F600", "\u200d", "\u0295", "\U00011DE0", "hello", "HELLO", "World",
+    "don't", "DON'T", "12345", "\r\n", "!\n/", "  \n  "])
+family_texts = st.lists(st.one_of(FAMILY_CHARS, st.characters(codec="utf-8")), max_size=80).map("".join)
+
+
+def classed_alike(text: str) -> bool:
+    """Whether the `regex` package classes every character of `text` as tokenizers' engine does."""
+    for ch in set(text):
+        bits = sum(bit for pattern, bit in CLASS_PATTERNS if pattern.fullmatch(ch))
+        if bits != PATTERN_CLASSES[ord(ch)]:
+            return False
+    return True
+
+
+def regex_counted(name: str, data: bytes) -> Counter:
+    """The regex path's counts (RegexCounter: `regex.findall` line by line)."""
+    c = RegexCounter(pattern=NAMED[name])
+    c.count(data)
+    blob, offsets, counts = c.to_arrays()
+    assert int(counts.sum()) == c.total
+    return Counter({blob[offsets[i]:offsets[i + 1]]: int(counts[i]) for i in range(len(counts))})
+
+
+def split_counted(name: str, text: str) -> Counter:
+    """tokenizers' Split with the pattern, line by line (as its trainers read files)."""
+    from tokenizers import Regex, pre_tokenizers
+
+    split = pre_tokenizers.Split(Regex(NAMED[name]), behavior="isolated")
+    return Counter(p.encode() for line in lines(text) for p, _ in split.pre_tokenize_str(line))
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+@settings(max_examples=400, deadline=None)
+@given(text=family_texts)
+def test_family_counts_equal_tokenizers_and_regex_line_by_line(name, text):
+    got = counted(name, text.encode())
+    assert got == split_counted(name, text)
+    if classed_alike(text):  # else the engines' Unicode versions differ; the scanners follow tokenizers
+        assert got == regex_counted(name, text.encode())
+
+
+# long ASCII-heavy texts: the scanners class 64 bytes at a time, and these put lines across the blocks
+FAMILY_BLOCK_PARTS = st.sampled_from(["'s", "'S", "'ll", "'", " ", "  ", "   ", "\t", "\r", "\n", "\r\n", "\n\n", "a",
+                                      "word", "Word", "WORD", "12", "1234567", ".", ",!", "/", "!/", "\u3000", "\u00e9",
+                                      "\U0001F600"])
+family_block_texts = st.lists(FAMILY_BLOCK_PARTS, max_size=150).map("".join)
+
+
+@pytest.mark.parametrize("name", ["cl100k", "qwen2", "o200k"])
+@settings(max_examples=200, deadline=None)
+@given(text=family_block_texts)
+def test_family_counts_across_scanner_blocks(name, text):
+    got = counted(name, text.encode())
+    assert got == regex_counted(name, text.encode()) == split_counted(name, text)
+
+
+FAMILY_CASES = [
+    "", "\n", "\n\n\n", "no newline at the end", "x\n", "a\r\nb\r\n", "\r\r\n\n", "a \n b", "end   \n  next",
+    "  \n  \n  x", "!!!\n/\n", "x./\n/x", "?!/\r\n", "don't\nDON'T\nthey'LL", "'s\n's", "\u017f'\u017f\n",
+    "1234567\n12\n3", "HELLOworld\nHelloWorld\niPhone", "\u0301ABC\n\u0301", "\u4e2d\u6587DEF\nabc",
+    " " * 70 + "x\n" + " " * 70, "word " * 40 + "\n" + "WORD." * 30, "\t\x0b\x0c\n\x85\u2028\u3000x",
+    "\U0001F44D\U0001F3FD!\n\U0001F600 hi", "#include <stdio.h>\n\tif (x) {\r\n\t\treturn;\r\n\t}\n",
+]
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+@pytest.mark.parametrize("text", FAMILY_CASES)
+def test_family_hand_picked_texts(name, text):
+    got = counted(name, text.encode())
+    assert got == regex_counted(name, text.encode()) == split_counted(name, text)
+    c = WordCounter(name)
+    c.count(text.encode())
+    assert c.total == sum(got.values())
+
+
+def test_families_are_their_own_patterns():
+    """Counts that would differ if a mode ran another family's scanner (or the GPT-2 one)."""
+    data = b"HELLOworld don't 1234567\n"
+    words = {"cl100k": ["HELLOworld", " don", "'t", " ", "123", "456", "7", "\n"],
+             "qwen2": ["HELLOworld", " don", "'t", " ", *"1234567", "\n"],
+             "o200k": ["HELLOworld", " don't", " ", "123", "456", "7", "\n"],
+             "gpt2": ["HELLOworld", " don", "'t", " 1234567", "\n"]}
+    for name, want in {**words, "llama3": words["cl100k"]}.items():
+        assert counted(name, data) == Counter(w.encode() for w in want), name
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=40) | st.lists(st.sampled_from([b"a", b"A", b"\xc3", b"\xa9", b"\xed\xa0\x80", b"\n", b" ",
+                                                           b"'", b"s", b"1", b"\xff"])).map(b"".join))
+def test_family_invalid_utf8(data):
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        with pytest.raises(ValueError, match=f"invalid UTF-8 at byte {exc.start}$"):
+            WordCounter("o200k").count(data)
+    c = WordCounter("o200k")
+    c.count(data, errors="replace")
+    assert as_counter(c) == split_counted("o200k", data.decode("utf-8", "replace"))
+
+
 BERT_OPTIONS = [dict(), dict(lowercase=False), dict(lowercase=False, strip_accents=True),
                 dict(clean_text=False, handle_chinese_chars=False)]
 
@@ -141,6 +253,10 @@ def test_bad_arguments():
         WordCounter("words")
     with pytest.raises(ValueError, match="gpt2_classes"):
         WordCounter("gpt2", gpt2_classes="unicode")
+    with pytest.raises(ValueError, match="tokenizers' classes only"):
+        WordCounter("o200k", gpt2_classes="regex")
+    with pytest.raises(ValueError, match="'o200k'"):
+        WordCounter("o200K")
     with pytest.raises(ValueError, match="errors"):
         WordCounter("gpt2").count(b"a", errors="ignore")
 

@@ -87,6 +87,22 @@ def test_cluster_training_equals_local(client, corpus, tmp_path, monkeypatch, al
         assert f.read_bytes() == (tmp_path / "remote" / f.name).read_bytes(), f.name
 
 
+def test_cluster_counts_pattern_families_as_local(client, corpus, tmp_path, monkeypatch):
+    """The compiled o200k counting mode travels to the workers (as a mode name) and counts there."""
+    from tokkit._native.patterns import NAMED
+
+    monkeypatch.setattr(dist, "RANGE_SIZE", 20_000)
+    local = tokkit.train(corpus, algo="bytelevel", vocab_size=400, pattern=NAMED["o200k"])
+    remote = tokkit.train(corpus, algo="bytelevel", vocab_size=400, pattern=NAMED["o200k"], client=client)
+    gpt2 = tokkit.train(corpus, algo="bytelevel", vocab_size=400)
+    for tok, name in ((local, "local"), (remote, "remote"), (gpt2, "gpt2")):
+        (tmp_path / name).mkdir()
+        tok.save(tmp_path / name)
+    for f in (tmp_path / "local").iterdir():
+        assert f.read_bytes() == (tmp_path / "remote" / f.name).read_bytes(), f.name
+    assert (tmp_path / "local" / "merges.txt").read_bytes() != (tmp_path / "gpt2" / "merges.txt").read_bytes()
+
+
 def test_pruning_is_reported(client, corpus, monkeypatch):
     from tokkit.train import train
 

@@ -4,11 +4,12 @@ from typing import Literal
 import numpy as np
 
 class WordCounter:
-    """Counts pre-tokenized words of UTF-8 text: mode "gpt2" (line by line) or "bert"."""
+    """Counts pre-tokenized words of UTF-8 text: mode "gpt2", "cl100k", "llama3", "qwen2", "o200k" (line by
+    line), "bert" or "whitespace"."""
 
     def __init__(
         self,
-        mode: Literal["gpt2", "bert"],
+        mode: Literal["gpt2", "cl100k", "llama3", "qwen2", "o200k", "bert", "whitespace"],
         *,
         lowercase: bool = True,
         strip_accents: bool | None = None,

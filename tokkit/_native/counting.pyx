@@ -20,9 +20,12 @@ from tokkit._native.hashing cimport hash_bytes
 from tokkit._native.short_keys cimport CountEntry, CountTable, piece_key, prefetch_line, short_key_hash
 from tokkit._native.text cimport (BertOptions, Piece, TextView, ascii_only, bert_norm_pieces, utf8_check,
                                   utf8_decode, utf8_put, Gpt2Classes, gpt2_piece_ends, gpt2_regex_classes,
-                                  gpt2_tokenizers_classes)
+                                  gpt2_tokenizers_classes, PatternClasses, pattern_piece_ends,
+                                  pattern_tokenizers_classes)
 
 import numpy as np
+
+from tokkit._native.text_api import FAMILY
 
 cdef extern from *:
     """
@@ -44,7 +47,8 @@ cdef enum:
     MODE_GPT2 = 0
     MODE_BERT = 1
     MODE_WHITESPACE = 2
-    PIECES_AT_ONCE = 64  # piece ends the GPT-2 scanner hands over per call
+    MODE_PATTERN = 3     # a byte-level pattern family with a compiled scanner (pattern_scan.hpp)
+    PIECES_AT_ONCE = 64  # piece ends a scanner hands over per call
     SHORT_SLOTS = 131072  # the short-word table's cap: 4 MB, room for the 65,536 most frequent words
 
 
@@ -73,21 +77,28 @@ cdef inline Py_ssize_t space_width(const unsigned char* p, Py_ssize_t i, Py_ssiz
 
 
 cdef class WordCounter:
-    """Counts pre-tokenized words of UTF-8 text ("gpt2": GPT-2 pattern, line by line; "bert": BERT;
-    "whitespace": the runs between whitespace, as the `regex` package's \\S+ finds them).
+    """Counts pre-tokenized words of UTF-8 text ("gpt2": GPT-2 pattern, line by line; "cl100k" (or
+    "llama3"), "qwen2", "o200k": that pattern of tokkit._native.patterns, line by line, split as
+    tokenizers' Split does; "bert": BERT; "whitespace": the runs between whitespace, as the `regex`
+    package's \\S+ finds them).
 
     gpt2_classes="tokenizers" (default) splits as tokenizers' ByteLevel (and tiktoken) do, as the
     trainers need for parity; "regex" as the `regex` package (its newer Unicode makes ~17,000 more
-    letters and ~340 more digits). The two differ only on those recent characters.
+    letters and ~340 more digits). The two differ only on those recent characters. The pattern
+    families have tokenizers' classes only.
 
     One counter belongs to one thread at a time; add counters together with `update`.
 
     >>> c = WordCounter("bert"); c.count("Héllo, héllo!".encode()); c.total, len(c)
     (4, 3)
+    >>> c = WordCounter("o200k"); c.count(b"HELLOworld's 12345\\n"); c.to_arrays()[0]
+    b"\\n 12345HELLOworld's"
     """
     cdef int mode
     cdef bint tk_classes             # gpt2: tokenizers' Unicode classes instead of the regex package's
     cdef Gpt2Classes classes         # gpt2: the scanner's classes (one of the two tables)
+    cdef PatternClasses pattern_classes  # pattern families: the scanner's classes (tokenizers')
+    cdef int family                  # pattern families: FAMILY_* of pattern_scan.hpp
     cdef BertOptions opts
     cdef vector[uint64_t] slots      # 0 = empty, else (hash >> 32) << 32 | (entry + 1)
     cdef uint64_t mask
@@ -107,10 +118,17 @@ cdef class WordCounter:
             self.mode = MODE_BERT
         elif mode == "whitespace":
             self.mode = MODE_WHITESPACE
+        elif mode in FAMILY:
+            self.mode = MODE_PATTERN
+            self.family = FAMILY[mode]
+            self.pattern_classes.init(pattern_tokenizers_classes())
         else:
-            raise ValueError(f"WordCounter mode must be 'gpt2', 'bert' or 'whitespace', not {mode!r}")
+            raise ValueError(f"WordCounter mode must be 'gpt2', {', '.join(map(repr, FAMILY))}, 'bert' or "
+                             f"'whitespace', not {mode!r}")
         if gpt2_classes not in ("regex", "tokenizers"):
             raise ValueError(f"gpt2_classes must be 'regex' or 'tokenizers', not {gpt2_classes!r}")
+        if self.mode == MODE_PATTERN and gpt2_classes != "tokenizers":
+            raise ValueError(f"the {mode} scanner has tokenizers' classes only, not gpt2_classes={gpt2_classes!r}")
         self.tk_classes = gpt2_classes == "tokenizers"
         self.classes.init(gpt2_tokenizers_classes() if self.tk_classes else gpt2_regex_classes())
         self.opts.lowercase = bool(lowercase)
@@ -188,8 +206,7 @@ cdef class WordCounter:
         cdef unsigned char buf[4]
         cdef vector[unsigned char] word
         cdef TextView v
-        cdef Py_ssize_t a = 0, b, q, k, j, got
-        cdef size_t ends[PIECES_AT_ONCE]
+        cdef Py_ssize_t a = 0, b, k, j
         cdef const void* nl
         cdef Piece pc
         if self.mode == MODE_WHITESPACE:
@@ -197,14 +214,8 @@ cdef class WordCounter:
         while a < n:
             nl = memchr(p + a, 10, n - a)
             b = (<const unsigned char*>nl - p) + 1 if nl != NULL else n
-            if self.mode == MODE_GPT2:
-                # the UTF-8 scanner: the pieces of gpt2_pieces*, straight from the bytes
-                q = a
-                while q < b:
-                    got = gpt2_piece_ends(self.classes, p, q, b, n, ends, PIECES_AT_ONCE)
-                    self.count_short(p, q, NULL, ends, got, n)
-                    q = ends[got - 1]
-                    self.total_ += got
+            if self.mode == MODE_GPT2 or self.mode == MODE_PATTERN:
+                self.scan_line(p, a, b, n)
                 a = b
                 continue
             if ascii_only(p + a, b - a):  # zero copy: a latin-1 view of the bytes themselves
@@ -230,6 +241,21 @@ cdef class WordCounter:
                 self.add(word.data(), word.size(), 1)
             self.total_ += pieces.size()
             a = b
+        return 0
+
+    cdef int scan_line(self, const unsigned char* p, Py_ssize_t a, Py_ssize_t b, Py_ssize_t n) except -1 nogil:
+        """Count the pieces of the line p[a:b] (of p[:n]) that the UTF-8 scanner of the mode's pattern finds
+        (no piece crosses b, as when tokenizers' trainers split each line on its own)."""
+        cdef size_t ends[PIECES_AT_ONCE]
+        cdef Py_ssize_t got
+        while a < b:
+            if self.mode == MODE_GPT2:
+                got = gpt2_piece_ends(self.classes, p, a, b, n, ends, PIECES_AT_ONCE)
+            else:
+                got = pattern_piece_ends(self.pattern_classes, self.family, p, a, b, ends, PIECES_AT_ONCE)
+            self.count_short(p, a, NULL, ends, got, n)
+            a = ends[got - 1]
+            self.total_ += got
         return 0
 
     cdef int scan_words(self, const unsigned char* p, Py_ssize_t n) except -1 nogil:

@@ -51,7 +51,8 @@ class WordTable:
 
 
 def new_counter(mode: str, options: dict):
-    """A compiled WordCounter ("gpt2", "bert"), or the regex path for a custom pattern ("regex")."""
+    """A compiled WordCounter (its modes: "gpt2", "o200k", "bert", ...), or the regex path for any other
+    pattern ("regex")."""
     if mode == "regex":
         return RegexCounter(**options)
     if WordCounter is None:

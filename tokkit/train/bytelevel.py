@@ -10,7 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from tokkit._native.byte_symbols import bytes_to_unicode
+from tokkit._native.patterns import NAMED
 from tokkit._native.symbols import symbolize_bytes
+from tokkit._native.text_api import FAMILY
 from tokkit.text.pretokenize import GPT2_PATTERN
 from tokkit.tokenizer import Tokenizer
 from tokkit.train.flow import Algorithm, Alphabet
@@ -18,7 +20,12 @@ from tokkit.train.flow import Algorithm, Alphabet
 
 @dataclass
 class ByteLevel(Algorithm):
-    """`pattern=None` is the GPT-2 pattern, split by the compiled scanner."""
+    """`pattern=None` is the GPT-2 pattern. It and the cl100k (Llama 3), qwen2 and o200k patterns, spelled as
+    tokkit._native.patterns spells them, are split by compiled scanners; any other pattern by `regex`.
+
+    >>> ByteLevel(pattern=NAMED["llama3"]).count_mode(), ByteLevel(pattern="[a-z]+|.").count_mode()
+    (('cl100k', {}), ('regex', {'pattern': '[a-z]+|.'}))
+    """
 
     name: str = "bytelevel"
     needs_unk: bool = False
@@ -28,6 +35,9 @@ class ByteLevel(Algorithm):
     def count_mode(self):
         if self.pattern is None or self.pattern == GPT2_PATTERN:
             return "gpt2", {}
+        family = next((name for name in FAMILY if NAMED[name] == self.pattern), None)
+        if family is not None:  # a WordCounter mode: the family's scanner, as tokenizers' Split splits
+            return family, {}
         return "regex", {"pattern": self.pattern}
 
     def alphabet(self, table, base, limit):
