@@ -93,6 +93,7 @@ def test_scaling_functions_on_tiny_sizes(corpus, tmp_path):
     sizes = sorted({r["size_mb"] for r in rows if "size_mb" in r})
     assert sizes[0] == pytest.approx(0.05, abs=0.01) and sizes[-1] == pytest.approx(sl.mb, abs=0.01)
     assert any("uses all of it" in n for n in notes)
+    assert "tokkit wordpiece trains with --scoring pmi" in notes  # the scoring the published figures used
     assert {r["vocab"] for r in rows if "vocab" in r} == {300, 600}
     erows, enotes = encode_scaling(sl.path, str(tmp_path), vocab_size=500, lengths=(1000, 20000), threads=2,
                                    repeat=1, timeout=60, log=lambda m: None)

@@ -89,8 +89,8 @@ def test_same_basename_uses_paths(setup, tmp_path):
 def test_parse_and_split():
     assert [c[0] for c in parse_candidates("all")] == ["wordpiece-pmi", "wordpiece-likelihood", "wordpiece-frequency",
                                                        "bpe", "bytelevel"]
-    assert [c[0] for c in parse_candidates("wordpiece,wordpiece-likelihood,bpe")] == ["wordpiece-likelihood", "bpe"]
-    assert [c[0] for c in parse_candidates("wordpiece-pmi,wordpiece")] == ["wordpiece-pmi", "wordpiece-likelihood"]
+    assert [c[0] for c in parse_candidates("wordpiece,wordpiece-frequency,bpe")] == ["wordpiece-frequency", "bpe"]
+    assert [c[0] for c in parse_candidates("wordpiece-pmi,wordpiece")] == ["wordpiece-pmi", "wordpiece-frequency"]
     with pytest.raises(TokkitError, match="unknown candidate 'wordpiece-bigram'"):
         parse_candidates("bpe,wordpiece-bigram")
     assert [c[0] for c in parse_candidates("unigram,bpe")] == ["unigram", "bpe"]
@@ -112,7 +112,7 @@ def test_markdown_table_has_a_column_per_candidate():
 def test_compare_train_pmi_likelihood_frequency(setup, tmp_path, capsys):
     root, corpus, dirs, lines = setup
     out = tmp_path / "out"
-    assert run(["compare", "--train", "wordpiece-pmi,wordpiece,wordpiece-frequency", "--vocab-size", "400",
+    assert run(["compare", "--train", "wordpiece-pmi,wordpiece-likelihood,wordpiece", "--vocab-size", "400",
                 "--heldout", "0.2", str(corpus), "-o", str(out)]) == 0
     data = json.loads((out / "compare.json").read_text(encoding="utf-8"))
     assert list(data["results"]) == ["wordpiece-pmi", "wordpiece-likelihood", "wordpiece-frequency"]

@@ -110,8 +110,24 @@ def test_wordpiece_pmi_and_frequency_pick_different_first_merges():
     assert freq.id_to_token(size - 1) == "ah"
 
 
-def test_wordpiece_default_scoring_is_likelihood():
-    # Same counts, N = 64. Likelihood gains: (t, ##e) and (a, ##h) both f(10) - f(20) + f(64) - f(54) = 13.87
+def test_wordpiece_default_scoring_is_frequency():
+    # counts: a 110, ##b 10, c 9, ##d 9, N = 138. Frequency: (a, ##b) 10 beats (c, ##d) 9. Likelihood:
+    # (c, ##d) gains 33.27 (its halves only ever meet), (a, ##b) 2.37 (a is mostly alone).
+    from tokkit.train.merge_py import likelihood_score
+
+    texts = ["ab"] * 10 + ["a"] * 100 + ["cd"] * 9
+    size = 5 + 4 + 2 + 1  # specials, a b c d, ##b ##d, one merge
+    assert likelihood_score(9, 9, 9, 138) > likelihood_score(10, 110, 10, 138)
+    default = tokkit.train(texts=texts, algo="wordpiece", vocab_size=size, min_frequency=2)
+    freq = tokkit.train(texts=texts, algo="wordpiece", vocab_size=size, min_frequency=2, scoring="frequency")
+    lik = tokkit.train(texts=texts, algo="wordpiece", vocab_size=size, min_frequency=2, scoring="likelihood")
+    assert default.vocab_size == lik.vocab_size == size
+    assert default.id_to_token(size - 1) == freq.id_to_token(size - 1) == "ab"
+    assert lik.id_to_token(size - 1) == "cd"
+
+
+def test_wordpiece_likelihood_scoring_order():
+    # Same counts as the pmi/frequency test above, N = 64. Likelihood gains: (t, ##e) and (a, ##h) both f(10) - f(20) + f(64) - f(54) = 13.87
     # (the same doubles and count: the smaller ids win -> (a, ##h)); (q, ##z) = -f(2) + f(64) - f(62) = 8.90;
     # (t, ##h) = 3 f(10) - 2 f(20) + f(64) - f(54) = 0.01. Then (t, ##e), which ties (t, ##h) and wins on ids,
     # and (t, ##h) rises past (q, ##z) once t has lost 10: the rare pair PMI puts first comes last.
@@ -121,9 +137,9 @@ def test_wordpiece_default_scoring_is_likelihood():
     size = 5 + 6 + 3 + 1
     assert likelihood_score(10, 20, 10, 64) == likelihood_score(10, 10, 20, 64) > likelihood_score(2, 2, 2, 64)
     assert likelihood_score(2, 2, 2, 64) > likelihood_score(10, 20, 20, 64)
-    default = tokkit.train(texts=texts, algo="wordpiece", vocab_size=size, min_frequency=2)
-    assert default.id_to_token(size - 1) == "ah"
-    more = tokkit.train(texts=texts, algo="wordpiece", vocab_size=size + 3, min_frequency=2)
+    first = tokkit.train(texts=texts, algo="wordpiece", vocab_size=size, min_frequency=2, scoring="likelihood")
+    assert first.id_to_token(size - 1) == "ah"
+    more = tokkit.train(texts=texts, algo="wordpiece", vocab_size=size + 3, min_frequency=2, scoring="likelihood")
     assert [more.id_to_token(i) for i in range(size - 1, size + 3)] == ["ah", "te", "th", "qz"]
 
 

@@ -35,7 +35,7 @@ def _names(paths: list[str]) -> list[str]:
 @click.option("--corpus", multiple=True, metavar="PATH",
               help="Evaluation corpus (repeatable; default: the embedded corpus). With --train, also training data.")
 @click.option("--train", "train", default=None, metavar="ALGOS",
-              help="Train these candidates first (comma-separated: wordpiece (likelihood), wordpiece-pmi, wordpiece-frequency, bpe, "
+              help="Train these candidates first (comma-separated: wordpiece (frequency), wordpiece-likelihood, wordpiece-pmi, bpe, "
                    "bytelevel, or all) on the corpus minus a held-out part, and evaluate on that part.")
 @click.option("--vocab-size", type=click.IntRange(1, MAX_VOCAB_SIZE), default=30000, show_default=True, metavar="N",
               help="With --train.")
@@ -54,7 +54,7 @@ def command(paths, corpus, train, vocab_size, min_frequency, heldout, size, top,
 
     \b
     tokkit compare tok-a tok-b --corpus wiki/
-    tokkit compare --train wordpiece,wordpiece-frequency --vocab-size 8000 wiki/
+    tokkit compare --train wordpiece,wordpiece-likelihood --vocab-size 8000 wiki/
     """
 
     max_bytes = parse_size(size)

@@ -46,9 +46,9 @@ def unigram_options(algo, character_coverage, max_piece_length, byte_fallback, s
 @click.option("--limit-alphabet", type=click.IntRange(1), default=None, metavar="N",
               help="Keep the N most frequent characters (default 1000; bytelevel ignores it).")
 @click.option("--cased", is_flag=True, help="wordpiece: keep case and accents.")
-@click.option("--scoring", type=click.Choice(["likelihood", "pmi", "frequency"]), default=None,
-              help="wordpiece merge scoring: likelihood gain (default), pmi (count(ab) / count(a) count(b)) "
-                   "or frequency.")
+@click.option("--scoring", type=click.Choice(["frequency", "likelihood", "pmi"]), default=None,
+              help="wordpiece merge scoring: frequency (the most frequent pair; default), likelihood (gain in "
+                   "log-likelihood, the original WordPiece criterion) or pmi (count(ab) / count(a) count(b)).")
 @click.option("--lowercase", is_flag=True, help="bpe: lowercase while normalizing.")
 @click.option("--pattern", default=None, metavar="NAME|REGEX",
               help="bytelevel: pre-tokenization pattern, a name (gpt2, llama3 = cl100k, qwen2, o200k) or a regex "
@@ -86,7 +86,7 @@ def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_
         raise TokkitError("--min-word-count applies to cluster training (--scheduler) only")
     options = {}
     if algo == "wordpiece":
-        options.update(cased=cased, scoring=scoring or "likelihood")
+        options.update(cased=cased, scoring=scoring or "frequency")
     elif cased or scoring:
         raise TokkitError("--cased and --scoring apply to --algo wordpiece only")
     if algo == "bpe":

@@ -1,13 +1,13 @@
 """`tokkit compare` as functions: quality figures of several vocabularies side by side.
 
-Candidates for `--train` are trainer settings: `wordpiece` (its default likelihood scoring, as
-`wordpiece-likelihood`), `wordpiece-pmi` and `wordpiece-frequency` (the same trainer scoring merges
-by PMI or by frequency), `bpe`, `bytelevel`, `unigram` (not in `all`, which keeps the merge trainers).
+Candidates for `--train` are trainer settings: `wordpiece` (its default frequency scoring, as
+`wordpiece-frequency`), `wordpiece-likelihood` and `wordpiece-pmi` (the same trainer scoring merges
+by likelihood gain or by PMI), `bpe`, `bytelevel`, `unigram` (not in `all`, which keeps the merge trainers).
 The corpus's non-empty lines are split once: the last `heldout` share of them (a contiguous tail,
 so a document is never on both sides) is kept for evaluation and never seen in training.
 
->>> parse_candidates("wordpiece, wordpiece-frequency,bytelevel")
-[('wordpiece-likelihood', 'wordpiece', {'scoring': 'likelihood'}), ('wordpiece-frequency', 'wordpiece', {'scoring': 'frequency'}), ('bytelevel', 'bytelevel', {})]
+>>> parse_candidates("wordpiece, wordpiece-likelihood,bytelevel")
+[('wordpiece-frequency', 'wordpiece', {'scoring': 'frequency'}), ('wordpiece-likelihood', 'wordpiece', {'scoring': 'likelihood'}), ('bytelevel', 'bytelevel', {})]
 >>> split_heldout(["a", "b", "c", "d"], 0.25)
 (['a', 'b', 'c'], ['d'])
 """
@@ -20,7 +20,7 @@ from tokkit.errors import TokkitError
 from tokkit.quality.stats import LABELS, METRICS, format_value
 from tokkit.train import train
 
-CANDIDATES = {"wordpiece": ("wordpiece-likelihood", "wordpiece", {"scoring": "likelihood"}),
+CANDIDATES = {"wordpiece": ("wordpiece-frequency", "wordpiece", {"scoring": "frequency"}),
               "wordpiece-likelihood": ("wordpiece-likelihood", "wordpiece", {"scoring": "likelihood"}),
               "wordpiece-pmi": ("wordpiece-pmi", "wordpiece", {"scoring": "pmi"}),
               "wordpiece-frequency": ("wordpiece-frequency", "wordpiece", {"scoring": "frequency"}),

@@ -58,7 +58,7 @@ def train(files=None, *, texts: Iterable[str] | None = None, algo: str = "wordpi
     client: a `distributed.Client`; counting then runs on its Dask cluster (files only), and
     min_word_count > 1 prunes rarer words during the reduction (the summary says how many).
 
-    algo_options: wordpiece `cased=False`, `scoring="likelihood"|"pmi"|"frequency"`; bpe `lowercase=False`;
+    algo_options: wordpiece `cased=False`, `scoring="frequency"|"likelihood"|"pmi"`; bpe `lowercase=False`;
     bytelevel `pattern=None` (the GPT-2 pattern); unigram `character_coverage=0.9995`, `max_piece_length=16`,
     `byte_fallback=False`, `split_digits=False`, `normalization="nfkc"` (special tokens default to
     <pad> </s> <unk>; min_frequency is the fewest occurrences of a seed substring).
