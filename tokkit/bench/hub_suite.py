@@ -209,13 +209,13 @@ def id_remarks(results: dict) -> dict:
     return remarks
 
 
-def mark_targets(rows: list[dict]) -> None:
-    """Each contender row with a target: whether tokkit met it (in its note too); tokkit's row: its
-    speed-up over every contender and the targets it missed."""
+def mark_targets(rows: list[dict], targets: dict = TARGETS) -> None:
+    """Each contender row with a target (`targets` by the first word of its name): whether tokkit met it
+    (in its note too); tokkit's row: its speed-up over every contender and the targets it missed."""
     base = next((r for r in rows if r.get("baseline")), None)
     speedups, missed = {}, []
     for row in rows:
-        goal = TARGETS.get(row["name"].split()[0])
+        goal = targets.get(row["name"].split()[0])
         if goal is None or row.get("baseline"):
             continue
         row["target_speedup"] = goal

@@ -19,14 +19,16 @@ from tokkit.bench.harness import require_psutil
 from tokkit.bench.hub_suite import run_hub_suite
 from tokkit.bench.machine import machine_info
 from tokkit.bench.mask_suite import run_mask_suite
+from tokkit.bench.pattern_suite import run_patterns_suite
 from tokkit.bench.report import format_table, suite_markdown, write_json
 from tokkit.bench.scaling import LENGTHS, SIZES_MB, VOCABS, encode_scaling, scaling_charts, train_scaling
 from tokkit.bench.train_suite import run_train_suite
 from tokkit.errors import TokkitError
 
 SUITES = {"train": ("train",), "encode": ("encode",), "mask": ("mask",), "bert": ("bert",),
-          "all": ("train", "encode", "mask", "bert"), "scaling": ("scaling",), "hub": ("hub",)}
-DEFAULT_REPEAT = {"train": 3, "encode": 5, "mask": 5, "bert": 8, "scaling": 1, "hub": 5}
+          "all": ("train", "encode", "mask", "bert"), "scaling": ("scaling",), "hub": ("hub",),
+          "patterns": ("patterns",)}
+DEFAULT_REPEAT = {"train": 3, "encode": 5, "mask": 5, "bert": 8, "scaling": 1, "hub": 5, "patterns": 3}
 DESCRIPTIONS = {
     "train": "Whole-process wall time of training (imports and file writing included) and peak RSS of the "
              "process tree sampled every 20 ms; one warm-up round, then the repeats with contenders alternating. "
@@ -48,6 +50,11 @@ DESCRIPTIONS = {
            "tokenizers encode_batch, sentencepiece encode and tokie encode_batch_flat (RAYON_NUM_THREADS=1), each "
            "in its own worker process, alternating after warm-up rounds; MB/s = UTF-8 MB of the lines / median. "
            "Notes say whether each contender's ids equal tokenizers' and which targets tokkit met.",
+    "patterns": "Today's byte-level files (GPT-2, ModernBERT/OLMo, Llama 3, Qwen2, o200k; --vocab-size tokens, "
+                "trained by tokenizers on en/wiki 000-019): one whole string (80% held-out en/wiki, 20% "
+                "multilingual), 1 thread: tokkit encode_to_numpy against gigatoken encode, tokenizers encode and, "
+                "for o200k and Llama 3, tiktoken encode_ordinary, each in its own worker process, alternating after "
+                "warm-up rounds; MB/s = UTF-8 MB / median. Notes say whether each contender's ids equal tokkit's.",
 }
 
 
@@ -74,7 +81,7 @@ def run_bench(*, suite: str = "all", corpus: list[str] | None = None, size: int 
     require_psutil()
     prepare_folder(output)  # fail before a long run, not after it
     suites = SUITES[suite]
-    hub_size = size  # the hub suite's text has its own default
+    hub_size = size  # the hub and patterns suites' texts have their own defaults
     if size is None:
         size = 200_000_000 if suite == "scaling" else 10_000_000
     payload = {"command": command, "suites": list(suites), "machine": machine_info(), "rows": [], "notes": [],
@@ -106,6 +113,10 @@ def run_bench(*, suite: str = "all", corpus: list[str] | None = None, size: int 
                 rows = run_bert_suite(threads=threads, repeat=n, log=log)
             elif name == "hub":
                 rows, notes = run_hub_suite(corpus=corpus, size=hub_size, repeat=n, log=log)
+                payload["notes"] += notes
+            elif name == "patterns":
+                rows, notes = run_patterns_suite(corpus=corpus, size=hub_size, vocab_size=vocab_size, repeat=n,
+                                                 log=log)
                 payload["notes"] += notes
             else:
                 rows = _scaling(sl, work, algos=algos or ("bytelevel", "wordpiece"), vocab_size=vocab_size,

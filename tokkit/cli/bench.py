@@ -14,20 +14,22 @@ from tokkit.train import MAX_VOCAB_SIZE
 
 
 @click.command("bench")
-@click.option("--suite", type=click.Choice(["train", "encode", "mask", "bert", "all", "scaling", "hub"]),
+@click.option("--suite", type=click.Choice(["train", "encode", "mask", "bert", "all", "scaling", "hub",
+                                                   "patterns"]),
               default="all", show_default=True,
-              help="What to measure; 'all' is train+encode+mask+bert, 'scaling' and 'hub' (Hub-style "
-                   "SentencePiece files, 1 thread) run alone.")
+              help="What to measure; 'all' is train+encode+mask+bert, 'scaling', 'hub' (Hub-style "
+                   "SentencePiece files, 1 thread) and 'patterns' (GPT-2, ModernBERT, Llama 3, Qwen2 and "
+                   "o200k byte-level files, whole text, 1 thread) run alone.")
 @click.option("--corpus", "corpus", multiple=True, metavar="PATH",
               help="Corpus file, directory or glob (repeatable). Default: the embedded corpus. "
-                   "hub: the shared corpus folder (en/wiki, multilingual), default ../shared/corpus.")
+                   "hub, patterns: the shared corpus folder (en/wiki, multilingual), default ../shared/corpus.")
 @click.option("--size", default=None, metavar="SIZE",
               help="Take a line-aligned prefix of this size, e.g. 10MB (default 10MB; scaling: 200MB, "
-                   "its largest point; hub: 2.6MB of lines).")
+                   "its largest point; hub: 2.6MB of lines; patterns: 10MB).")
 @click.option("--vocab-size", type=click.IntRange(1, MAX_VOCAB_SIZE), default=32000, show_default=True, metavar="N")
 @click.option("--repeat", type=click.IntRange(1), default=None, metavar="N",
               help="Timed runs per contender after the warm-up (default: train 3, encode 5, mask 5, "
-                   "bert 8 steps, scaling 1, hub 5).")
+                   "bert 8 steps, scaling 1, hub 5, patterns 3).")
 @click.option("--threads", type=click.IntRange(1), default=None, metavar="N",
               help="Threads for every multi-threaded contender, at most the cores (default: 2, or 1 on one core).")
 @click.option("--algos", default=None, metavar="LIST",
