@@ -11,6 +11,7 @@ from tokkit.text.default_corpus import default_texts
 from tokkit.train import MAX_COUNT, MAX_VOCAB_SIZE, train
 from tokkit.train.dask_count import connect
 from tokkit.train.flow import check_special_tokens
+from tokkit.train.unigram import SENTENCEPIECE_FILE
 from tokkit._native.patterns import NAMED
 
 OUTPUT_FILES = {"wordpiece": {"tokenizer.json", "vocab.txt"},
@@ -20,10 +21,12 @@ OUTPUT_FILES = {"wordpiece": {"tokenizer.json", "vocab.txt"},
 ALL_OUTPUT_FILES = set().union(*OUTPUT_FILES.values())
 
 
-def unigram_options(algo, character_coverage, max_piece_length, byte_fallback, split_digits) -> dict:
+def unigram_options(algo, character_coverage, max_piece_length, byte_fallback, split_digits,
+                    sentencepiece_model=False) -> dict:
     """The sentencepiece-style options given, for --algo unigram (an error for the others)."""
     given = {"character_coverage": character_coverage, "max_piece_length": max_piece_length,
-             "byte_fallback": byte_fallback or None, "split_digits": split_digits or None}
+             "byte_fallback": byte_fallback or None, "split_digits": split_digits or None,
+             "sentencepiece_model": sentencepiece_model or None}
     given = {k: v for k, v in given.items() if v is not None}
     if given and algo != "unigram":
         names = ", ".join("--" + k.replace("_", "-") for k in given)
@@ -59,6 +62,10 @@ def unigram_options(algo, character_coverage, max_piece_length, byte_fallback, s
               help="unigram: longest piece in characters (default 16).")
 @click.option("--byte-fallback", is_flag=True, help="unigram: add the 256 <0xNN> pieces for unknown characters.")
 @click.option("--split-digits", is_flag=True, help="unigram: every digit is a piece of its own.")
+@click.option("--sentencepiece-model", is_flag=True,
+              help="unigram: also write tokenizer.model, the vocabulary as a SentencePiece model. Its normalizer "
+                   "is identity (sentencepiece does not apply NFKC, and only plain spaces count as whitespace): "
+                   "on NFKC text of plain spaces it gives tokkit's ids.")
 @click.option("--workers", type=click.IntRange(1), default=None, metavar="N",
               help="Counting threads (default and most: all cores).")
 @click.option("--glob", "glob_pattern", default=None, metavar="PATTERN", help="Files to take from directories.")
@@ -73,7 +80,7 @@ def unigram_options(algo, character_coverage, max_piece_length, byte_fallback, s
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars and no summary.")
 def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_specials, limit_alphabet, cased,
             scoring, lowercase, pattern, character_coverage, max_piece_length, byte_fallback, split_digits, workers,
-            glob_pattern, errors, output, force, scheduler, min_word_count, quiet):
+            glob_pattern, errors, output, force, scheduler, min_word_count, quiet, sentencepiece_model):
     """Train a tokenizer on CORPUS (files, directories, globs, - for stdin; .gz/.bz2/.xz read as text).
 
     Without CORPUS, trains on the embedded default corpus (CPython's own reference documentation).
@@ -97,10 +104,14 @@ def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_
         options["pattern"] = NAMED.get(pattern, pattern)
     elif pattern:
         raise TokkitError("--pattern applies to --algo bytelevel only")
-    options.update(unigram_options(algo, character_coverage, max_piece_length, byte_fallback, split_digits))
+    options.update(unigram_options(algo, character_coverage, max_piece_length, byte_fallback, split_digits,
+                                   sentencepiece_model))
+    # tokenizer.model marks an earlier tokkit output only when one is written: otherwise a folder of
+    # sentencepiece files alone would be replaced without --force.
+    markers = ALL_OUTPUT_FILES | ({SENTENCEPIECE_FILE} if sentencepiece_model else set())
 
     output = output or f"tokkit-{algo}"
-    check_destination(output, marker_files=ALL_OUTPUT_FILES, force=force)  # fail before hours of counting
+    check_destination(output, marker_files=markers, force=force)  # fail before hours of counting
     check_output_not_input(output, corpus)  # the folder is replaced as a whole: it may hold no corpus file
     if corpus:
         files, texts = list(corpus), None
@@ -121,7 +132,7 @@ def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_
     finally:
         if client is not None:
             client.close()
-    with atomic_dir(output, marker_files=ALL_OUTPUT_FILES, force=force) as tmp:
+    with atomic_dir(output, marker_files=markers, force=force) as tmp:
         tokenizer.save(tmp)
     if not quiet:
         click.echo(f"{summary.line()} -> {output}", err=True)

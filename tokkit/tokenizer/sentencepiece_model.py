@@ -72,10 +72,13 @@ class Piece:
 
 @dataclass(frozen=True)
 class TrainerSpec:
-    """The training options that still shape encoding (the others are skipped on reading)."""
+    """The training options that still shape encoding, and the two a trainer's file records besides
+    (character_coverage, max_sentencepiece_length); the others are skipped on reading."""
 
     model_type: str = "unigram"
     vocab_size: int = 8000
+    character_coverage: float = 0.9995
+    max_sentencepiece_length: int = 16
     byte_fallback: bool = False
     unk_id: int = 0
     bos_id: int = 1
@@ -242,27 +245,52 @@ def _piece(data: bytes, pos: int, end: int) -> Piece | None:
     return Piece(text, score, kind) if stop == end else None
 
 
-# Each message is a table: field number -> (dataclass field, (wire type, reader), repeated). Unknown
-# field numbers are skipped by their wire type; a known one with another wire type is an error.
-_STRING, _BYTES_VALUE, _BOOL, _INT32 = (_BYTES, _read_string), (_BYTES, _read_bytes), (_VARINT, _read_bool), \
-    (_VARINT, _read_int32)
-_PIECE = {1: ("piece", _STRING, False), 2: ("score", (_FIXED32, _read_float), False),
-          3: ("type", (_VARINT, _enum(PIECE_TYPES)), False)}
-_TRAINER = {3: ("model_type", (_VARINT, _enum(MODEL_TYPES)), False), 4: ("vocab_size", _INT32, False),
-            35: ("byte_fallback", _BOOL, False), 40: ("unk_id", _INT32, False), 41: ("bos_id", _INT32, False),
-            42: ("eos_id", _INT32, False), 43: ("pad_id", _INT32, False), 45: ("unk_piece", _STRING, False),
-            46: ("bos_piece", _STRING, False), 47: ("eos_piece", _STRING, False), 48: ("pad_piece", _STRING, False),
-            44: ("unk_surface", _STRING, False), 25: ("split_digits", _BOOL, False),
-            22: ("split_by_whitespace", _BOOL, False), 24: ("treat_whitespace_as_suffix", _BOOL, False),
-            26: ("allow_whitespace_only_pieces", _BOOL, False), 30: ("control_symbols", _STRING, True),
-            31: ("user_defined_symbols", _STRING, True)}
-_NORMALIZER = {1: ("name", _STRING, False), 2: ("precompiled_charsmap", _BYTES_VALUE, False),
-               3: ("add_dummy_prefix", _BOOL, False), 4: ("remove_extra_whitespaces", _BOOL, False),
-               5: ("escape_whitespaces", _BOOL, False)}
-_MODEL = {1: ("pieces", (_BYTES, _submessage(Piece, _PIECE, _piece)), True),
-          2: ("trainer_spec", (_BYTES, _submessage(TrainerSpec, _TRAINER)), False),
-          3: ("normalizer_spec", (_BYTES, _submessage(NormalizerSpec, _NORMALIZER)), False),
-          5: ("denormalizer_spec", (_BYTES, _submessage(NormalizerSpec, _NORMALIZER)), False)}
+# The fields tokkit reads and writes (sentencepiece_write.py encodes by these same tables), numbered as in
+# sentencepiece_model.proto: message -> {field number: (dataclass field, kind, repeated)}. A kind is a
+# scalar ("string", "bytes", "bool", "int32", "float"), an enum ("piece_type", "model_type") or a message.
+PIECE_FIELDS = {1: ("piece", "string", False), 2: ("score", "float", False), 3: ("type", "piece_type", False)}
+TRAINER_FIELDS = {3: ("model_type", "model_type", False), 4: ("vocab_size", "int32", False),
+                  10: ("character_coverage", "float", False), 20: ("max_sentencepiece_length", "int32", False),
+                  22: ("split_by_whitespace", "bool", False), 24: ("treat_whitespace_as_suffix", "bool", False),
+                  25: ("split_digits", "bool", False), 26: ("allow_whitespace_only_pieces", "bool", False),
+                  30: ("control_symbols", "string", True), 31: ("user_defined_symbols", "string", True),
+                  35: ("byte_fallback", "bool", False), 40: ("unk_id", "int32", False), 41: ("bos_id", "int32", False),
+                  42: ("eos_id", "int32", False), 43: ("pad_id", "int32", False), 44: ("unk_surface", "string", False),
+                  45: ("unk_piece", "string", False), 46: ("bos_piece", "string", False),
+                  47: ("eos_piece", "string", False), 48: ("pad_piece", "string", False)}
+NORMALIZER_FIELDS = {1: ("name", "string", False), 2: ("precompiled_charsmap", "bytes", False),
+                     3: ("add_dummy_prefix", "bool", False), 4: ("remove_extra_whitespaces", "bool", False),
+                     5: ("escape_whitespaces", "bool", False)}
+MODEL_FIELDS = {1: ("pieces", "piece", True), 2: ("trainer_spec", "trainer_spec", False),
+                3: ("normalizer_spec", "normalizer_spec", False), 5: ("denormalizer_spec", "normalizer_spec", False)}
+ENUMS = {"piece_type": PIECE_TYPES, "model_type": MODEL_TYPES}
+MESSAGES = {"piece": (Piece, PIECE_FIELDS), "trainer_spec": (TrainerSpec, TRAINER_FIELDS),
+            "normalizer_spec": (NormalizerSpec, NORMALIZER_FIELDS), "model": (SentencePieceModel, MODEL_FIELDS)}
+
+WIRE_TYPES = {"string": _BYTES, "bytes": _BYTES, "bool": _VARINT, "int32": _VARINT, "float": _FIXED32,
+              **{kind: _VARINT for kind in ENUMS}, **{kind: _BYTES for kind in MESSAGES}}
+
+# The reader's tables: field number -> (dataclass field, (wire type, reader), repeated). Unknown field
+# numbers are skipped by their wire type; a known one with another wire type is an error.
+_SCALARS = {"string": _read_string, "bytes": _read_bytes, "bool": _read_bool, "int32": _read_int32,
+            "float": _read_float}
+
+
+def _reader_table(fields: dict) -> dict:
+    return {number: (name, (WIRE_TYPES[kind], _kind_reader(kind)), repeated)
+            for number, (name, kind, repeated) in fields.items()}
+
+
+def _kind_reader(kind: str):
+    if kind in _SCALARS:
+        return _SCALARS[kind]
+    if kind in ENUMS:
+        return _enum(ENUMS[kind])
+    cls, fields = MESSAGES[kind]
+    return _submessage(cls, _reader_table(fields), _piece if kind == "piece" else None)
+
+
+_MODEL = _reader_table(MODEL_FIELDS)
 
 
 def _message(data: bytes, pos: int, end: int, cls, table: dict, what: str = ""):

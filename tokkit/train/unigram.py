@@ -23,11 +23,14 @@ from typing import ClassVar
 
 import numpy as np
 
+from tokkit._files import atomic_write
 from tokkit._native import pure_python_requested
 from tokkit._progress import Progress
 from tokkit._threads import available_cores
 from tokkit.errors import TokkitError
 from tokkit.tokenizer.hf_json import spec_from_json
+from tokkit.tokenizer.sentencepiece_model import NormalizerSpec, Piece, SentencePieceModel, TrainerSpec
+from tokkit.tokenizer.sentencepiece_write import model_to_bytes
 from tokkit.tokenizer.tokenizer import Tokenizer
 from tokkit.train import unigram_py
 from tokkit.train.flow import Algorithm
@@ -50,6 +53,8 @@ SEEDS_PER_PIECE = 10
 SEED_MIN_COUNT = 8  # seeds are first looked for among the substrings seen this often (see top_substrings)
 PENALTY_STEP = 1e-4
 SCORE_DECIMALS = 8  # required characters the model lost come back just below its lowest score, in order
+SENTENCEPIECE_FILE = "tokenizer.model"  # the name transformers' sentencepiece-based tokenizers look for
+SENTENCEPIECE_SPECIALS = {"unk": UNK, "bos": "<s>", "eos": "</s>", "pad": "<pad>"}  # sentencepiece's own names
 
 
 def lattice_engine(name: str | None = None):
@@ -106,7 +111,11 @@ def script_of(ch: str) -> str | None:
 
 @dataclass
 class Unigram(Algorithm):
-    """Options as sentencepiece names them; `normalization` is "nfkc" (default) or "identity"."""
+    """Options as sentencepiece names them; `normalization` is "nfkc" (default) or "identity".
+
+    `sentencepiece_model=True`: the trained tokenizer's `save` also writes tokenizer.model, the same
+    vocabulary as a SentencePiece model (see `sentencepiece_model_of`).
+    """
 
     name: str = "unigram"
     default_limit_alphabet: int | None = None
@@ -119,6 +128,7 @@ class Unigram(Algorithm):
     split_digits: bool = False
     normalization: str = "nfkc"
     seed_size: int | None = None
+    sentencepiece_model: bool = False
 
     def __post_init__(self):
         cov = self.character_coverage
@@ -132,6 +142,8 @@ class Unigram(Algorithm):
         if self.seed_size is not None and (isinstance(self.seed_size, bool) or not isinstance(self.seed_size, int)
                                            or self.seed_size < 1):
             raise TokkitError(f"seed_size must be a positive whole number, got {self.seed_size!r}")
+        if not isinstance(self.sentencepiece_model, bool):
+            raise TokkitError(f"sentencepiece_model must be True or False, got {self.sentencepiece_model!r}")
 
     def count_mode(self):
         return "whitespace", {}
@@ -197,7 +209,35 @@ class Unigram(Algorithm):
             "model": {"type": "Unigram", "unk_id": ids[self.unk_token], "vocab": vocab,
                       "byte_fallback": self.byte_fallback},
         }
-        return Tokenizer(spec_from_json(data, "trained unigram"))
+        spec = spec_from_json(data, "trained unigram")
+        if self.sentencepiece_model:
+            return WithSentencePieceModel(spec, sentencepiece_model=model_to_bytes(
+                self.sentencepiece_model_of(vocab, specials), "trained unigram"))
+        return Tokenizer(spec)
+
+    def sentencepiece_model_of(self, vocab: list[list], specials: list[str]) -> SentencePieceModel:
+        """The vocabulary as sentencepiece's trainer would write it for these options.
+
+        <unk> is the UNKNOWN piece, the other special tokens CONTROL pieces (those sentencepiece has
+        no id option for listed in control_symbols), <0xNN> BYTE pieces, the rest NORMAL with their
+        scores as float32. The normalizer is "identity" (no character map, so sentencepiece does not
+        apply NFKC) with add_dummy_prefix and remove_extra_whitespaces, as tokkit's Metaspace and
+        whitespace rules do for text of plain spaces.
+        """
+        ids = {tok: i for i, (tok, _) in enumerate(vocab)}
+        byte_set = set(byte_pieces()) if self.byte_fallback else set()
+        kinds = {tok: "CONTROL" for tok in specials} | {self.unk_token: "UNKNOWN"}
+        pieces = tuple(Piece(tok, float(score), kinds.get(tok, "BYTE" if tok in byte_set else "NORMAL"))
+                       for tok, score in vocab)
+        named = {f"{role}_id": ids[tok] if tok in specials else -1 for role, tok in SENTENCEPIECE_SPECIALS.items()}
+        trainer = TrainerSpec(
+            model_type="unigram", vocab_size=len(vocab), character_coverage=self.character_coverage,
+            max_sentencepiece_length=self.max_piece_length, split_digits=self.split_digits,
+            byte_fallback=self.byte_fallback, treat_whitespace_as_suffix=False, **named,
+            control_symbols=tuple(t for t in specials if t not in SENTENCEPIECE_SPECIALS.values()))
+        normalizer = NormalizerSpec(name="identity", precompiled_charsmap=b"", add_dummy_prefix=True,
+                                    remove_extra_whitespaces=True, escape_whitespaces=True)
+        return SentencePieceModel(pieces=pieces, trainer_spec=trainer, normalizer_spec=normalizer)
 
 
     def normalizer_json(self) -> dict:
@@ -207,6 +247,32 @@ class Unigram(Algorithm):
         steps += [{"type": "Replace", "pattern": {"Regex": "\\s+"}, "content": " "},
                   {"type": "Strip", "strip_left": True, "strip_right": True}]
         return {"type": "Sequence", "normalizers": steps}
+
+
+class WithSentencePieceModel(Tokenizer):
+    """A trained Unigram tokenizer whose `save` also writes its SentencePiece model (tokenizer.model).
+
+    >>> tok = Unigram(sentencepiece_model=True).build_tokenizer(["<unk>"], [("\u2581a", -1.0)], ["<unk>"])
+    >>> tok.encode("a a"), tok.sentencepiece_model[:9]
+    ([1, 1], b'\\n\\x0e\\n\\x05<unk>')
+    """
+
+    def __init__(self, spec, *, sentencepiece_model: bytes, split_special_tokens: bool = False):
+        super().__init__(spec, split_special_tokens=split_special_tokens)
+        self.sentencepiece_model = sentencepiece_model
+
+    def save(self, directory):
+        """Tokenizer.save, then tokenizer.model beside tokenizer.json (through a temporary name too)."""
+        out = super().save(directory)
+        atomic_write(out / SENTENCEPIECE_FILE, self.sentencepiece_model)
+        return out
+
+    def __getstate__(self):
+        return {**super().__getstate__(), "sentencepiece_model": self.sentencepiece_model}
+
+    def __setstate__(self, state):
+        self.__init__(state["spec"], sentencepiece_model=state["sentencepiece_model"],
+                      split_special_tokens=state["split_special_tokens"])
 
 
 def byte_pieces() -> list[str]:
