@@ -24,11 +24,12 @@ import numpy as np
 import regex
 
 from tokkit._native import regex_limit
-from tokkit._native.patterns import GPT2_PATTERN
+from tokkit._native.patterns import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, QWEN2_PATTERN
 from tokkit._native.pipeline_tables import pipeline_tables
 from tokkit._native.rows import rows_to_lists
 from tokkit._native.rows cimport Rows
-from tokkit._native.text cimport Piece, TextView, gpt2_pieces_tokenizers, text_at, text_view
+from tokkit._native.text cimport (FAMILY_CL100K, FAMILY_O200K, FAMILY_QWEN2, Piece, TextView, gpt2_pieces_tokenizers,
+                                  pattern_tokenizers_classes, text_at, text_view)
 from tokkit.errors import TokkitError
 
 cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
@@ -52,7 +53,7 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
     void add_bert_norm(Pipeline& P, cbool clean, cbool chinese, cbool strip, cbool lower)
     void add_pre(Pipeline& P, int kind, uint32_t replacement, int scheme, cbool split, const uint32_t* pat,
                  size_t npat, int behavior, cbool invert, cbool add_prefix_space, cbool use_regex, cbool individual,
-                 int python)
+                 int python, int family)
     int add_charsmap(Pipeline& P, const uint32_t* units, size_t n, const char* pool, size_t npool)
     void add_added(Pipeline& P, const uint32_t* c, size_t n, int32_t id, cbool single_word, cbool lstrip,
                    cbool rstrip, cbool normalized, cbool special)
@@ -64,6 +65,7 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
                     const uint64_t* ckeys, const uint32_t* cvals, size_t ncomp, const uint16_t* g1,
                     const uint16_t* g2)
     void set_callbacks(Pipeline& P, void* gpt2_fn, void* regex_fn)
+    void set_pattern_classes(Pipeline& P, const uint8_t* per_code_point)
     cbool inspect(const Pipeline& P, const uint32_t* c, size_t n, cbool pre, Scratch& s, vector[uint32_t]& chars,
                   vector[int32_t]& starts, vector[int32_t]& ends, vector[int32_t]& piece_ends, void* pyctx)
     cbool fast_lane_ok(const Pipeline& P)
@@ -79,7 +81,7 @@ cdef enum:
         N_NMT
 cdef enum:
     P_METASPACE, P_SPLIT_STRING, P_SPLIT_GPT2, P_SPLIT_PYTHON, P_BYTELEVEL, P_WHITESPACE, P_WHITESPACE_SPLIT, \
-        P_PUNCTUATION, P_DIGITS, P_BERT
+        P_PUNCTUATION, P_DIGITS, P_BERT, P_SPLIT_FAMILY
 cdef enum:
     M_UNIGRAM, M_BPE, M_WORDPIECE, M_WORDLEVEL
 
@@ -87,6 +89,8 @@ BEHAVIORS = {"Removed": 0, "Isolated": 1, "MergedWithPrevious": 2, "MergedWithNe
 SCHEMES = {"always": 0, "first": 1, "never": 2}
 SIMPLE_NORMS = {"NFD": N_NFD, "NFKD": N_NFKD, "NFC": N_NFC, "NFKC": N_NFKC, "Lowercase": N_LOWER,
                 "StripAccents": N_STRIP_ACCENTS, "Nmt": N_NMT}
+# Split patterns with a compiled scanner of their own (pattern_scan.hpp), by their text
+FAMILIES = {CL100K_PATTERN: FAMILY_CL100K, QWEN2_PATTERN: FAMILY_QWEN2, O200K_PATTERN: FAMILY_O200K}
 SIMPLE_PRES = {"Whitespace": P_WHITESPACE, "WhitespaceSplit": P_WHITESPACE_SPLIT, "BertPreTokenizer": P_BERT}
 UNK_PENALTY = 10.0  # an unknown char scores this far below the lowest piece (as tokenizers' Unigram)
 
@@ -185,6 +189,7 @@ cdef class PipelineEncoder:
                       normalized, special)
         e.p.split_specials = split_special_tokens
         set_callbacks(e.p[0], <void*>gpt2_scan, <void*>regex_scan)
+        set_pattern_classes(e.p[0], pattern_tokenizers_classes())
         e.p.fast_lane = fast_lane_ok(e.p[0])
         return e
 
@@ -279,7 +284,7 @@ cdef class PipelineEncoder:
         empty = np.zeros(0, dtype=np.uint32)
         pat = empty
         replacement, scheme, split, behavior, invert = 0x2581, 0, True, 1, False
-        add_prefix, use_regex, individual, python = False, True, False, -1
+        add_prefix, use_regex, individual, python, family = False, True, False, -1, 0
         if kind in SIMPLE_PRES:
             code = SIMPLE_PRES[kind]
         elif kind == "Metaspace":
@@ -292,6 +297,8 @@ cdef class PipelineEncoder:
                 code, pat = P_SPLIT_STRING, _u32(pattern["String"])
             elif pattern["Regex"] == GPT2_PATTERN:
                 code = P_SPLIT_GPT2
+            elif pattern["Regex"] in FAMILIES:
+                code, family = P_SPLIT_FAMILY, FAMILIES[pattern["Regex"]]
             else:
                 code, python = P_SPLIT_PYTHON, self._pattern(pattern)
         elif kind == "ByteLevel":
@@ -306,7 +313,7 @@ cdef class PipelineEncoder:
             raise TokkitError(f"pre-tokenizer type {kind!r} is not supported")
         self.keep.append(pat)
         add_pre(self.p[0], code, replacement, scheme, split, <const uint32_t*>(<size_t>pat.ctypes.data), len(pat),
-                behavior, invert, add_prefix, use_regex, individual, python)
+                behavior, invert, add_prefix, use_regex, individual, python, family)
 
     cdef _model(self, list vocab, dict model, ranks):
         kind = model["type"]

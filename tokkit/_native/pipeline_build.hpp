@@ -34,7 +34,7 @@ inline void add_bert_norm(Pipeline& P, bool clean, bool chinese, bool strip, boo
 
 inline void add_pre(Pipeline& P, int kind, uint32_t replacement, int scheme, bool split, const uint32_t* pat,
                     size_t np, int behavior, bool invert, bool add_prefix_space, bool use_regex, bool individual,
-                    int python) {
+                    int python, int family) {
     PreStep s;
     s.kind = kind;
     s.replacement = replacement;
@@ -47,6 +47,7 @@ inline void add_pre(Pipeline& P, int kind, uint32_t replacement, int scheme, boo
     s.use_regex = use_regex;
     s.individual_digits = individual;
     s.python = python;
+    s.family = family;
     P.pre.push_back(s);
 }
 
@@ -88,6 +89,9 @@ inline void set_tables(Pipeline& P, const uint16_t* lower1, const uint32_t* lowe
     P.T.grapheme = FlagMap{g1, g2};
 }
 
+// The per-code-point classes of the family scanners (text.pyx's pattern_tokenizers_classes()).
+inline void set_pattern_classes(Pipeline& P, const uint8_t* per_code_point) { P.ctx.classes.init(per_code_point); }
+
 // The GPT-2 scanner and the Python regex callback (Cython functions over uint32_t, the same ABI).
 inline void set_callbacks(Pipeline& P, void* gpt2, void* regex) {
     P.ctx.gpt2 = reinterpret_cast<ScanFn>(gpt2);
@@ -105,20 +109,58 @@ inline bool encode_ids(const Pipeline& P, const void* data, int kind, size_t n, 
     return P.encode_chunks((const uint32_t*)data, n, s, o, pyctx, 4);
 }
 
+// Whether a normalizer step keeps the last char of each chunk but the last (never white space in
+// the raw text, see Pipeline::encode_chunks) a char that is no white space. NFD, NFKD, NFC, NFKC
+// and Lowercase never make white space of other chars, nor end an image of one with it (a test
+// checks every code point); StripAccents deletes marks, a Precompiled map or an empty Replace may
+// delete chars and a Replace may end in white space, and the char before the chunk's spaces can
+// then be white space (a mark after a tab, say).
+inline bool keeps_solid_end(const Pipeline& P, const NormStep& st) {
+    switch (st.kind) {
+    case N_NFD: case N_NFKD: case N_NFC: case N_NFKC: case N_LOWER: case N_STRIP:
+        return true;
+    case N_REPLACE:  // a match is inside a chunk: its pattern holds no space
+        return st.collapse_spaces || (!st.content.empty() && !P.is_ws(st.content.back()));
+    default:
+        return false;
+    }
+}
+
 // Whether the fast lane gives the same ids as the whole pipeline (see Pipeline::encode_chunks):
 // every normalizer step leaves a space alone and keeps its effects inside the chunks, and every
 // pre-tokenizer step splits at spaces (or keeps pieces whole).
+//
+// A regex split (GPT-2's pattern, ByteLevel's regex, the cl100k / qwen2 / o200k families, Isolated
+// and not inverted) is exact over chunks when it sees, at each cut, a char X that is no white space
+// and then the chunk's ' ' (or when an earlier step already starts pieces there). Then no piece holds
+// both X and the ' ', so the pieces of the whole are the pieces of the chunks: the scan reaches the
+// cut at a piece start either way, and its one look-ahead, (?!\S), sees the ' ' in the whole text and
+// the end in the chunk, and holds in both. Alternative by alternative, a piece holding X ends at X:
+//   - the contractions (?i:'s|'t|...) hold no space; \p{L}+, \p{N}{1,3} or \p{N}, o200k's cased runs
+//     [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]* / [\p{Ll}\p{Lm}\p{Lo}\p{M}]+ hold no white space;
+//   - a space may only start a piece: [^\r\n\p{L}\p{N}]? and GPT-2's " ?" stand first in their
+//     alternatives, and what follows them (\p{L}+, \p{N}+, [^\s\p{L}\p{N}]+, then [\r\n]* or
+//     [\r\n/]*) never matches ' ';
+//   - \s*[\r\n]+, \s+(?!\S) and \s+ hold white space only, so never X, whatever they backtrack to.
+// A piece holding X therefore ends at the cut, and the scan of the chunk from there is the scan of
+// the whole from there. What the step sees at a cut is the raw text's, when no normalizer step can
+// make X white space (keeps_solid_end) and no earlier step made the spaces something else without
+// starting pieces there (Metaspace without split, ByteLevel without its regex).
 inline bool fast_lane_ok(const Pipeline& P) {
     if (P.any_normalized) return false;
     for (const AddedToken& t : P.added)  // a token holding a space, or eating the spaces after it
         if (t.rstrip || t.content.find(U' ') != std::u32string::npos) return false;
+    bool solid_end = true;  // every normalizer step keeps_solid_end
     for (const NormStep& st : P.norm) {
+        solid_end = solid_end && keeps_solid_end(P, st);
         switch (st.kind) {
         case N_NFD: case N_NFKD: case N_NFC: case N_NFKC: case N_LOWER: case N_STRIP_ACCENTS:
             break;
         case N_REPLACE:
             if (st.collapse_spaces) break;
-            if (st.pattern.find(U' ') != std::u32string::npos || st.content.find(U' ') != std::u32string::npos)
+            // an empty pattern matches at both ends of every chunk: its content would come twice
+            if (st.pattern.empty() || st.pattern.find(U' ') != std::u32string::npos ||
+                st.content.find(U' ') != std::u32string::npos)
                 return false;
             break;
         case N_PRECOMPILED: {
@@ -139,20 +181,30 @@ inline bool fast_lane_ok(const Pipeline& P) {
     // The model must never see across a space either: some step has to start new pieces at spaces
     // (or the model is cut before each U+2581, see Pipeline::cut_before).
     bool splits = false;
+    bool cut = false;          // an earlier step starts pieces at every cut
+    bool raw_spaces = true;    // ... or the pieces still hold the chunks' spaces as ' '
+    auto regex_ok = [&]() { return cut || (raw_spaces && solid_end); };
     for (const PreStep& st : P.pre) {
         switch (st.kind) {
         case P_METASPACE:
             splits = splits || st.split || (P.cut_before && st.replacement == P.cut_char);
+            if (st.split) cut = true;  // before each replacement (MergedWithNext)
+            else raw_spaces = false;
             break;
         case P_WHITESPACE: case P_WHITESPACE_SPLIT: case P_BERT:
-            splits = true;
+            splits = cut = true;
             break;
         case P_BYTELEVEL:
-            splits = splits || st.use_regex;
+            if (st.use_regex) {
+                if (!regex_ok()) return false;
+                splits = cut = true;
+            } else {
+                raw_spaces = false;
+            }
             break;
-        case P_SPLIT_GPT2:  // the GPT-2 pattern: a run of spaces after a non-space starts new pieces
-            if (st.behavior != B_ISOLATED || st.invert) return false;
-            splits = true;
+        case P_SPLIT_GPT2: case P_SPLIT_FAMILY:
+            if (st.behavior != B_ISOLATED || st.invert || !regex_ok()) return false;
+            splits = cut = true;
             break;
         case P_PUNCTUATION: case P_DIGITS:
             break;

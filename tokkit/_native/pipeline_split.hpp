@@ -1,6 +1,7 @@
 // The general encode path, part 2: pre-tokenizers. Each step splits every current piece (and may
 // transform its chars), as tokenizers' PreTokenizedString::split does.
 #pragma once
+#include "pattern_scan.hpp"
 #include "pipeline_text.hpp"
 
 namespace tokkit {
@@ -22,6 +23,7 @@ struct Pieces {
 enum PreKind {
     P_METASPACE, P_SPLIT_STRING, P_SPLIT_GPT2, P_SPLIT_PYTHON, P_BYTELEVEL, P_WHITESPACE,
     P_WHITESPACE_SPLIT, P_PUNCTUATION, P_DIGITS, P_BERT,
+    P_SPLIT_FAMILY,  // a Split(Regex) whose pattern is cl100k's, qwen2's or o200k's: pattern_scan.hpp
 };
 
 enum Behavior { B_REMOVED, B_ISOLATED, B_MERGED_PREVIOUS, B_MERGED_NEXT, B_CONTIGUOUS };
@@ -43,6 +45,7 @@ struct PreStep {
     bool add_prefix_space = false, use_regex = true;  // ByteLevel
     bool individual_digits = false;
     int python = -1;                 // P_SPLIT_PYTHON: index of the Python pattern
+    int family = 0;                  // P_SPLIT_FAMILY: FAMILY_CL100K, FAMILY_QWEN2 or FAMILY_O200K
 };
 
 struct Segment {
@@ -224,7 +227,24 @@ inline void prepend_text(const Text& in, const std::u32string& content, Text& ou
 struct SplitContext {
     ScanFn gpt2 = nullptr;
     RegexFn regex = nullptr;
+    PatternClasses classes{};  // the family scanners' classes, as tokenizers' regex engine has them
 };
+
+// The pieces of a family's pattern in c[0:n], as (start, end) pairs: they cover every char, since
+// each char is matched by one alternative or another (a letter, a digit, white space, or the rest).
+inline void family_matches(const PatternClasses& cls, int family, const char32_t* c, size_t n,
+                           std::vector<std::pair<size_t, size_t>>& out) {
+    size_t ends[64];
+    size_t a = 0;
+    while (a < n) {
+        const size_t k = pattern_piece_ends_units<char32_t>(cls, family, c, a, n, ends, 64);
+        if (!k) break;  // not a family the scanners know (build never makes such a step)
+        for (size_t i = 0; i < k; i++) {
+            out.push_back({a, ends[i]});
+            a = ends[i];
+        }
+    }
+}
 
 // One pre-tokenizer step over every piece of `in` into `out`; false when a Python pattern raised.
 inline bool pre_tokenize_step(const PreStep& st, const UnicodeTables& T, const SplitContext& ctx, void* pyctx,
@@ -269,9 +289,11 @@ inline bool pre_tokenize_step(const PreStep& st, const UnicodeTables& T, const S
             apply_behavior(s.segs, st.behavior, st.invert, s.merged);
             break;
         case P_SPLIT_GPT2:
+        case P_SPLIT_FAMILY:
         case P_SPLIT_PYTHON:
             s.found.clear();
             if (st.kind == P_SPLIT_GPT2) ctx.gpt2(c, n, s.found);
+            else if (st.kind == P_SPLIT_FAMILY) family_matches(ctx.classes, st.family, c, n, s.found);
             else if (!ctx.regex(pyctx, st.python, c, n, s.found)) return false;
             segments_from(s.found, n, s.segs);
             apply_behavior(s.segs, st.behavior, st.invert, s.merged);
