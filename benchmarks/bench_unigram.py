@@ -129,6 +129,7 @@ def main(argv=None) -> int:
     parser.add_argument("--vocab-size", type=int, default=16000)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", help="comma-separated contenders to run (default: all): " + ", ".join(CONTENDERS))
     parser.add_argument("--json", help="also write the rows to this file")
     parser.add_argument("-q", "--quiet", action="store_true", help="no per-run progress lines on stderr")
     args = parser.parse_args(argv)
@@ -138,8 +139,11 @@ def main(argv=None) -> int:
         parser.error(str(exc))
     log = (lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     with tempfile.TemporaryDirectory(prefix="tokkit-bench-unigram-") as tmp:
-        commands = {name: python_cmd(code) + [tmp, str(args.vocab_size), str(args.threads), *files]
-                    for name, code in CONTENDERS.items()}
+        chosen = args.only.split(",") if args.only else list(CONTENDERS)
+        if any(name not in CONTENDERS for name in chosen):
+            parser.error(f"--only takes some of: {', '.join(CONTENDERS)}")
+        commands = {name: python_cmd(CONTENDERS[name]) + [tmp, str(args.vocab_size), str(args.threads), *files]
+                    for name in chosen}
         log(f"train unigram: vocab {args.vocab_size}, {args.threads} threads, {len(files)} files")
         results = measure_alternating(commands, repeat=args.repeat, log=log)
         heldout = {"held out": args.heldout} if args.heldout else HELDOUT
