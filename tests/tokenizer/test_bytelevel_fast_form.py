@@ -21,7 +21,9 @@ from tokkit._native.pipeline_tables import NFC_ALWAYS, NFC_FIRST, NFC_SECOND, nf
 FAST_KINDS = ("modernbert", "llama3", "qwen2", "o200k")
 PIECES = ["a", "Word", "HELLOworld", "naïve", "e\u0301", "\u0301", "e\u0301\u0323", "\u1100\u1161", "\uac00\u11a8",
           "\u212b", "\u0915\u094d", "\u0634\u0651\u064e", "\u09c7\u09be", " ", "  ", "\t", "\n", "\r\n", "'s", "'LL",
-          "12345", "中文", "👍🏽", "👨\u200d👩", "don't", "/\n", "?!", "\u00a0", "x" * 20]
+          "12345", "中文", "👍🏽", "👨\u200d👩", "don't", "/\n", "?!", "\u00a0", "x" * 20,
+          # added tokens of the files, and what NFC joins to their ends or turns into their chars
+          "<|endoftext|>", "[CLS]", "<|im_start|>", "\u0338", "\u0338\u0301", "\u212a", "<"]
 MIXED = st.lists(st.sampled_from(PIECES), max_size=16).map("".join)
 
 
@@ -118,6 +120,32 @@ def test_a_text_the_scan_passes_is_its_own_nfc(text):
     assert flagged == reference_nfc_may_change("\u0100" + text, table)
     if unicodedata.normalize("NFC", text) != text and all(unicodedata.category(c) != "Cn" for c in text):
         assert flagged  # what Python's (older) Unicode changes, the scan sends to the general path
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(CHARS + [" ", "a", "<", ">"]), max_size=24).map("".join))
+def test_normalizing_the_windows_is_normalizing_the_text(modernbert_general, text):
+    from tokkit._native.encode import nfc_windows
+
+    general = modernbert_general
+    parts, at = [], 0
+    for a, b in nfc_windows(text, nfc_table()):
+        assert 0 <= at <= a < b <= len(text)
+        parts += [text[at:a], general.inspect(text[a:b], False)[0][0]]
+        at = b
+    assert "".join(parts) + text[at:] == (general.inspect(text, False)[0][0] if text else "")
+
+
+@pytest.fixture(scope="module")
+def modernbert_general(tmp_path_factory):
+    from dataclasses import replace
+
+    from helpers.hub_files import hub_folder
+
+    import tokkit
+    from tokkit.tokenizer.tokenizer import pipeline_encoder
+    spec = tokkit.load(hub_folder("modernbert", tmp_path_factory)).spec
+    return pipeline_encoder(replace(spec, pipeline=spec.source), False)
 
 
 def test_the_scan_agrees_with_the_general_paths_nfc(tmp_path_factory):

@@ -195,6 +195,46 @@ def texts_nfc_may_change(list texts, Py_ssize_t a, Py_ssize_t b, const uint16_t[
     return out
 
 
+def nfc_windows(str text, const uint16_t[::1] table) -> list:
+    """The (start, end) stretches of `text` NFC may change, each from a char nothing can join to the
+    next such char: NFC acts on each alone, so normalizing only these and keeping the rest gives
+    the text's NFC. Empty when texts_nfc_may_change passes the text.
+
+    >>> from tokkit._native.pipeline_tables import nfc_table
+    >>> nfc_windows("x e\u0301 y \u212b.", nfc_table())
+    [(1, 4), (6, 8)]
+    """
+    cdef TextView t = text_view(text)
+    cdef const uint16_t* tab = &table[0]
+    cdef Py_ssize_t i, start = 0, last_free = -1, open_at = -1
+    cdef uint16_t v, ccc, prev_ccc = 0
+    cdef bint after_first = False
+    cdef list out = []
+    if table.shape[0] < 0x110000:
+        raise ValueError("table must have one entry per code point")
+    for i in range(t.length):
+        v = tab[text_at(t, i)]
+        if v == 0:  # nothing joins this char to what comes before it: a window may end here
+            if open_at >= 0:
+                out.append((open_at, i))
+                open_at = -1
+            last_free = i
+            after_first = False
+            prev_ccc = 0
+            continue
+        ccc = v & 0xFF
+        if open_at < 0 and (v & NFC_ALWAYS or (ccc and prev_ccc > ccc) or (v & NFC_SECOND and after_first)):
+            open_at = max(last_free, 0)
+            if out and out[len(out) - 1][1] == open_at:  # touching the window before: one window
+                open_at = out.pop()[0]
+        if not ccc:
+            after_first = (v & NFC_FIRST) != 0
+        prev_ccc = ccc
+    if open_at >= 0:
+        out.append((open_at, t.length))
+    return out
+
+
 cdef bint nfc_may_change(TextView t, const uint16_t* table) noexcept nogil:
     cdef Py_ssize_t i
     cdef uint16_t v, ccc, prev_ccc = 0

@@ -98,3 +98,4 @@ def nfc_table() -> np.ndarray:
     out[0x1100:0x1113] |= NFC_FIRST
     out[0xAC00:0xD7A4] |= NFC_FIRST
     return out
+

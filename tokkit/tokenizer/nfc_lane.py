@@ -1,8 +1,15 @@
 """The fast byte-level path for tokenizers that NFC-normalize (ModernBERT, OLMo, Qwen2).
 
-Most text is already NFC, and NFC leaves such text alone. One compiled scan finds the texts that
-NFC might change (tokkit._native.encode.texts_nfc_may_change): they go to the general
-path, which normalizes with tokenizers' alignments; every other text goes to the fast encoder as is.
+Most text is already NFC, and NFC leaves such text alone. One compiled scan finds the texts NFC
+might change (tokkit._native.encode.texts_nfc_may_change); every other text goes to the fast
+encoder as it is. For ids, a text NFC might change is normalized in the stretches where it might
+(encode.nfc_windows: NFC acts on each alone), by the general path's compiled normalizer, and the
+fast encoder takes the result. Offsets need tokenizers' alignments, so a call asking for them
+with such a text runs on the general path.
+
+Added tokens are found in the text before it is normalized, so normalizing first is exact only
+where no stretch NFC changes touches an added token, before or after: a text where one does takes
+the general path for its ids too (`touches`).
 
 >>> from tokkit._native.encode import texts_nfc_may_change
 >>> from tokkit._native.pipeline_tables import nfc_table
@@ -11,22 +18,34 @@ path, which normalizes with tokenizers' alignments; every other text goes to the
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 
-from tokkit._native.encode import texts_nfc_may_change
+from tokkit._native.encode import nfc_windows, texts_nfc_may_change
 from tokkit._native.pipeline_tables import nfc_table
+
+
+def touches(tokens: list[str], text: str, a: int, b: int) -> bool:
+    """Whether an occurrence of one of `tokens` in `text` overlaps text[a:b].
+
+    >>> touches(["<s>"], "x<s>\u0338", 4, 5), touches(["<s>"], "x<s> e\u0301", 5, 7)
+    (False, False)
+    >>> touches(["<s>"], "x<s>\u0338", 3, 5)
+    True
+    """
+    return any(token and token in text[max(a - len(token) + 1, 0):b + len(token) - 1] for token in tokens)
 
 
 class NfcEncoder:
     """The compiled Encoder's interface: `fast` for texts NFC leaves alone, `general()` for the rest."""
 
-    def __init__(self, fast, general: Callable[[], object]):
+    def __init__(self, fast, general: Callable[[], object], added: Iterable[str]):
         self._fast = fast
         self._make_general = general
         self._general = None
-        self._unstable = nfc_table()
+        self._table = nfc_table()
+        self._added = [t for t in added if t]
 
     @property
     def general(self):
@@ -34,28 +53,66 @@ class NfcEncoder:
             self._general = self._make_general()
         return self._general
 
-    def _pick(self, text: str):
-        return self.general if texts_nfc_may_change([text], 0, 1, self._unstable) else self._fast
+    def _changed(self, texts: list[str], a: int, b: int) -> list[int]:
+        return texts_nfc_may_change(texts, a, b, self._table)
+
+    def _nfc(self, text: str) -> str | None:
+        """`text` after NFC, normalizing only the stretches NFC might change; None when such a
+        stretch touches an added token, in the text or in what NFC makes of it."""
+        parts, at = [], 0
+        for a, b in nfc_windows(text, self._table):
+            new = self.general.inspect(text[a:b], False)[0][0]
+            if touches(self._added, text, a, b) or touches(self._added, text[:a] + new + text[b:], a, a + len(new)):
+                return None
+            parts += [text[at:a], new]
+            at = b
+        parts.append(text[at:])
+        return "".join(parts)
+
+    def _ids_by(self, text: str, method: str):
+        if not self._changed([text], 0, 1):
+            return getattr(self._fast, method)(text)
+        normalized = self._nfc(text)
+        if normalized is not None:
+            return getattr(self._fast, method)(normalized)
+        return getattr(self.general, method)(text)
 
     def encode(self, text: str) -> list:
-        return self._pick(text).encode(text)
+        return self._ids_by(text, "encode")
 
     def encode_numpy(self, text: str):
-        return self._pick(text).encode_numpy(text)
+        return self._ids_by(text, "encode_numpy")
 
     def encode_full(self, text: str) -> tuple:
-        return self._pick(text).encode_full(text)
+        return (self.general if self._changed([text], 0, 1) else self._fast).encode_full(text)
+
+    def _normalized_slice(self, texts: list[str], a: int, b: int, changed: list[int]) -> list[str] | None:
+        out = texts[a:b]
+        for k in changed:
+            out[k - a] = self._nfc(texts[k])
+            if out[k - a] is None:
+                return None
+        return out
 
     def encode_many(self, texts: list[str], a: int, b: int) -> list:
-        changed = texts_nfc_may_change(texts, a, b, self._unstable)
+        changed = self._changed(texts, a, b)
+        if not changed:
+            return self._fast.encode_many(texts, a, b)
+        normalized = self._normalized_slice(texts, a, b, changed)
+        if normalized is not None:
+            return self._fast.encode_many(normalized, 0, b - a)
         rows = self._fast.encode_many(texts, a, b)
         for k in changed:
-            rows[k - a] = self.general.encode(texts[k])
+            rows[k - a] = self._ids_by(texts[k], "encode")
         return rows
 
     def encode_flat(self, texts: list[str], a: int, b: int) -> tuple:
-        if not texts_nfc_may_change(texts, a, b, self._unstable):
+        changed = self._changed(texts, a, b)
+        if not changed:
             return self._fast.encode_flat(texts, a, b)
+        normalized = self._normalized_slice(texts, a, b, changed)
+        if normalized is not None:
+            return self._fast.encode_flat(normalized, 0, b - a)
         rows = self.encode_many(texts, a, b)
         ptr = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum([len(r) for r in rows], out=ptr[1:])
@@ -64,6 +121,6 @@ class NfcEncoder:
     def encode_rows(self, texts: list[str], a: int, b: int, offsets: bool = True):
         # a slice with any text NFC may change runs whole on the general path: its rows carry
         # the word ids and offsets of tokenizers' alignments, and they cannot be spliced cheaply
-        if texts_nfc_may_change(texts, a, b, self._unstable):
+        if self._changed(texts, a, b):
             return self.general.encode_rows(texts, a, b, offsets)
         return self._fast.encode_rows(texts, a, b, offsets)

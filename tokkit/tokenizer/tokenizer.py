@@ -188,7 +188,8 @@ class Tokenizer:
                                                      if not (self.split_special_tokens and a.special)])
             if self._spec.nfc:
                 general = replace(self._spec, pipeline=self._spec.source)
-                kernel = NfcEncoder(kernel, lambda: pipeline_encoder(general, self.split_special_tokens))
+                kernel = NfcEncoder(kernel, lambda: pipeline_encoder(general, self.split_special_tokens),
+                                    [a.content for a in self._spec.added])
             self._kernel = kernel
         return self._kernel
 
