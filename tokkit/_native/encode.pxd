@@ -36,6 +36,7 @@ cdef class Encoder:
     cdef StrMap vocab, cont             # token bytes -> id; WordPiece continuations without their prefix
     cdef PairMap merges
     cdef int32_t unk_id, max_chars, max_token_chars
+    cdef Py_ssize_t max_token_bytes        # UTF-8 bytes of the longest token (an upper bound on any piece that is one)
     cdef int32_t byte_ids[256]
     cdef vector[char] direct, suffix    # direct[id]: BPE of the token's own bytes gives back that token
     cdef vector[Py_UCS4] sp_chars       # added tokens, concatenated; token k is sp_start[k]:sp_start[k+1]

@@ -34,7 +34,9 @@ from tokkit._native.rows import rows_to_lists
 from tokkit.errors import TokkitError
 
 cdef enum:
-    CACHE_PIECE_BYTES = 48  # longer pieces are rare and cheap to merge relative to their length
+    # Longer pieces are merged every time. A word of a script written without spaces (a CJK
+    # sentence) is one long piece: merging it costs far more than finding it again.
+    CACHE_PIECE_BYTES = 4096
     CACHE_WORDS = 65536     # the cache is cleared when it holds this many pieces
     PIECE_TABLE_SLOTS = 524288  # a thread's piece table grows to at most this many 32-byte slots
     PIECE_BATCH = 32        # pieces scanned (and their piece-table slots prefetched) before lookups
@@ -711,10 +713,12 @@ cdef class Encoder:
         cdef int32_t idx
         cdef bint charbpe = self.kind == CHARBPE
         nb = s.buf.size()
-        for k in range(slen):
-            s.buf.push_back(self.suffix[k])
-        idx = self.vocab.get(s.buf.data(), nb + slen)
-        s.buf.resize(nb)
+        idx = -1
+        if nb + slen <= self.max_token_bytes:  # a longer piece is no token: skip hashing it whole
+            for k in range(slen):
+                s.buf.push_back(self.suffix[k])
+            idx = self.vocab.get(s.buf.data(), nb + slen)
+            s.buf.resize(nb)
         if idx >= 0 and self.direct[idx]:
             if charbpe:
                 self.push_norm(s, out, idx, a, b, word, base)
@@ -731,6 +735,10 @@ cdef class Encoder:
         if cacheable:
             h = hash_bytes(s.buf.data(), nb)
             start = s.cache.find(s.buf.data(), nb, h)
+            if start >= 0 and not out.with_offsets and not out.with_words:  # ids alone: no call per token
+                for k in range(start + 1, start + 1 + 3 * s.cache.arena[start], 3):
+                    out.ids.push_back(s.cache.arena[k])
+                return
             if start >= 0:
                 for k in range(start + 1, start + 1 + 3 * s.cache.arena[start], 3):
                     self.emit(s, out, s.cache.arena[k], s.cache.arena[k + 1], s.cache.arena[k + 2],
@@ -944,6 +952,7 @@ cdef class Encoder:
         e.unk_id = ids[spec.unk_token] if spec.unk_token is not None else -1
         e.max_chars = spec.max_input_chars_per_word
         e.max_token_chars = max(len(t) for t in vocab)
+        e.max_token_bytes = max(len(t.encode("utf-8", "surrogatepass")) for t in vocab)
         e.pattern = None
         e.family = FAMILY_GPT2
         e.pool = []

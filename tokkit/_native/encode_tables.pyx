@@ -75,7 +75,7 @@ cdef class StrMap:
 
 
 cdef class PieceCache:
-    """bytes -> merged tokens, for one thread; cleared when it holds `limit` pieces."""
+    """bytes -> merged tokens, for one thread; cleared when it holds `limit` pieces or CACHE_BYTES of them."""
 
     def __cinit__(self, Py_ssize_t limit=65536):
         self.limit = limit
@@ -122,7 +122,7 @@ cdef class PieceCache:
                   const int32_t* ends, Py_ssize_t count) noexcept nogil:
         cdef uint64_t i
         cdef Py_ssize_t k
-        if self.count >= self.limit:
+        if self.count >= self.limit or self.keys.size() + n + 4 * (self.arena.size() + 1 + 3 * count) > CACHE_BYTES:
             self.clear()
         elif 2 * (self.count + 1) > <Py_ssize_t>self.slots.size():
             self.grow()
@@ -141,6 +141,9 @@ cdef class PieceCache:
             self.arena.push_back(starts[k])
             self.arena.push_back(ends[k])
         self.count += 1
+
+
+cdef size_t CACHE_BYTES = 32 << 20  # keys and merged tokens a thread's PieceCache holds at most
 
 
 cdef inline uint64_t pair_key(int32_t a, int32_t b) noexcept nogil:
