@@ -207,42 +207,92 @@ def nfc_windows(str text, const uint16_t[::1] table) -> list:
     [(1, 4), (6, 8)]
     """
     cdef TextView t = text_view(text)
-    cdef const uint16_t* tab = &table[0]
-    cdef Py_ssize_t i, start = 0, last_free = -1, open_at = -1
-    cdef uint16_t v, ccc, prev_ccc = 0
-    cdef bint after_first = False
-    cdef list out = []
+    cdef vector[Py_ssize_t] bounds
     if table.shape[0] < 0x110000:
         raise ValueError("table must have one entry per code point")
-    for i in range(t.length):
-        v = tab[text_at(t, i)]
+    if t.kind == 1:
+        return []
+    with nogil:
+        if t.kind == 2:
+            nfc_window_scan(<const uint16_t*>t.data, t.length, &table[0], bounds)
+        else:
+            nfc_window_scan(<const uint32_t*>t.data, t.length, &table[0], bounds)
+    return [(bounds[k], bounds[k + 1]) for k in range(0, <Py_ssize_t>bounds.size(), 2)]
+
+
+cdef void nfc_window_scan(const unit_t* u, Py_ssize_t n, const uint16_t* table,
+                          vector[Py_ssize_t]& bounds) noexcept nogil:
+    """nfc_windows' stretches as start, end pairs in `bounds` (touching ones joined)."""
+    cdef Py_ssize_t i = 0, j, k, last_free = 0, open_at = -1
+    cdef uint16_t v, ccc, prev_ccc = 0
+    cdef bint after_first = False
+    while i < n:
+        if u[i] < 0x80:  # an ASCII run: no ASCII char is changed or joined, only the state moves on
+            j = i + 1
+            while j < n and u[j] < 0x80:
+                j += 1
+            if open_at >= 0:
+                k = i
+                while k < j and table[u[k]] != 0:
+                    k += 1
+                if k < j:
+                    bounds.push_back(open_at)
+                    bounds.push_back(k)
+                    open_at = -1
+            k = j - 1
+            while k >= i and table[u[k]] != 0:
+                k -= 1
+            if k >= i:
+                last_free = k
+            after_first = (table[u[j - 1]] & NFC_FIRST) != 0
+            prev_ccc = 0
+            i = j
+            continue
+        v = table[u[i]]
+        i += 1
         if v == 0:  # nothing joins this char to what comes before it: a window may end here
             if open_at >= 0:
-                out.append((open_at, i))
+                bounds.push_back(open_at)
+                bounds.push_back(i - 1)
                 open_at = -1
-            last_free = i
+            last_free = i - 1
             after_first = False
             prev_ccc = 0
             continue
         ccc = v & 0xFF
         if open_at < 0 and (v & NFC_ALWAYS or (ccc and prev_ccc > ccc) or (v & NFC_SECOND and after_first)):
-            open_at = max(last_free, 0)
-            if out and out[len(out) - 1][1] == open_at:  # touching the window before: one window
-                open_at = out.pop()[0]
+            open_at = last_free
+            if bounds.size() and bounds.back() == open_at:  # touching the window before: one window
+                bounds.pop_back()
+                open_at = bounds.back()
+                bounds.pop_back()
         if not ccc:
             after_first = (v & NFC_FIRST) != 0
         prev_ccc = ccc
     if open_at >= 0:
-        out.append((open_at, t.length))
-    return out
+        bounds.push_back(open_at)
+        bounds.push_back(n)
 
 
 cdef bint nfc_may_change(TextView t, const uint16_t* table) noexcept nogil:
-    cdef Py_ssize_t i
+    if t.kind == 2:
+        return nfc_scan(<const uint16_t*>t.data, t.length, table)
+    return nfc_scan(<const uint32_t*>t.data, t.length, table)
+
+
+cdef bint nfc_scan(const unit_t* u, Py_ssize_t n, const uint16_t* table) noexcept nogil:
+    cdef Py_ssize_t i = 0
     cdef uint16_t v, ccc, prev_ccc = 0
     cdef bint after_first = False
-    for i in range(t.length):
-        v = table[text_at(t, i)]
+    while i < n:
+        if u[i] < 0x80:  # an ASCII run changes nothing; only its last char matters to what follows
+            while i < n and u[i] < 0x80:
+                i += 1
+            after_first = (table[u[i - 1]] & NFC_FIRST) != 0
+            prev_ccc = 0
+            continue
+        v = table[u[i]]
+        i += 1
         if v == 0:  # a starter nothing composes onto (most chars)
             after_first = False
             prev_ccc = 0

@@ -46,6 +46,7 @@ class NfcEncoder:
         self._general = None
         self._table = nfc_table()
         self._added = [t for t in added if t]
+        self._longest = max(map(len, self._added), default=1)
 
     @property
     def general(self):
@@ -59,10 +60,15 @@ class NfcEncoder:
     def _nfc(self, text: str) -> str | None:
         """`text` after NFC, normalizing only the stretches NFC might change; None when such a
         stretch touches an added token, in the text or in what NFC makes of it."""
+        windows = nfc_windows(text, self._table)
+        if not windows:
+            return text
         parts, at = [], 0
-        for a, b in nfc_windows(text, self._table):
+        for a, b in windows:
             new = self.general.inspect(text[a:b], False)[0][0]
-            if touches(self._added, text, a, b) or touches(self._added, text[:a] + new + text[b:], a, a + len(new)):
+            reach = self._longest - 1  # the chars around the stretch an added token could take in
+            around = text[max(a - reach, 0):a] + new + text[b:b + reach]
+            if touches(self._added, text, a, b) or touches(self._added, around, min(a, reach), min(a, reach) + len(new)):
                 return None
             parts += [text[at:a], new]
             at = b
@@ -70,9 +76,7 @@ class NfcEncoder:
         return "".join(parts)
 
     def _ids_by(self, text: str, method: str):
-        if not self._changed([text], 0, 1):
-            return getattr(self._fast, method)(text)
-        normalized = self._nfc(text)
+        normalized = self._nfc(text)  # (no stretch to normalize: the text itself)
         if normalized is not None:
             return getattr(self._fast, method)(normalized)
         return getattr(self.general, method)(text)
