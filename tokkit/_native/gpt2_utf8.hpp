@@ -65,6 +65,22 @@ inline int count_trailing_zeros(uint64_t x) {  // x != 0
 #endif
 }
 
+// The fastest way to class bytes this machine allows; the block classifiers only where the table's
+// ASCII classes are the fixed ones they hard-code (`fixed`).
+inline int best_scan_mode(bool fixed) {
+    int best = SCAN_BYTES;
+    if (fixed && little_endian()) best = SCAN_SWAR;
+#ifdef TOKKIT_HAVE_SSE2
+    if (fixed) best = SCAN_SSE2;
+#endif
+    return best;
+}
+
+// `wanted` if it is at most `best` and this machine runs it, else `best`.
+inline int allowed_scan_mode(int wanted, int best) {
+    return wanted >= 0 && wanted <= best && !(wanted == SCAN_SWAR && !little_endian()) ? wanted : best;
+}
+
 struct Gpt2Classes {
     uint8_t byte[256];        // class of an ASCII byte; NEEDS_DECODE for bytes >= 0x80
     const uint8_t* code;      // class of every code point (low three bits), 0x110000 entries
@@ -78,19 +94,11 @@ struct Gpt2Classes {
             byte[c] = c < 0x80 ? (per_code_point[c] & 7) : NEEDS_DECODE;
             if (c < 0x80 && byte[c] != fixed_ascii_class(c)) fixed = false;
         }
-        best = SCAN_BYTES;
-        if (fixed && little_endian()) best = SCAN_SWAR;
-#ifdef TOKKIT_HAVE_SSE2
-        if (fixed) best = SCAN_SSE2;
-#endif
-        mode = best;
+        mode = best = best_scan_mode(fixed);
     }
 
     // Use `wanted` if this machine and table allow it, else the best mode they do; returns the mode.
-    int set_mode(int wanted) {
-        mode = wanted >= 0 && wanted <= best && !(wanted == SCAN_SWAR && !little_endian()) ? wanted : best;
-        return mode;
-    }
+    int set_mode(int wanted) { return mode = allowed_scan_mode(wanted, best); }
 
     // Class of the character at p[i]; *next receives the index after it.
     inline uint8_t at(const uint8_t* p, size_t i, size_t* next) const {

@@ -75,19 +75,11 @@ struct PatternClasses {
                 ((byte[c] & PAT_LOWER) != 0) != lower)
                 fixed = false;
         }
-        best = SCAN_BYTES;
-        if (fixed && little_endian()) best = SCAN_SWAR;
-#ifdef TOKKIT_HAVE_SSE2
-        if (fixed) best = SCAN_SSE2;
-#endif
-        mode = best;
+        mode = best = best_scan_mode(fixed);
     }
 
     // Use `wanted` if this machine and table allow it, else the best mode they do; returns the mode.
-    int set_mode(int wanted) {
-        mode = wanted >= 0 && wanted <= best && !(wanted == SCAN_SWAR && !little_endian()) ? wanted : best;
-        return mode;
-    }
+    int set_mode(int wanted) { return mode = allowed_scan_mode(wanted, best); }
 };
 
 // ---- ASCII blocks: bit i set when byte i is ASCII and in the set

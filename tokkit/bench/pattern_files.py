@@ -49,8 +49,8 @@ def training_files(corpus: str) -> list[str]:
     return paths
 
 
-def training_prefix(paths: list[str], nbytes: int) -> list[str]:
-    """The lines of the first `nbytes` of the files read in order, cut back to a line end."""
+def text_prefix(paths, nbytes: int) -> str:
+    """The first `nbytes` of the files read in order, cut back to a line end."""
     parts, size = [], 0
     for path in paths:
         with open(path, "rb") as f:
@@ -59,7 +59,12 @@ def training_prefix(paths: list[str], nbytes: int) -> list[str]:
         if size >= nbytes:
             break
     raw = b"".join(parts)
-    return raw[: raw.rfind(b"\n") + 1].decode("utf-8").splitlines()
+    return raw[: raw.rfind(b"\n") + 1].decode("utf-8")
+
+
+def training_prefix(paths: list[str], nbytes: int) -> list[str]:
+    """The lines of text_prefix(paths, nbytes)."""
+    return text_prefix(paths, nbytes).splitlines()
 
 
 def pipeline(kind: str):

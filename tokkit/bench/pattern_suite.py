@@ -41,7 +41,7 @@ from tokkit.bench.encode_suite import WARMUP
 from tokkit.bench.harness import measure_tasks
 from tokkit.bench.hub_files import fraction_lines
 from tokkit.bench.hub_suite import mark_targets
-from tokkit.bench.pattern_files import KINDS, SPLIT_PATTERNS, TITLES, VOCAB_SIZE, build_files
+from tokkit.bench.pattern_files import KINDS, SPLIT_PATTERNS, TITLES, VOCAB_SIZE, build_files, text_prefix
 from tokkit.bench.report import group_rows
 from tokkit.errors import TokkitError
 
@@ -67,15 +67,7 @@ def wiki_text(corpus: str, nbytes: int) -> str:
                    and int(p.stem) >= WIKI_FIRST)
     if not paths:
         raise TokkitError(f"{corpus}: the patterns suite's text needs en/wiki/{WIKI_FIRST:03d}.txt and on")
-    parts, size = [], 0
-    for path in paths:
-        with open(path, "rb") as f:
-            parts.append(f.read(nbytes - size))
-        size += len(parts[-1])
-        if size >= nbytes:
-            break
-    raw = b"".join(parts)
-    return raw[: raw.rfind(b"\n") + 1].decode("utf-8")
+    return text_prefix(paths, nbytes)
 
 
 def multilingual_text(corpus: str, nbytes: int) -> str:
