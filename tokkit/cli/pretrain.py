@@ -39,7 +39,7 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
               help="Default: modernbert for mlm from scratch; bert for mlm+nsp; the --init/--resume model's own.")
 @click.option("--steps", type=int, default=None, metavar="N",
               help="Default: 1000, or no step limit with --max-time.")
-@click.option("--batch-size", type=int, default=32, show_default=True, metavar="N")
+@click.option("--batch-size", type=int, default=16, show_default=True, metavar="N")
 @click.option("--max-length", type=int, default=128, show_default=True, metavar="N")
 @click.option("--lr", type=float, default=None, metavar="LR",
               help="Peak learning rate (default: 2e-3 for modernbert, 5e-4 for bert).")
