@@ -2,6 +2,7 @@
 
     python benchmarks/bench_train.py                       # all of ../shared/corpus/en/wiki, vocab 32,000
     python benchmarks/bench_train.py --algos wordpiece --repeat 1 --corpus some/dir
+    python benchmarks/bench_train.py --algos bytelevel-o200k     # the o200k pattern (gigatoken: its own)
 
 Each contender runs in its own process, alternating, one warm-up round then --repeat rounds
 (tokkit.bench.train_suite, the `tokkit bench --suite train` measurement, on the whole corpus);
@@ -24,7 +25,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", nargs="+", default=[str(DEFAULT)])
     parser.add_argument("--algos", nargs="+", default=["bytelevel", "bpe", "wordpiece"],
-                        choices=["bytelevel", "bpe", "wordpiece"])
+                        choices=["bytelevel", "bytelevel-o200k", "bpe", "wordpiece"])
     parser.add_argument("--vocab-size", type=int, default=32000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
