@@ -59,9 +59,11 @@ def train(files=None, *, texts: Iterable[str] | None = None, algo: str = "wordpi
     min_word_count > 1 prunes rarer words during the reduction (the summary says how many).
 
     algo_options: wordpiece `cased=False`, `scoring="frequency"|"likelihood"|"pmi"`; bpe `lowercase=False`;
-    bytelevel `pattern=None` (the GPT-2 pattern); unigram `character_coverage=0.9995`, `max_piece_length=16`,
-    `byte_fallback=False`, `split_digits=False`, `normalization="nfkc"` (special tokens default to
-    <pad> </s> <unk>; min_frequency is the fewest occurrences of a seed substring).
+    bytelevel `pattern=None` (the GPT-2 pattern; any regex, or the text of a named one in
+    tokkit._native.patterns); unigram `character_coverage=0.9995`, `max_piece_length=16`,
+    `byte_fallback=False`, `split_digits=False`, `normalization="nfkc"`, `sentencepiece_model=False`
+    (True: `save` also writes tokenizer.model) (special tokens default to <pad> </s> <unk>;
+    min_frequency is the fewest occurrences of a seed substring).
 
     return_summary=True returns (Tokenizer, Summary): what was counted, merged and how long it took
     (the CLI prints its `line()`).
