@@ -25,7 +25,8 @@ from tokenizers import pre_tokenizers as hf_pre
 from tokkit._native import unicode_tables as ut
 from tokkit.errors import TokkitError
 from tokkit.tokenizer import precompiled
-from tokkit.tokenizer.normalizers import aligned, normalizer_from_json, normalizer_to_json, unicode_data
+from tokkit.tokenizer.aligned import aligned, unicode_data
+from tokkit.tokenizer.normalizers import normalizer_from_json, normalizer_to_json
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # The code points the table sweeps check: planes 0-3 and 14 whole, one in 97 elsewhere (unassigned

@@ -17,7 +17,8 @@ from tokenizers import normalizers as hf_norm
 from tokenizers import pre_tokenizers as hf
 
 from tokkit.errors import TokkitError
-from tokkit.tokenizer.normalizers import aligned, normalizer_from_json
+from tokkit.tokenizer.aligned import aligned
+from tokkit.tokenizer.normalizers import normalizer_from_json
 from tokkit.tokenizer.pre_tokenizers import Metaspace, pre_tokenizer_from_json, pre_tokenizer_to_json
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -27,245 +27,28 @@ import base64
 import binascii
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import List, Tuple, Union
-
-import numpy as np
+from typing import Union
 
 from tokkit._native import unicode_tables as ut
 from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm, bert_alignments
 from tokkit.tokenizer import precompiled
+from tokkit.tokenizer.aligned import (
+    Aligned,
+    aligned,  # noqa: F401 (the doctests' way to make an Aligned string)
+    apply_changes,
+    has_flag,
+    keep_chars,
+    lowercased,
+    origin_of,
+    unicode_form,
+)
+from tokkit.tokenizer.component_json import REQUIRED, component_from_json, fields_of, read_fields, read_pattern
 from tokkit.tokenizer.onig_regex import find_matches, regex_of
-from tokkit.tokenizer.models.wordlevel import json_field, json_kind, json_object
-
-Span = Tuple[int, int]
-Aligned = Tuple[str, List[Span]]
-Change = Tuple[str, int]
-
-
-def aligned(text: str, start: int = 0) -> Aligned:
-    """`text` as tokenizers starts it: each character its own span (shifted by `start`).
-
-    >>> aligned("ab", 3)
-    ('ab', [(3, 4), (4, 5)])
-    """
-    return text, [(start + i, start + i + 1) for i in range(len(text))]
-
-
-def apply_changes(text: Aligned, changes: list[Change], removed_first: int = 0, origin: int | None = None) -> Aligned:
-    """tokenizers' NormalizedString.transform over the whole string.
-
-    `removed_first` characters are dropped before the first change; `origin` is the span start an
-    insertion before every character takes (default: the first character's span start).
-
-    tokenizers finds "the whole string" by mapping the original text back, which leaves out leading
-    characters with empty spans (inserted at the origin by Replace or Prepend("")): those stay in
-    front untouched while the changes (made for the whole string) apply after them, and tokenizers
-    panics when they run past the end; that is a TokkitError here.
-
-    >>> apply_changes(aligned("ab"), [("x", 0), ("y", 1), ("b", 0)])
-    ('xyb', [(0, 1), (0, 1), (1, 2)])
-    """
-    chars, spans = text
-    if not chars:
-        return text
-    if origin is None:
-        origin = spans[0][0]
-    first = next((i for i, (start, end) in enumerate(spans) if start != end), len(spans))
-    at = min(first + removed_first, len(chars))
-    new_spans = []
-    for _, change in changes:
-        if change > 0:
-            new_spans.append(spans[at - 1] if at else (origin, origin))
-            continue
-        if at >= len(chars):
-            raise TokkitError("normalizer: tokenizers fails on this text (a character inserted at the start "
-                              "with an empty span is followed by a normalizer that rewrites the text)")
-        new_spans.append(spans[at])
-        at = min(at + 1 - change, len(chars))
-    return chars[:first] + "".join(c for c, _ in changes), spans[:first] + new_spans
-
-
-def _origin(text: Aligned, origin: int | None) -> int:
-    return origin if origin is not None else (text[1][0][0] if text[1] else 0)
-
-
-# ------------------------------------------------------------------------------------ tables
-
-@dataclass(frozen=True)
-class UnicodeData:
-    """The character tables the twins read, as dicts (from the same arrays the compiled code reads)."""
-
-    nfd: dict  # code point -> full canonical decomposition (str)
-    nfkd: dict  # code point -> full compatibility decomposition
-    lower: dict  # code point -> lowercase (str)
-    ccc: dict  # code point -> canonical combining class (non-starters only)
-    compose: dict  # (first, second) -> composite code point
-    flags: np.ndarray  # uint16 per code point: unicode_tables.WHITESPACE, PUNCT, NUMERIC, WORD, ...
-
-
-def _char_map(index: np.ndarray, pool: np.ndarray) -> dict:
-    """{code point: result} from a per-code-point pool index (0 = unchanged) and its pool."""
-    cps = np.flatnonzero(index)
-    starts = index[cps].astype(np.int64)
-    return {int(c): "".join(map(chr, pool[s + 1:s + 1 + int(pool[s])].tolist())) for c, s in zip(cps, starts)}
-
-
-def _full(stage1: np.ndarray, stage2: np.ndarray) -> np.ndarray:
-    return stage2.reshape(-1, 256)[stage1].reshape(-1)
-
-
-@lru_cache(maxsize=1)
-def unicode_data() -> UnicodeData:
-    """The tables, loaded once.
-
-    >>> unicode_data().nfkd[0xFB01], unicode_data().compose[(ord("e"), 0x301)] == ord("é")
-    ('fi', True)
-    """
-    bert = ut.build_tables({"L": 1, "N": 1, "S": 1, "clean_remove": 2, "clean_space": 2, "cjk": 2,
-                            "split_space": 2, "punct": 2})
-    norm = ut.norm_tables()
-    marks = _full(*bert["marks"])
-    ccc = {int(c): int(marks[c] & 0xFF) for c in np.flatnonzero(marks & 0xFF)}
-    compose = {(int(k) >> 21, int(k) & 0x1FFFFF): int(v) for k, v in zip(norm["compose_keys"], norm["compose_values"])}
-    return UnicodeData(nfd=_char_map(_full(*bert["maps"]["nfd"]), bert["pool"]),
-                       nfkd=_char_map(norm["nfkd_index"], norm["nfkd_pool"]),
-                       lower=_char_map(_full(*bert["maps"]["lower"]), bert["pool"]),
-                       ccc=ccc, compose=compose, flags=norm["flags"])
-
-
-# ------------------------------------------------------------------------------------ Unicode forms
-
-def decompose(text: str, table: dict, ccc: dict) -> list[Change]:
-    """Full decomposition, each character's first piece replacing it and the rest inserted after, then
-    each run of non-starters stably sorted by combining class (the changes move with the characters).
-
-    >>> decompose("é\\u0316", unicode_data().nfd, unicode_data().ccc)
-    [('e', 0), ('̖', 0), ('́', 1)]
-    """
-    out: list[Change] = []
-    run: list[Change] = []
-    for ch in text:
-        for k, piece in enumerate(table.get(ord(ch), ch)):
-            if ccc.get(ord(piece), 0) == 0:
-                out.extend(sorted(run, key=lambda item: ccc[ord(item[0])]))
-                run = []
-                out.append((piece, int(k > 0)))
-            else:
-                run.append((piece, int(k > 0)))
-    out.extend(sorted(run, key=lambda item: ccc[ord(item[0])]))
-    return out
-
-
-def recompose(items: list[Change], compose: dict, ccc: dict) -> list[Change]:
-    """Canonical composition of a decomposed list, as unicode-normalization-alignments does it: a
-    character joins the last starter unless blocked; the composite's change is the starter's plus
-    the joined character's minus one (so it keeps the starter's span and swallows the other).
-
-    >>> d = unicode_data()
-    >>> recompose([("e", 0), ("\\u0301", 0)], d.compose, d.ccc)
-    [('é', -1)]
-    """
-    out: list[Change] = []
-    starter: Change | None = None
-    held: list[Change] = []  # characters after the starter that did not join it
-    for ch, change in items:
-        cls = ccc.get(ord(ch), 0)
-        if starter is None:
-            if cls:
-                out.append((ch, change))
-            else:
-                starter = (ch, change)
-            continue
-        blocked = bool(held) and ccc.get(ord(held[-1][0]), 0) >= cls
-        joined = None if blocked else compose.get((ord(starter[0]), ord(ch)))
-        if joined is not None:
-            starter = (chr(joined), starter[1] + change - 1)
-        elif cls == 0:
-            out.append(starter)
-            out.extend(held)
-            starter, held = (ch, change), []
-        else:
-            held.append((ch, change))
-    if starter is not None:
-        out.append(starter)
-    return out + held
-
-
-def _form(text: Aligned, compatibility: bool, compose: bool) -> Aligned:
-    d = unicode_data()
-    items = decompose(text[0], d.nfkd if compatibility else d.nfd, d.ccc)
-    return apply_changes(text, recompose(items, d.compose, d.ccc) if compose else items)
-
-
-def _flag(ch: str, bit: int) -> bool:
-    return bool(unicode_data().flags[ord(ch)] & bit)
-
-
-def _keep(text: Aligned, keep) -> Aligned:
-    """tokenizers' NormalizedString.filter: each kept character replaces itself and removes the
-    dropped ones after it (so kept characters keep their own spans)."""
-    changes: list[Change] = []
-    dropped = first_dropped = 0
-    for ch in text[0]:
-        if not keep(ch):
-            dropped += 1
-            continue
-        if changes:
-            changes[-1] = (changes[-1][0], -dropped)
-        else:
-            first_dropped = dropped
-        changes.append((ch, 0))
-        dropped = 0
-    if changes:
-        changes[-1] = (changes[-1][0], -dropped)
-    return apply_changes(text, changes, first_dropped)
-
-
-def _lowercase(text: Aligned) -> Aligned:
-    lower = unicode_data().lower
-    return apply_changes(text, [(c, int(k > 0)) for ch in text[0] for k, c in enumerate(lower.get(ord(ch), ch))])
-
-
-# ------------------------------------------------------------------------------------ JSON reading
-
-_REQUIRED = object()
-
-
-def read_fields(obj, where: str, fields: dict) -> dict:
-    """Check a component's JSON object: `fields` maps each allowed key to (types, default or
-    _REQUIRED); an unknown key, a missing required one or a wrong type is one TokkitError.
-
-    >>> read_fields({"type": "X", "a": 1}, "t.json: normalizer.X", {"a": ((bool,), _REQUIRED)})
-    Traceback (most recent call last):
-    tokkit.errors.TokkitError: t.json: normalizer.X: field 'a' must be true or false, got an integer
-    """
-    json_object(obj, where)
-    for key in obj:
-        if key != "type" and key not in fields:
-            raise TokkitError(f"{where}: unknown field {key!r} (tokkit reads {', '.join(fields) or 'none'})")
-    out = {}
-    for key, (types, default) in fields.items():
-        extra = () if default is _REQUIRED else (default,)  # json_field: no default means required
-        out[key] = json_field(obj, key, types, where, *extra)
-    return out
-
-
-def read_pattern(obj, where: str) -> dict:
-    """A pattern object as tokenizers writes it: {"String": s} or {"Regex": r}."""
-    if not isinstance(obj, dict) or len(obj) != 1 or next(iter(obj)) not in ("String", "Regex") \
-            or not isinstance(next(iter(obj.values())), str):
-        raise TokkitError(f"{where}: field 'pattern' must be {{\"String\": text}} or {{\"Regex\": pattern}}, "
-                          f"got {obj!r}")
-    return dict(obj)
 
 
 def _simple(cls, obj: dict, where: str):
-    return cls(**read_fields(obj, f"{where}: normalizer.{cls.__name__}", _fields_of(cls)))
-
-
-def _fields_of(cls) -> dict:
-    return getattr(cls, "_FIELDS", {})
+    return cls(**read_fields(obj, f"{where}: normalizer.{cls.__name__}", fields_of(cls)))
 
 
 # ------------------------------------------------------------------------------------ components
@@ -290,7 +73,7 @@ class NFC(_NoFields):
     """
 
     def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
-        return _form(text, compatibility=False, compose=True)
+        return unicode_form(text, compatibility=False, compose=True)
 
 
 @dataclass(frozen=True)
@@ -303,7 +86,7 @@ class NFD(_NoFields):
     """
 
     def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
-        return _form(text, compatibility=False, compose=False)
+        return unicode_form(text, compatibility=False, compose=False)
 
 
 @dataclass(frozen=True)
@@ -315,7 +98,7 @@ class NFKC(_NoFields):
     """
 
     def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
-        return _form(text, compatibility=True, compose=True)
+        return unicode_form(text, compatibility=True, compose=True)
 
 
 @dataclass(frozen=True)
@@ -327,7 +110,7 @@ class NFKD(_NoFields):
     """
 
     def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
-        return _form(text, compatibility=True, compose=False)
+        return unicode_form(text, compatibility=True, compose=False)
 
 
 @dataclass(frozen=True)
@@ -339,7 +122,7 @@ class Lowercase(_NoFields):
     """
 
     def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
-        return _lowercase(text)
+        return lowercased(text)
 
 
 @dataclass(frozen=True)
@@ -351,7 +134,7 @@ class StripAccents(_NoFields):
     """
 
     def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
-        return _keep(text, lambda c: not _flag(c, ut.STRIP_ACCENT))
+        return keep_chars(text, lambda c: not has_flag(c, ut.STRIP_ACCENT))
 
 
 @dataclass(frozen=True)
@@ -366,7 +149,7 @@ class Nmt(_NoFields):
     _SPACE = frozenset([0x09, 0x0A, 0x0C, 0x0D, 0x1680, *range(0x200B, 0x2010), 0x2028, 0x2029, 0x2581, 0xFEFF, 0xFFFD])
 
     def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
-        kept = _keep(text, lambda c: ord(c) not in self._DROP)
+        kept = keep_chars(text, lambda c: ord(c) not in self._DROP)
         return apply_changes(kept, [(" " if ord(c) in self._SPACE else c, 0) for c in kept[0]])
 
 
@@ -380,14 +163,14 @@ class Strip:
 
     strip_left: bool
     strip_right: bool
-    _FIELDS = {"strip_left": ((bool,), _REQUIRED), "strip_right": ((bool,), _REQUIRED)}
+    _FIELDS = {"strip_left": ((bool,), REQUIRED), "strip_right": ((bool,), REQUIRED)}
 
     def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
         chars = text[0]
         lead = trail = 0
-        while self.strip_left and lead < len(chars) and _flag(chars[lead], ut.WHITESPACE):
+        while self.strip_left and lead < len(chars) and has_flag(chars[lead], ut.WHITESPACE):
             lead += 1
-        while self.strip_right and trail < len(chars) and _flag(chars[-1 - trail], ut.WHITESPACE):
+        while self.strip_right and trail < len(chars) and has_flag(chars[-1 - trail], ut.WHITESPACE):
             trail += 1
         if not lead and not trail:
             return text
@@ -419,13 +202,13 @@ class Replace:
 
     pattern: dict
     content: str
-    _FIELDS = {"pattern": ((dict,), _REQUIRED), "content": ((str,), _REQUIRED)}
+    _FIELDS = {"pattern": ((dict,), REQUIRED), "content": ((str,), REQUIRED)}
 
     def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
         chars, spans = text
         if not chars:
             return text
-        origin = _origin(text, origin)
+        origin = origin_of(text, origin)
         out, out_spans, last = [], [], 0
         for start, end in find_matches(regex_of(self.pattern), chars, self.pattern):
             out.append(chars[last:start])
@@ -458,7 +241,7 @@ class Prepend:
     """
 
     prepend: str
-    _FIELDS = {"prepend": ((str,), _REQUIRED)}
+    _FIELDS = {"prepend": ((str,), REQUIRED)}
 
     def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
         chars, spans = text
@@ -467,7 +250,7 @@ class Prepend:
         # tokenizers transforms the first character into prepend + itself: the first new character
         # replaces it, the others (itself included) are insertions
         head = [(c, int(k > 0)) for k, c in enumerate(self.prepend)] + [(chars[0], 1)]
-        new, new_spans = apply_changes((chars[:1], spans[:1]), head, origin=_origin(text, origin))
+        new, new_spans = apply_changes((chars[:1], spans[:1]), head, origin=origin_of(text, origin))
         return new + chars[1:], new_spans + spans[1:]
 
     @classmethod
@@ -490,8 +273,8 @@ class BertNormalizer:
     handle_chinese_chars: bool
     strip_accents: Union[bool, None]
     lowercase: bool
-    _FIELDS = {"clean_text": ((bool,), _REQUIRED), "handle_chinese_chars": ((bool,), _REQUIRED),
-               "strip_accents": ((bool, type(None)), None), "lowercase": ((bool,), _REQUIRED)}
+    _FIELDS = {"clean_text": ((bool,), REQUIRED), "handle_chinese_chars": ((bool,), REQUIRED),
+               "strip_accents": ((bool, type(None)), None), "lowercase": ((bool,), REQUIRED)}
 
     @property
     def options(self) -> BertNorm:
@@ -525,7 +308,7 @@ class Precompiled:
     """
 
     precompiled_charsmap: str
-    _FIELDS = {"precompiled_charsmap": ((str,), _REQUIRED)}
+    _FIELDS = {"precompiled_charsmap": ((str,), REQUIRED)}
 
     @property
     def charsmap(self) -> precompiled.Charsmap:
@@ -565,15 +348,15 @@ class Sequence:
     normalizers: tuple
 
     def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
-        origin = _origin(text, origin)
+        origin = origin_of(text, origin)
         for n in self.normalizers:
             text = n.normalize(text, origin)
         return text
 
     @classmethod
     def from_json(cls, obj: dict, where: str):
-        items = read_fields(obj, f"{where}: normalizer.Sequence", {"normalizers": ((list,), _REQUIRED)})["normalizers"]
-        return cls(tuple(_from_json(item, where) for item in items))
+        items = read_fields(obj, f"{where}: normalizer.Sequence", {"normalizers": ((list,), REQUIRED)})["normalizers"]
+        return cls(tuple(component_from_json(NORMALIZERS, item, where, "normalizer") for item in items))
 
     def to_json(self) -> dict:
         return {"type": "Sequence", "normalizers": [n.to_json() for n in self.normalizers]}
@@ -585,15 +368,6 @@ NORMALIZERS = {cls.__name__: cls for cls in (NFC, NFD, NFKC, NFKD, Lowercase, St
                                              Prepend, BertNormalizer, Precompiled, Sequence)}
 
 
-def _from_json(obj, where: str) -> Normalizer:
-    if not isinstance(obj, dict):
-        raise TokkitError(f"{where}: normalizer must be an object, got {json_kind(obj)}")
-    kind = obj.get("type")
-    if kind not in NORMALIZERS:
-        raise TokkitError(f"{where}: normalizer type {kind!r} is not supported ({', '.join(NORMALIZERS)})")
-    return NORMALIZERS[kind].from_json(obj, where)
-
-
 def normalizer_from_json(obj: dict | None, where: str) -> Normalizer | None:
     """The normalizer a tokenizer.json `normalizer` object describes (None for null).
 
@@ -601,7 +375,7 @@ def normalizer_from_json(obj: dict | None, where: str) -> Normalizer | None:
     Traceback (most recent call last):
     tokkit.errors.TokkitError: t.json: normalizer.Strip: field 'strip_right' must be true or false, got an integer
     """
-    return None if obj is None else _from_json(obj, where)
+    return None if obj is None else component_from_json(NORMALIZERS, obj, where, "normalizer")
 
 
 def normalizer_to_json(normalizer: Normalizer | None) -> dict | None:

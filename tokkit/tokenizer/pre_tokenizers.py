@@ -28,9 +28,9 @@ from tokkit._native.byte_symbols import bytes_to_unicode
 from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm, bert_split
 from tokkit.text.pretokenize import gpt2_spans
-from tokkit.tokenizer.models.wordlevel import json_kind
-from tokkit.tokenizer.normalizers import (_REQUIRED, Aligned, Prepend, aligned, apply_changes, read_fields,
-                                          read_pattern, unicode_data)
+from tokkit.tokenizer.aligned import Aligned, aligned, apply_changes, unicode_data
+from tokkit.tokenizer.component_json import REQUIRED, component_from_json, read_fields, read_pattern
+from tokkit.tokenizer.normalizers import Prepend
 from tokkit.tokenizer.onig_regex import find_matches, regex_of
 
 Span = Tuple[int, int]
@@ -180,7 +180,7 @@ class Metaspace(_Base):
     @classmethod
     def from_json(cls, obj: dict, where: str):
         where = f"{where}: pre_tokenizer.Metaspace"
-        f = read_fields(obj, where, {"replacement": ((str,), _REQUIRED), "prepend_scheme": ((str,), "always"),
+        f = read_fields(obj, where, {"replacement": ((str,), REQUIRED), "prepend_scheme": ((str,), "always"),
                                      "split": ((bool,), True), "add_prefix_space": ((bool,), None),
                                      "str_rep": ((str,), None)})
         if len(f["replacement"]) != 1:
@@ -210,7 +210,7 @@ class Split(_Base):
     pattern: dict
     behavior: str
     invert: bool
-    _FIELDS = {"pattern": ((dict,), _REQUIRED), "behavior": ((str,), _REQUIRED), "invert": ((bool,), _REQUIRED)}
+    _FIELDS = {"pattern": ((dict,), REQUIRED), "behavior": ((str,), REQUIRED), "invert": ((bool,), REQUIRED)}
 
     def split_one(self, piece: Aligned) -> list[Aligned]:
         matches = regex_matches(regex_of(self.pattern), piece[0], self.pattern)
@@ -243,7 +243,7 @@ class ByteLevel(_Base):
     add_prefix_space: bool
     trim_offsets: bool
     use_regex: bool
-    _FIELDS = {"add_prefix_space": ((bool,), _REQUIRED), "trim_offsets": ((bool,), _REQUIRED),
+    _FIELDS = {"add_prefix_space": ((bool,), REQUIRED), "trim_offsets": ((bool,), REQUIRED),
                "use_regex": ((bool,), True)}
 
     def pre_tokenize(self, pieces: list[Aligned]) -> list[Aligned]:
@@ -344,7 +344,7 @@ class Digits(_Base):
     """
 
     individual_digits: bool
-    _FIELDS = {"individual_digits": ((bool,), _REQUIRED)}
+    _FIELDS = {"individual_digits": ((bool,), REQUIRED)}
 
     def split_one(self, piece: Aligned) -> list[Aligned]:
         behavior = "Isolated" if self.individual_digits else "Contiguous"
@@ -370,7 +370,7 @@ class CharDelimiterSplit(_Base):
     @classmethod
     def from_json(cls, obj: dict, where: str):
         where = f"{where}: pre_tokenizer.CharDelimiterSplit"
-        delimiter = read_fields(obj, where, {"delimiter": ((str,), _REQUIRED)})["delimiter"]
+        delimiter = read_fields(obj, where, {"delimiter": ((str,), REQUIRED)})["delimiter"]
         if len(delimiter) != 1:
             raise TokkitError(f"{where}: field 'delimiter' must be one character, got {delimiter!r}")
         return cls(delimiter)
@@ -411,8 +411,8 @@ class Sequence(_Base):
 
     @classmethod
     def from_json(cls, obj: dict, where: str):
-        items = read_fields(obj, f"{where}: pre_tokenizer.Sequence", {"pretokenizers": ((list,), _REQUIRED)})
-        return cls(tuple(_from_json(item, where) for item in items["pretokenizers"]))
+        items = read_fields(obj, f"{where}: pre_tokenizer.Sequence", {"pretokenizers": ((list,), REQUIRED)})
+        return cls(tuple(component_from_json(PRE_TOKENIZERS, item, where, "pre_tokenizer") for item in items["pretokenizers"]))
 
     def to_json(self) -> dict:
         return {"type": "Sequence", "pretokenizers": [p.to_json() for p in self.pretokenizers]}
@@ -424,15 +424,6 @@ PRE_TOKENIZERS = {cls.__name__: cls for cls in (Metaspace, Split, ByteLevel, Whi
                                                 Digits, CharDelimiterSplit, BertPreTokenizer, Sequence)}
 
 
-def _from_json(obj, where: str) -> PreTokenizer:
-    if not isinstance(obj, dict):
-        raise TokkitError(f"{where}: pre_tokenizer must be an object, got {json_kind(obj)}")
-    kind = obj.get("type")
-    if kind not in PRE_TOKENIZERS:
-        raise TokkitError(f"{where}: pre_tokenizer type {kind!r} is not supported ({', '.join(PRE_TOKENIZERS)})")
-    return PRE_TOKENIZERS[kind].from_json(obj, where)
-
-
 def pre_tokenizer_from_json(obj: dict | None, where: str) -> PreTokenizer | None:
     """The pre-tokenizer a tokenizer.json `pre_tokenizer` object describes (None for null).
 
@@ -440,7 +431,7 @@ def pre_tokenizer_from_json(obj: dict | None, where: str) -> PreTokenizer | None
     Traceback (most recent call last):
     tokkit.errors.TokkitError: t.json: pre_tokenizer.Digits: field 'individual_digits' is missing
     """
-    return None if obj is None else _from_json(obj, where)
+    return None if obj is None else component_from_json(PRE_TOKENIZERS, obj, where, "pre_tokenizer")
 
 
 def pre_tokenizer_to_json(pre_tokenizer: PreTokenizer | None) -> dict | None:

@@ -31,7 +31,8 @@ from tokkit.tokenizer.hf_json import encode_defaults, special_tokens_map, to_jso
 from tokkit.tokenizer.load import load_spec
 from tokkit.tokenizer.models import model_to_json
 from tokkit.tokenizer.nfc_lane import NfcEncoder
-from tokkit.tokenizer.normalizers import aligned, normalizer_to_json
+from tokkit.tokenizer.aligned import aligned
+from tokkit.tokenizer.normalizers import normalizer_to_json
 from tokkit.tokenizer.onig_regex import find_matches, regex_of
 from tokkit.tokenizer.pre_tokenizers import pre_tokenizer_to_json
 from tokkit.tokenizer.precompiled import parse_charsmap

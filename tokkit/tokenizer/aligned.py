@@ -1,0 +1,208 @@
+"""Aligned strings: text whose characters each carry the span of the original text they come from.
+
+tokenizers' normalizers move spans along as they rewrite text, and the readable twins of the
+normalizers and pre-tokenizers do the same through `apply_changes` (tokenizers'
+NormalizedString.transform). The Unicode forms, lowercasing and filters every twin builds on are
+here, over the character tables the compiled pipeline reads (tokkit._native.unicode_tables).
+
+>>> unicode_form(aligned("e\u0301"), compatibility=False, compose=True)
+('é', [(0, 1)])
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import List, Tuple
+
+import numpy as np
+
+from tokkit._native import unicode_tables as ut
+from tokkit.errors import TokkitError
+
+Span = Tuple[int, int]
+Aligned = Tuple[str, List[Span]]
+Change = Tuple[str, int]
+
+
+def aligned(text: str, start: int = 0) -> Aligned:
+    """`text` as tokenizers starts it: each character its own span (shifted by `start`).
+
+    >>> aligned("ab", 3)
+    ('ab', [(3, 4), (4, 5)])
+    """
+    return text, [(start + i, start + i + 1) for i in range(len(text))]
+
+
+def apply_changes(text: Aligned, changes: list[Change], removed_first: int = 0, origin: int | None = None) -> Aligned:
+    """tokenizers' NormalizedString.transform over the whole string.
+
+    `removed_first` characters are dropped before the first change; `origin` is the span start an
+    insertion before every character takes (default: the first character's span start).
+
+    tokenizers finds "the whole string" by mapping the original text back, which leaves out leading
+    characters with empty spans (inserted at the origin by Replace or Prepend("")): those stay in
+    front untouched while the changes (made for the whole string) apply after them, and tokenizers
+    panics when they run past the end; that is a TokkitError here.
+
+    >>> apply_changes(aligned("ab"), [("x", 0), ("y", 1), ("b", 0)])
+    ('xyb', [(0, 1), (0, 1), (1, 2)])
+    """
+    chars, spans = text
+    if not chars:
+        return text
+    if origin is None:
+        origin = spans[0][0]
+    first = next((i for i, (start, end) in enumerate(spans) if start != end), len(spans))
+    at = min(first + removed_first, len(chars))
+    new_spans = []
+    for _, change in changes:
+        if change > 0:
+            new_spans.append(spans[at - 1] if at else (origin, origin))
+            continue
+        if at >= len(chars):
+            raise TokkitError("normalizer: tokenizers fails on this text (a character inserted at the start "
+                              "with an empty span is followed by a normalizer that rewrites the text)")
+        new_spans.append(spans[at])
+        at = min(at + 1 - change, len(chars))
+    return chars[:first] + "".join(c for c, _ in changes), spans[:first] + new_spans
+
+
+def origin_of(text: Aligned, origin: int | None) -> int:
+    return origin if origin is not None else (text[1][0][0] if text[1] else 0)
+
+
+# ------------------------------------------------------------------------------------ tables
+
+@dataclass(frozen=True)
+class UnicodeData:
+    """The character tables the twins read, as dicts (from the same arrays the compiled code reads)."""
+
+    nfd: dict  # code point -> full canonical decomposition (str)
+    nfkd: dict  # code point -> full compatibility decomposition
+    lower: dict  # code point -> lowercase (str)
+    ccc: dict  # code point -> canonical combining class (non-starters only)
+    compose: dict  # (first, second) -> composite code point
+    flags: np.ndarray  # uint16 per code point: unicode_tables.WHITESPACE, PUNCT, NUMERIC, WORD, ...
+
+
+def _char_map(index: np.ndarray, pool: np.ndarray) -> dict:
+    """{code point: result} from a per-code-point pool index (0 = unchanged) and its pool."""
+    cps = np.flatnonzero(index)
+    starts = index[cps].astype(np.int64)
+    return {int(c): "".join(map(chr, pool[s + 1:s + 1 + int(pool[s])].tolist())) for c, s in zip(cps, starts)}
+
+
+def _full(stage1: np.ndarray, stage2: np.ndarray) -> np.ndarray:
+    return stage2.reshape(-1, 256)[stage1].reshape(-1)
+
+
+@lru_cache(maxsize=1)
+def unicode_data() -> UnicodeData:
+    """The tables, loaded once.
+
+    >>> unicode_data().nfkd[0xFB01], unicode_data().compose[(ord("e"), 0x301)] == ord("é")
+    ('fi', True)
+    """
+    bert = ut.build_tables({"L": 1, "N": 1, "S": 1, "clean_remove": 2, "clean_space": 2, "cjk": 2,
+                            "split_space": 2, "punct": 2})
+    norm = ut.norm_tables()
+    marks = _full(*bert["marks"])
+    ccc = {int(c): int(marks[c] & 0xFF) for c in np.flatnonzero(marks & 0xFF)}
+    compose = {(int(k) >> 21, int(k) & 0x1FFFFF): int(v) for k, v in zip(norm["compose_keys"], norm["compose_values"])}
+    return UnicodeData(nfd=_char_map(_full(*bert["maps"]["nfd"]), bert["pool"]),
+                       nfkd=_char_map(norm["nfkd_index"], norm["nfkd_pool"]),
+                       lower=_char_map(_full(*bert["maps"]["lower"]), bert["pool"]),
+                       ccc=ccc, compose=compose, flags=norm["flags"])
+
+
+# ------------------------------------------------------------------------------------ Unicode forms
+
+def decompose(text: str, table: dict, ccc: dict) -> list[Change]:
+    """Full decomposition, each character's first piece replacing it and the rest inserted after, then
+    each run of non-starters stably sorted by combining class (the changes move with the characters).
+
+    >>> decompose("é\\u0316", unicode_data().nfd, unicode_data().ccc)
+    [('e', 0), ('̖', 0), ('́', 1)]
+    """
+    out: list[Change] = []
+    run: list[Change] = []
+    for ch in text:
+        for k, piece in enumerate(table.get(ord(ch), ch)):
+            if ccc.get(ord(piece), 0) == 0:
+                out.extend(sorted(run, key=lambda item: ccc[ord(item[0])]))
+                run = []
+                out.append((piece, int(k > 0)))
+            else:
+                run.append((piece, int(k > 0)))
+    out.extend(sorted(run, key=lambda item: ccc[ord(item[0])]))
+    return out
+
+
+def recompose(items: list[Change], compose: dict, ccc: dict) -> list[Change]:
+    """Canonical composition of a decomposed list, as unicode-normalization-alignments does it: a
+    character joins the last starter unless blocked; the composite's change is the starter's plus
+    the joined character's minus one (so it keeps the starter's span and swallows the other).
+
+    >>> d = unicode_data()
+    >>> recompose([("e", 0), ("\\u0301", 0)], d.compose, d.ccc)
+    [('é', -1)]
+    """
+    out: list[Change] = []
+    starter: Change | None = None
+    held: list[Change] = []  # characters after the starter that did not join it
+    for ch, change in items:
+        cls = ccc.get(ord(ch), 0)
+        if starter is None:
+            if cls:
+                out.append((ch, change))
+            else:
+                starter = (ch, change)
+            continue
+        blocked = bool(held) and ccc.get(ord(held[-1][0]), 0) >= cls
+        joined = None if blocked else compose.get((ord(starter[0]), ord(ch)))
+        if joined is not None:
+            starter = (chr(joined), starter[1] + change - 1)
+        elif cls == 0:
+            out.append(starter)
+            out.extend(held)
+            starter, held = (ch, change), []
+        else:
+            held.append((ch, change))
+    if starter is not None:
+        out.append(starter)
+    return out + held
+
+
+def unicode_form(text: Aligned, compatibility: bool, compose: bool) -> Aligned:
+    d = unicode_data()
+    items = decompose(text[0], d.nfkd if compatibility else d.nfd, d.ccc)
+    return apply_changes(text, recompose(items, d.compose, d.ccc) if compose else items)
+
+
+def has_flag(ch: str, bit: int) -> bool:
+    return bool(unicode_data().flags[ord(ch)] & bit)
+
+
+def keep_chars(text: Aligned, keep) -> Aligned:
+    """tokenizers' NormalizedString.filter: each kept character replaces itself and removes the
+    dropped ones after it (so kept characters keep their own spans)."""
+    changes: list[Change] = []
+    dropped = first_dropped = 0
+    for ch in text[0]:
+        if not keep(ch):
+            dropped += 1
+            continue
+        if changes:
+            changes[-1] = (changes[-1][0], -dropped)
+        else:
+            first_dropped = dropped
+        changes.append((ch, 0))
+        dropped = 0
+    if changes:
+        changes[-1] = (changes[-1][0], -dropped)
+    return apply_changes(text, changes, first_dropped)
+
+
+def lowercased(text: Aligned) -> Aligned:
+    lower = unicode_data().lower
+    return apply_changes(text, [(c, int(k > 0)) for ch in text[0] for k, c in enumerate(lower.get(ord(ch), ch))])
