@@ -15,6 +15,7 @@ from tokkit.errors import TokkitError
 from tokkit.text.default_corpus import default_texts
 from tokkit.tokenizer.hf_json import to_json
 from tokkit.train import unigram as U
+from tokkit.train import unigram_em as E
 from tokkit.train import unigram_py
 
 compiled = pytest.importorskip("tokkit._native.unigram_train", reason="the compiled unigram kernel is not built")
@@ -36,8 +37,8 @@ def random_case(rng: random.Random, n_pieces=40, n_words=60):
     pieces = sorted({"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 4))) for _ in range(n_pieces)})
     pieces = [p for p in pieces if len(p) > 1 or p != "e"]  # "e" is never a piece: unknown nodes occur
     words = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 9))) for _ in range(n_words)]
-    p_cps, p_off = U.as_arrays(pieces)
-    w_cps, w_off = U.as_arrays(words)
+    p_cps, p_off = E.as_arrays(pieces)
+    w_cps, w_off = E.as_arrays(words)
     scores = np.array([-rng.uniform(1, 8) for _ in pieces])
     counts = np.array([rng.randint(1, 50) for _ in words], dtype=np.int64)
     return p_cps, p_off, scores, w_cps, w_off, counts
@@ -87,7 +88,7 @@ def test_e_step_and_viterbi_counts_are_the_same_on_any_threads():
 def test_substring_counts_match_twin(seed):
     rng = random.Random(seed)
     words = ["▁" + "".join(rng.choice("abcd12,é") for _ in range(rng.randint(0, 12))) for _ in range(80)]
-    w_cps, w_off = U.as_arrays(words)
+    w_cps, w_off = E.as_arrays(words)
     counts = np.array([rng.randint(1, 9) for _ in words], dtype=np.int64)
     classes = np.array([rng.choice([-1, -2, -3, 0, 1, 2, 2]) for _ in range(len(w_cps))], dtype=np.int32)
     for max_length, min_count in [(16, 1), (3, 2), (1, 1)]:
@@ -101,7 +102,7 @@ def test_substring_counts_match_twin(seed):
 def test_substring_rules(engine):
     """▁ only first, one script a piece (marks join any), split digits alone, unkept characters nowhere."""
     words = ["▁ab,", "▁a1"]
-    w_cps, w_off = U.as_arrays(words)
+    w_cps, w_off = E.as_arrays(words)
     classes = np.array([-2, 1, 1, 2, -2, 1, -3], dtype=np.int32)
     cps, off, c = engine.count_substrings(w_cps, w_off, np.array([3, 1]), classes, max_length=16, min_count=1)
     got = {"".join(map(chr, cps[off[k]:off[k + 1]])): int(c[k]) for k in range(len(c))}
@@ -112,8 +113,8 @@ def test_substring_rules(engine):
 def test_forward_backward_known_answer(engine):
     """"ab" is either the piece ab or a + b: expected counts are the two paths' posterior probabilities."""
     s = np.log(np.array([0.2, 0.3, 0.1]))  # a, b, ab
-    p_cps, p_off = U.as_arrays(["a", "b", "ab"])
-    w_cps, w_off = U.as_arrays(["ab", "b"])
+    p_cps, p_off = E.as_arrays(["a", "b", "ab"])
+    w_cps, w_off = E.as_arrays(["ab", "b"])
     expected, objective = engine.e_step(p_cps, p_off, s, w_cps, w_off, np.array([10, 1]), unk_score=-50.0)
     split, whole = 0.2 * 0.3, 0.1
     p_split = split / (split + whole)
@@ -129,21 +130,21 @@ def test_alternatives_and_unknown_nodes(engine):
     a piece whose best path is split may go; an unknown character is one node of unk_score."""
     pieces = ["a", "b", "ab", "abb", "ba"]
     s = np.log(np.array([0.3, 0.3, 0.2, 0.001, 0.1]))
-    p_cps, p_off = U.as_arrays(pieces)
+    p_cps, p_off = E.as_arrays(pieces)
     kind, alt, off = engine.alternatives(p_cps, p_off, s, unk_score=-20.0)
     assert kind.tolist() == [1, 1, 2, 0, 2]
     assert alt[off[2]:off[3]].tolist() == [0, 1] and alt[off[4]:off[5]].tolist() == [1, 0]
-    w_cps, w_off = U.as_arrays(["axb"])
+    w_cps, w_off = E.as_arrays(["axb"])
     freq = engine.viterbi_counts(p_cps, p_off, s, w_cps, w_off, np.array([4]), unk_score=-20.0)
     assert freq.tolist() == [4.0, 4.0, 0.0, 0.0, 0.0]
 
 
 def test_digamma():
     euler = 0.5772156649015329
-    assert math.isclose(U.digamma(1.0), -euler, rel_tol=1e-12)
-    assert math.isclose(U.digamma(0.5), -euler - 2 * math.log(2), rel_tol=1e-12)
+    assert math.isclose(E.digamma(1.0), -euler, rel_tol=1e-12)
+    assert math.isclose(E.digamma(0.5), -euler - 2 * math.log(2), rel_tol=1e-12)
     for x in (0.01, 0.7, 3.5, 40.0, 1e6):
-        assert math.isclose(U.digamma(x + 1), U.digamma(x) + 1 / x, rel_tol=1e-12, abs_tol=1e-12)
+        assert math.isclose(E.digamma(x + 1), E.digamma(x) + 1 / x, rel_tol=1e-12, abs_tol=1e-12)
 
 
 # ------------------------------------------------------------------------------ training
@@ -156,9 +157,9 @@ def test_compiled_and_twin_train_the_same_pieces_and_scores(lines):
 
 def test_pure_python_switch_selects_the_twin(monkeypatch):
     monkeypatch.setenv("TOKKIT_PURE_PYTHON", "1")
-    assert U.lattice_engine() is unigram_py
+    assert E.lattice_engine() is unigram_py
     monkeypatch.delenv("TOKKIT_PURE_PYTHON")
-    assert U.lattice_engine() is compiled
+    assert E.lattice_engine() is compiled
 
 
 def test_pieces_follow_the_rules(lines):
@@ -169,12 +170,12 @@ def test_pieces_follow_the_rules(lines):
     scores = [s for _, s in vocab[3:]]
     assert scores == sorted(scores, reverse=True) and all(s < 0 for s in scores)
     assert all(len(p) <= 6 for p in pieces)
-    assert all(U.SPACE not in p[1:] for p in pieces)  # ▁ only starts a piece
-    assert all(len({U.script_of(c) for c in p.lstrip(U.SPACE)} - {None}) <= 1 for p in pieces)
+    assert all(E.SPACE not in p[1:] for p in pieces)  # ▁ only starts a piece
+    assert all(len({E.script_of(c) for c in p.lstrip(E.SPACE)} - {None}) <= 1 for p in pieces)
     assert {"▁the", "▁", "e", "t"} <= set(pieces)
     words = U.Unigram().normalized_words(tokkit.text.count.count_words(texts=lines[:3000], mode="whitespace"))
-    cps, offsets = U.as_arrays(list(words))
-    required = U.required_chars(cps, offsets, np.array(list(words.values())), 0.9995)
+    cps, offsets = E.as_arrays(list(words))
+    required = E.required_chars(cps, offsets, np.array(list(words.values())), 0.9995)
     assert set(required) <= set(pieces)  # every covered character stays
 
 
