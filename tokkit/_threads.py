@@ -123,6 +123,25 @@ def run_sliced(work: Callable[[int, int], T], sizes: Sequence[int] | np.ndarray,
     return results
 
 
+def run_shared(work: Callable[[], None], sizes: Sequence[int] | np.ndarray, num_threads: int | None = None) -> None:
+    """`work()` on as many threads as run_sliced would use for `sizes`, the caller one of them; returns
+    when every started call has returned. `work` takes its share of the batch itself (a compiled job
+    hands out slices through an atomic counter), so each thread enters it once per batch.
+
+    >>> done = []
+    >>> run_shared(lambda: done.append(1), [3, 4], num_threads=2); len(done) >= 1
+    True
+    """
+    threads = min(resolve_threads(num_threads, len(sizes)), available_cores())
+    helpers = _submit(work, threads - 1)
+    try:
+        work()
+    finally:
+        for h in helpers:
+            if not h.cancel():  # not started by now: the caller has taken every slice already
+                h.result()
+
+
 def _submit(fn: Callable[[], None], copies: int) -> list[Future]:
     """`copies` runs of `fn` queued on the shared pool; none once the interpreter is shutting down
     (the caller then takes every slice itself)."""

@@ -1,4 +1,6 @@
 """Numpy outputs: encode_to_numpy and encode_batch_flat give exactly the ids of the list APIs."""
+import threading
+
 import numpy as np
 import pytest
 from helpers.oracles import EDGE_CASES, sample_lines
@@ -7,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tokkit
-from tokkit.tokenizer.tokenizer import join_flat
+from tokkit.tokenizer.tokenizer import check_texts, join_flat
 
 KINDS = ["wordpiece", "bpe", "bytelevel"]
 # every code point, lone surrogates included (tokkit takes them; see Tokenizer's docstring)
@@ -95,6 +97,39 @@ def test_join_flat_offsets_continue_across_slices():
              (np.array([3, 4, 5], np.uint32), np.array([0, 3]))]
     ids, offsets = join_flat(parts)
     assert ids.tolist() == [1, 2, 3, 4, 5] and offsets.tolist() == [0, 1, 2, 2, 5]
+
+
+def shared_job(tok, texts, bounds):
+    job = tok._encoder.flat_job(texts, bounds) if hasattr(tok._encoder, "flat_job") else None
+    assert job is not None, "every fixture kind has the compiled encoder and no custom pattern"
+    return job
+
+
+def test_flat_job_joins_slices_from_several_calls(tok):
+    texts, _ = check_texts(EDGE_CASES + sample_lines(40))
+    bounds = [0, 1, 5, 6, 20, len(texts) - 3, len(texts)]
+    job = shared_job(tok, texts, bounds)
+    job.work(max_slices=2)  # slices 0 and 1 in one Rows
+    job.work(max_slices=1)  # slice 2 alone
+    job.work(max_slices=0)  # takes nothing
+    job.work()              # the rest
+    ids, offsets = job.result()
+    assert offsets.tolist()[0] == 0 and len(offsets) == len(texts) + 1
+    assert [ids[offsets[r]:offsets[r + 1]].tolist() for r in range(len(texts))] == tok.encode_batch(texts, num_threads=1)
+
+
+def test_flat_job_on_racing_threads(tok):
+    texts, sizes = check_texts(sample_lines(300) * 3)
+    expected = tok.encode_batch(texts, num_threads=1)
+    for _ in range(5):
+        job = shared_job(tok, texts, list(range(0, len(texts), 7)) + [len(texts)])
+        workers = [threading.Thread(target=job.work) for _ in range(4)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        ids, offsets = job.result()
+        assert [ids[offsets[r]:offsets[r + 1]].tolist() for r in range(len(texts))] == expected
 
 
 @needs_corpus

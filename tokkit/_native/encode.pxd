@@ -60,6 +60,7 @@ cdef class Encoder:
     cdef Py_ssize_t match_special(self, TextView t, Py_ssize_t i, int32_t* sid) noexcept nogil
     cdef void encode_text(self, TextView t, Scratch s, Rows out) noexcept nogil
     cdef void encode_str_utf8(self, TextView t, Scratch s, Rows out) noexcept nogil
+    cdef void encode_ids(self, TextView t, Scratch s, Rows out) noexcept nogil
     cdef void encode_utf8(self, const uint8_t* p, Py_ssize_t n, Scratch s, Rows out) noexcept nogil
     cdef Py_ssize_t match_special_utf8(self, const uint8_t* p, Py_ssize_t i, Py_ssize_t n,
                                        int32_t* sid) noexcept nogil

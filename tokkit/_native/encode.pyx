@@ -9,11 +9,14 @@ All per-character and per-word work runs without the GIL; the tables are read-on
 >>> tok._encoder.encode_full("Unaff x")
 ([1, 2, 0], [0, 2, 6], [2, 5, 7], [0, 0, 1])
 """
+cimport cython
+from cpython.object cimport PyObject
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libcpp.atomic cimport atomic
 from libcpp.vector cimport vector
 from libc.stdlib cimport free, realloc
 from libc.string cimport memchr, memcmp, memcpy
-from tokkit._native.text cimport (TextView, text_view, text_at, utf8_put, ascii_only, Piece, BertOptions,
+from tokkit._native.text cimport (TextView, text_view, text_view_of, str_length, text_at, utf8_put, ascii_only, Piece, BertOptions,
                                   bert_pieces, bert_norm_pieces, gpt2_pieces_tokenizers, gpt2_tokenizers_classes,
                                   bert_ascii_actions, BERT_WORD, BERT_DROP, BERT_SPLIT, BERT_PUNCT,
                                   Gpt2Classes, gpt2_piece_ends, utf8_from_str, PatternClasses, pattern_piece_ends,
@@ -25,6 +28,7 @@ from tokkit._native.hashing cimport hash_bytes
 from tokkit._native.bpe cimport bpe_merge
 from tokkit._native.rows cimport Rows
 
+import numpy as np
 import regex
 
 from tokkit._native import regex_limit
@@ -32,6 +36,10 @@ from tokkit._native.byte_symbols import bytes_to_unicode, decode_symbols
 from tokkit._native.patterns import CL100K_PATTERN, O200K_PATTERN, QWEN2_PATTERN
 from tokkit._native.rows import rows_to_lists
 from tokkit.errors import TokkitError
+
+cdef extern from "Python.h":
+    ctypedef struct PyListObject:
+        PyObject** ob_item
 
 cdef enum:
     # Longer pieces are merged every time. A word of a script written without spaces (a CJK
@@ -939,6 +947,26 @@ cdef class Encoder:
                 out.ptr.push_back(out.ids.size())
         return out
 
+    cdef void encode_ids(self, TextView tv, Scratch s, Rows out) noexcept nogil:
+        # one text, ids only: byte-level reads UTF-8, the other kinds the code points
+        if self.kind == BYTELEVEL:
+            self.encode_str_utf8(tv, s, out)
+        else:
+            self.encode_text(tv, s, out)
+
+    def flat_job(self, list texts, bounds):
+        """A FlatJob encoding `texts` (checked by text_lengths) in the slices texts[bounds[i]:bounds[i + 1]],
+        or None when a custom split pattern needs the GIL for every text (use encode_flat then)."""
+        if self.pattern is not None:
+            return None
+        cdef FlatJob job = FlatJob.__new__(FlatJob)
+        job.enc, job.texts, job.done = self, texts, []
+        job.items = <PyObject**>(<PyListObject*>texts).ob_item
+        for b in bounds:
+            job.bounds.push_back(b)
+        job.taken.store(0)
+        return job
+
     def encode(self, str text) -> list:
         return rows_to_lists(self.run_many([text], 0, 1, False), self.ints)[0]
 
@@ -1086,3 +1114,95 @@ cdef class Encoder:
             self.symbolize(s, len(w))
             bpe_merge(self.merges, s.sid, s.ss, s.se)
             self.direct[k] = s.sid.size() == 1 and s.sid[0] == k
+
+
+cdef void reserve_for(Rows out, PyObject** items, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    # Room for items[a:b]'s ids at about one per 3 characters, at least doubling: growing the buffer
+    # step by step maps new memory each time, and the page faults stall the other threads' faults.
+    cdef Py_ssize_t k, chars = 0
+    for k in range(a, b):
+        chars += str_length(items[k])
+    cdef size_t need = out.ids.size() + chars // 3 + 16
+    if need > out.ids.capacity():
+        out.ids.reserve(max(need, 2 * out.ids.capacity()))
+
+
+@cython.final
+cdef class FlatJob:
+    """One batch's ids, encoded by however many threads call work() at once, joined by result().
+
+    Each thread takes the next slice through an atomic counter and encodes it without the GIL into
+    its own Rows, so a thread enters Python once per call, not once per slice: with a slice per
+    Python call, a thread that finished a slice waited for the GIL while the other thread held it
+    to start or close its own.
+
+    >>> from tokkit.tokenizer import Tokenizer
+    >>> tok = Tokenizer.from_trained(kind="wordpiece", vocab=["[UNK]", "a", "##b"], merges=None,
+    ...                              special_tokens=["[UNK]"])
+    >>> job = tok._encoder.flat_job(["ab a", "", "b"], [0, 1, 3])
+    >>> job.work()
+    >>> [a.tolist() for a in job.result()]
+    [[1, 2, 1, 0], [0, 3, 3, 4]]
+    """
+    cdef Encoder enc
+    cdef list texts                # the batch (exact, ready str), kept alive by this job
+    cdef PyObject** items          # texts' items, read without the GIL
+    cdef vector[Py_ssize_t] bounds
+    cdef atomic[Py_ssize_t] taken  # the next slice to encode
+    cdef list done                 # (Rows, slice numbers) of each call of work() that has finished
+
+    def work(self, Py_ssize_t max_slices=-1) -> None:
+        """Encode slices until none is left (or `max_slices` of them, when not negative)."""
+        cdef Scratch s = self.enc.take_scratch()
+        cdef Rows out = Rows()
+        cdef vector[Py_ssize_t] mine
+        cdef Py_ssize_t i, k, n = <Py_ssize_t>self.bounds.size() - 1
+        out.ptr.push_back(0)
+        try:
+            with nogil:
+                while max_slices != 0:
+                    i = self.taken.fetch_add(1)
+                    if i >= n:
+                        break
+                    mine.push_back(i)
+                    reserve_for(out, self.items, self.bounds[i], self.bounds[i + 1])
+                    for k in range(self.bounds[i], self.bounds[i + 1]):
+                        self.enc.encode_ids(text_view_of(self.items[k]), s, out)
+                        out.ptr.push_back(out.ids.size())
+                    max_slices -= 1
+        finally:
+            self.enc.pool.append(s)
+        self.done.append((out, [x for x in mine]))
+
+    def result(self) -> tuple:
+        """(uint32 ids, int64 offsets) of the whole batch, once every work() call has returned."""
+        cdef Py_ssize_t n_slices = <Py_ssize_t>self.bounds.size() - 1
+        if len(self.done) == 1 and self.done[0][1] == list(range(n_slices)):
+            return (<Rows>self.done[0][0]).flat()   # one thread took every slice in order: no copy
+        cdef vector[int32_t*] ids_of    # a slice's ids and its texts' ends, in the Rows that holds it
+        cdef vector[int64_t*] ptr_of
+        ids_of.resize(n_slices)
+        ptr_of.resize(n_slices)
+        cdef Rows r
+        cdef Py_ssize_t i, k, at, total = 0
+        for r, mine in self.done:
+            total += r.ids.size()
+            at = 0
+            for i in mine:
+                ids_of[i], ptr_of[i] = r.ids.data(), r.ptr.data() + at
+                at += self.bounds[i + 1] - self.bounds[i]
+        ids = np.empty(total, dtype=np.uint32)
+        offsets = np.empty(self.bounds[n_slices] + 1, dtype=np.int64)
+        cdef uint32_t[::1] id_out = ids
+        cdef int64_t[::1] off_out = offsets
+        cdef int64_t base = 0, lo, hi
+        off_out[0] = 0
+        with nogil:
+            for i in range(n_slices):
+                lo, hi = ptr_of[i][0], ptr_of[i][self.bounds[i + 1] - self.bounds[i]]
+                if hi > lo:
+                    memcpy(&id_out[base], ids_of[i] + lo, (hi - lo) * sizeof(int32_t))
+                for k in range(self.bounds[i], self.bounds[i + 1]):
+                    off_out[k + 1] = base + ptr_of[i][k - self.bounds[i] + 1] - lo
+                base += hi - lo
+        return ids, offsets

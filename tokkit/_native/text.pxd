@@ -5,6 +5,7 @@
 # Everything here is thread-safe: the Unicode tables are built once at import and only read after,
 # so `bert_pieces` / `gpt2_pieces` may run inside `with nogil:` on several threads at once.
 # Both functions APPEND to their output vectors (clear them yourself between texts if you want).
+from cpython.object cimport PyObject
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
@@ -23,6 +24,21 @@ cdef struct TextView:
     Py_ssize_t length
 
 cdef TextView text_view(str s) except *
+
+cdef extern from "Python.h":
+    const void* str_data "PyUnicode_DATA"(PyObject* s) nogil
+    int str_kind "PyUnicode_KIND"(PyObject* s) nogil
+    Py_ssize_t str_length "PyUnicode_GET_LENGTH"(PyObject* s) nogil
+
+# The view of a str reached through a borrowed pointer, taken without the GIL: the str must be an
+# exact, ready str that something else keeps alive (tokkit._native.text_api.text_lengths checks a
+# batch's texts and makes each one ready).
+cdef inline TextView text_view_of(PyObject* s) noexcept nogil:
+    cdef TextView v
+    v.data = str_data(s)
+    v.kind = str_kind(s)
+    v.length = str_length(s)
+    return v
 
 cdef inline Py_UCS4 text_at(TextView v, Py_ssize_t i) noexcept nogil:
     if v.kind == 1:

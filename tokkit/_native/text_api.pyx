@@ -20,6 +20,7 @@ from tokkit._native.text cimport (FAMILY_CL100K, FAMILY_O200K, FAMILY_QWEN2, Ber
 cdef extern from "Python.h":
     object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
     Py_ssize_t PyUnicode_GET_LENGTH(object o)
+    int PyUnicode_READY(object o) except -1
 
 
 def text_lengths(list texts, str name="texts"):
@@ -44,6 +45,7 @@ def text_lengths(list texts, str name="texts"):
                 raise TypeError(f"{name}[{i}] must be str, not {type(item).__name__}")
             item = str.__str__(item)  # a plain copy of the subclass's text
             texts[i] = item
+        PyUnicode_READY(item)  # a legacy str gets its code points now, so kernels may read it without the GIL
         view[i] = PyUnicode_GET_LENGTH(item)
     return out
 

@@ -21,7 +21,7 @@ from tokkit._files import atomic_write, dump_json
 from tokkit._native.encode import Encoder
 from tokkit._native.pipeline import PipelineEncoder
 from tokkit._native.text_api import text_lengths
-from tokkit._threads import run_sliced
+from tokkit._threads import SLICES_PER_THREAD, resolve_threads, run_shared, run_sliced, split_by_size
 from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm
 from tokkit.text.pretokenize import GPT2_PATTERN
@@ -276,7 +276,11 @@ class Tokenizer:
         kernel = self._encoder
         if not texts:
             return np.empty(0, dtype=np.uint32), np.zeros(1, dtype=np.int64)
-        return join_flat(run_sliced(lambda a, b: kernel.encode_flat(texts, a, b), sizes, num_threads))
+        job = flat_job(kernel, texts, sizes, num_threads)
+        if job is None:
+            return join_flat(run_sliced(lambda a, b: kernel.encode_flat(texts, a, b), sizes, num_threads))
+        run_shared(job.work, sizes, num_threads)
+        return job.result()
 
     # ------------------------------------------------------------------------------ decoding
     def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> str:
@@ -363,6 +367,16 @@ def check_texts(texts, name: str = "texts") -> tuple[list[str], np.ndarray]:
         raise TypeError(f"{name} must be a sequence of str, not a single str")
     texts = list(texts)
     return texts, text_lengths(texts, name)
+
+
+def flat_job(kernel, texts: list[str], sizes: np.ndarray, num_threads: int | None):
+    """The compiled encoder's shared job over `texts` cut as run_sliced cuts them, or None where the
+    kernel has none (the general path, a custom split pattern)."""
+    make = getattr(kernel, "flat_job", None)
+    if make is None:
+        return None
+    slices = split_by_size(sizes, resolve_threads(num_threads, len(sizes)) * SLICES_PER_THREAD)
+    return make(texts, [a for a, _ in slices] + [len(texts)])
 
 
 def join_flat(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
