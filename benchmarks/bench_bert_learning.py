@@ -21,7 +21,8 @@ Levers, one per run, each a tokkit run with one option changed (--only picks the
 tokkit-modernbert-batch32 (batch 32 instead of the default 16), -lr1e-3 (instead of 2e-3), -mask15 (15%
 throughout instead of 30% -> 15%), -warmup-time (warm-up over the first 5% of the training time
 instead of 100 steps; the decay is counted in time either way), -malloc-heap (TOKKIT_MALLOC=heap:
-few page faults, more memory), -no-shuffle (the files in order, as before shuffling). The faithful
+few page faults, more memory), -malloc-4m (TOKKIT_MALLOC=mmap=4M,trim=64M: blocks under 4 MB from
+the heap), -no-shuffle (the files in order, as before shuffling). The faithful
 BERT runs are there too: tokkit-bert and hf-bert-5e-4.
 
 Every run is its own process (threads, memory and RSS apart), one after another. Writes
@@ -72,6 +73,7 @@ def contenders(hf_lrs: list[float], hf_bert_lr: float, seconds: float) -> dict[s
     for name, args in levers.items():
         runs[f"tokkit-modernbert-{name}"] = {"kind": "tokkit", "args": args}
     runs["tokkit-modernbert-malloc-heap"] = {"kind": "tokkit", "args": [], "env": {"TOKKIT_MALLOC": "heap"}}
+    runs["tokkit-modernbert-malloc-4m"] = {"kind": "tokkit", "args": [], "env": {"TOKKIT_MALLOC": "mmap=4M,trim=64M"}}
     runs["tokkit-bert"] = {"kind": "tokkit", "args": ["--arch", "bert"]}
     runs[f"hf-bert-{hf_bert_lr:g}"] = {"kind": "hf", "arch": "bert", "lr": hf_bert_lr}
     return runs

@@ -1,7 +1,7 @@
 """Page faults, CPU time, step time and RSS of `tokkit pretrain` steps under each glibc malloc setting.
 
 Each setting (TOKKIT_MALLOC, see tokkit/bert/memory.py) runs in its own process: the default
-`tokkit pretrain` protocol (ModernBERT defaults, batch 32 x 128, the 8k WordPiece vocabulary on
+`tokkit pretrain` protocol (ModernBERT defaults, batch 16 x 128, the 8k WordPiece vocabulary on
 en/wiki/000-019, the held-out set of 1,000 blocks of 096.txt evaluated at the end) for --steps
 steps on --threads threads. Per step, after --warmup steps: minor page faults, user and system CPU
 seconds (taken around the optimizer step itself), and wall seconds (the run's training clock,
@@ -10,7 +10,7 @@ reading and masking included); RSS after the warm-up and at the end, and the pro
 machine; step times need a quiet one.
 
     python benchmarks/bench_bert_malloc.py [--steps 60] [--threads 2]
-        [--settings bounded bounded+thp default heap mmap8m mmap=64M,trim=1G]
+        [--settings mmap4m bounded bounded+thp default heap mmap8m mmap=64M,trim=1G]
         [--tokenizer DIR] [--corpus-dir ../shared/corpus/en/wiki] [--out /tmp/bert-malloc]
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_CORPUS = HERE.parent.parent / "shared" / "corpus" / "en" / "wiki"
-SETTINGS = ["bounded", "bounded+thp", "default", "heap", "mmap8m"]
+SETTINGS = ["mmap4m", "bounded", "default", "heap", "mmap8m"]
 
 
 def environment(setting: str) -> dict:

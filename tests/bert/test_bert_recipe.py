@@ -140,10 +140,12 @@ def test_cli_prints_evaluations_and_picks_bert_for_nsp(setup, tmp_path):
 
 
 def test_allocator_settings_parse_and_bad_ones_are_one_error():
-    from tokkit.bert.memory import PRESETS, parse_setting
+    from tokkit.bert.memory import DEFAULT, PRESETS, parse_setting
 
     assert parse_setting("mmap=32M,trim=1G,arenas=2") == {"mmap": 32 << 20, "trim": 1 << 30, "arenas": 2}
     assert parse_setting("bounded") == parse_setting(PRESETS["bounded"]) == {"mmap": 1 << 20, "trim": 8 << 20}
+    # the default serves the 2 MB activations of a 16 x 128 x 256 step from the heap
+    assert parse_setting(DEFAULT) == parse_setting("mmap4m") == {"mmap": 4 << 20, "trim": 64 << 20}
     for bad in ("mmap=lots", "fast", "trim=", "mmap=-1M"):
         with pytest.raises(TokkitError, match="TOKKIT_MALLOC"):
             parse_setting(bad)
