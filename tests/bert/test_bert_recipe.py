@@ -11,6 +11,7 @@ torch = pytest.importorskip("torch")
 from helpers.bert import pretrain_folder  # noqa: E402
 
 from tokkit.bert import data  # noqa: E402
+from tokkit.bert.recipe import DEFAULT_LR  # noqa: E402
 from tokkit.bert.train import PretrainConfig, pretrain, resolve_arch  # noqa: E402
 from tokkit.errors import TokkitError  # noqa: E402
 
@@ -72,9 +73,16 @@ def test_schedules_by_steps_and_by_time():
     assert c.mlm_probability_at(50) == pytest.approx(0.2)
     assert c.mlm_probability_at(100) == pytest.approx(0.1)
     t = PretrainConfig(max_time=600, lr=1e-3, mlm_probability=0.3, mlm_probability_end=0.15)
-    assert t.steps >= 10**9 and t.warmup == 100
-    assert t.lr_at(500, train_seconds=20) == pytest.approx(1e-3)       # flat for the first 5% of the time
+    assert t.steps >= 10**9 and t.warmup_time == 30.0                   # warm-up over 5% of the time
+    assert t.lr_at(5000, train_seconds=15) == pytest.approx(0.5e-3)     # whatever the step count
+    assert t.lr_at(0, train_seconds=30) == pytest.approx(1e-3)
     assert t.lr_at(500, train_seconds=300) == pytest.approx(1e-3 * 0.5 / 0.95)
+    # a warm-up given in steps stays in steps, flat until 5% of the time
+    s = PretrainConfig(max_time=600, lr=1e-3, warmup_steps=100)
+    assert s.warmup_time is None and s.lr_at(49, train_seconds=1) == pytest.approx(0.5e-3)
+    assert s.lr_at(500, train_seconds=20) == pytest.approx(1e-3)
+    # a run bounded by steps as well counts its warm-up in steps
+    assert PretrainConfig(max_time=600, steps=400).warmup_time is None
     assert t.lr_at(500, train_seconds=600) == 0.0
     assert t.mlm_probability_at(10**6, train_seconds=300) == pytest.approx(0.225)
 
@@ -83,7 +91,7 @@ def test_masking_schedule_and_timed_evaluation_in_a_run(setup, tmp_path):
     run = tmp_path / "run"
     summary = pretrain(setup / "tok", [setup / "corpus.txt"], run, eval_file=setup / "heldout.txt",
                        config=config(eval_every_seconds=1e-9), progress=False)
-    assert summary["arch"] == "modernbert" and summary["config"]["lr"] == 2e-3
+    assert summary["arch"] == "modernbert" and summary["config"]["lr"] == DEFAULT_LR["modernbert"] == 1e-3
     train = records(run, "train")
     rates = [r["mask_rate"] for r in train]
     assert rates[0] == 0.3 and 0.15 <= rates[-1] <= 0.16 and rates == sorted(rates, reverse=True)

@@ -11,7 +11,7 @@ and 0.3 s of system CPU time a step, a third of the step's wall time.
 DEFAULT fixes the threshold at 4 MB: the 2 MB blocks are reused from the heap without faults, the
 few larger ones are still handed back at once. Measured on the default run (bench_bert_malloc.py,
 docs/bert-modernbert.md): 15,000 faults and 0.33 s a step against 143,000 and 0.48 s for
-`bounded`, and 944 MB peak RSS over a 600 s run.
+`bounded`, and a peak RSS of 919-963 MB in four 600 s runs.
 
 TOKKIT_MALLOC in the environment picks another setting: `default` leaves glibc alone,
 `mmap=SIZE,trim=SIZE,arenas=N` (sizes like 1M or 32M; any part may be left out) sets those, and

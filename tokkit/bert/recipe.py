@@ -26,7 +26,7 @@ from tokkit.pretraining.shuffle import DEFAULT_BUFFER
 OBJECTIVES = {"mlm": "full", "mlm+nsp": "nsp"}
 ARCHS = ("bert", "modernbert")
 # Per-architecture recipe defaults (docs/bert-modernbert.md has the runs behind them).
-DEFAULT_LR = {"bert": 5e-4, "modernbert": 2e-3}
+DEFAULT_LR = {"bert": 5e-4, "modernbert": 1e-3}
 DEFAULT_MASKING = {"bert": (0.15, 0.15), "modernbert": (0.30, 0.15)}  # (at the start, at the end)
 NO_STEP_LIMIT = 10**9
 
@@ -53,8 +53,8 @@ class PretrainConfig:
     batch_size: int = 16            # 600 s on 2 CPU threads: [MASK] ratio 3.60 at 16, 3.08 at 32 (bert-modernbert.md)
     max_length: int = 128
     lr: Optional[float] = None      # peak; default per architecture (DEFAULT_LR)
-    warmup_steps: Optional[int] = None  # default: 5% of steps (100 steps for a time-limited run)
-    warmup_seconds: Optional[float] = None  # count the warm-up in training seconds instead of steps
+    warmup_steps: Optional[int] = None  # default: 5% of steps
+    warmup_seconds: Optional[float] = None  # in training seconds instead; default 5% of max_time for a run without steps
     weight_decay: float = 0.01
     clip: float = 1.0
     seed: int = 0
@@ -121,9 +121,21 @@ class PretrainConfig:
 
     @property
     def warmup(self) -> int:
+        """Warm-up steps (when the warm-up is counted in steps)."""
         if self.warmup_steps is not None:
             return self.warmup_steps
         return 100 if self.steps >= NO_STEP_LIMIT else max(1, self.steps // 20)
+
+    @property
+    def warmup_time(self) -> Optional[float]:
+        """Warm-up seconds when the warm-up is counted in training time: `warmup_seconds`, or 5% of
+        `max_time` for a run bounded only by time, whose decay is counted in time too (the same
+        share of the run on any machine, where a step count would not be)."""
+        if self.warmup_seconds:
+            return self.warmup_seconds
+        if self.warmup_steps is None and self.max_time and self.steps >= NO_STEP_LIMIT:
+            return 0.05 * self.max_time
+        return None
 
     def progress(self, step: int, train_seconds: float = 0.0) -> float:
         """How far the run is, 0 to 1: by steps, or by training time when max_time comes first."""
@@ -140,12 +152,13 @@ class PretrainConfig:
         steps decays exactly as (steps - step) / (steps - warmup).
         """
         lr = self.lr if self.lr is not None else DEFAULT_LR[self.arch or "bert"]
-        if self.warmup_seconds:
-            if train_seconds < self.warmup_seconds:
-                return lr * max(train_seconds, 1e-3) / self.warmup_seconds
+        warmup_time = self.warmup_time
+        if warmup_time:
+            if train_seconds < warmup_time:
+                return lr * max(train_seconds, 1e-3) / warmup_time
         elif step < self.warmup:
             return lr * (step + 1) / self.warmup
-        by_steps = max(0.0, (self.steps - step) / max(1, self.steps - (0 if self.warmup_seconds else self.warmup)))
+        by_steps = max(0.0, (self.steps - step) / max(1, self.steps - (0 if warmup_time else self.warmup)))
         if not self.max_time:
             return lr * by_steps
         by_time = max(0.0, 1.0 - train_seconds / self.max_time)

@@ -42,11 +42,12 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
 @click.option("--batch-size", type=int, default=16, show_default=True, metavar="N")
 @click.option("--max-length", type=int, default=128, show_default=True, metavar="N")
 @click.option("--lr", type=float, default=None, metavar="LR",
-              help="Peak learning rate (default: 2e-3 for modernbert, 5e-4 for bert).")
+              help="Peak learning rate (default: 1e-3 for modernbert, 5e-4 for bert).")
 @click.option("--warmup-steps", type=int, default=None, metavar="N",
-              help="Default: 5% of --steps; 100 with --max-time and no --steps.")
+              help="Default: 5% of --steps (with --max-time and no --steps, 5% of the time: --warmup-seconds).")
 @click.option("--warmup-seconds", type=float, default=None, metavar="S",
-              help="Count the warm-up in training seconds instead of steps.")
+              help="Count the warm-up in training seconds instead of steps (default with --max-time and no "
+                   "--steps: 5% of --max-time).")
 @click.option("--weight-decay", type=float, default=0.01, show_default=True)
 @click.option("--clip", type=float, default=1.0, show_default=True, help="Gradient-norm clipping (0: off).")
 @click.option("--seed", type=int, default=0, show_default=True)
