@@ -115,7 +115,8 @@ def test_flat_job_joins_slices_from_several_calls(tok):
     job.work()              # the rest
     ids, offsets = job.result()
     assert offsets.tolist()[0] == 0 and len(offsets) == len(texts) + 1
-    assert [ids[offsets[r]:offsets[r + 1]].tolist() for r in range(len(texts))] == tok.encode_batch(texts, num_threads=1)
+    expected = tok.encode_batch(texts, num_threads=1)
+    assert [ids[offsets[r]:offsets[r + 1]].tolist() for r in range(len(texts))] == expected
 
 
 def test_flat_job_on_racing_threads(tok):

@@ -16,7 +16,8 @@ from libcpp.atomic cimport atomic
 from libcpp.vector cimport vector
 from libc.stdlib cimport free, realloc
 from libc.string cimport memchr, memcmp, memcpy
-from tokkit._native.text cimport (TextView, text_view, text_view_of, str_length, text_at, utf8_put, ascii_only, Piece, BertOptions,
+from tokkit._native.text cimport (TextView, text_view, text_view_of, str_length, text_at, utf8_put, ascii_only,
+                                  Piece, BertOptions,
                                   bert_pieces, bert_norm_pieces, gpt2_pieces_tokenizers, gpt2_tokenizers_classes,
                                   bert_ascii_actions, BERT_WORD, BERT_DROP, BERT_SPLIT, BERT_PUNCT,
                                   Gpt2Classes, gpt2_piece_ends, utf8_from_str, PatternClasses, pattern_piece_ends,

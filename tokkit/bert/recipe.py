@@ -54,7 +54,7 @@ class PretrainConfig:
     max_length: int = 128
     lr: Optional[float] = None      # peak; default per architecture (DEFAULT_LR)
     warmup_steps: Optional[int] = None  # default: 5% of steps
-    warmup_seconds: Optional[float] = None  # in training seconds instead; default 5% of max_time for a run without steps
+    warmup_seconds: Optional[float] = None  # in training seconds; default 5% of max_time when steps is unset
     weight_decay: float = 0.01
     clip: float = 1.0
     seed: int = 0
