@@ -10,9 +10,9 @@ The protocol:
   --max-time / 4;
 - transformers' ModernBertForMaskedLM (4 layers x 256, GeGLU width 384, sparse prediction, SDPA)
   trains in the same loop tokkit uses, on the same shuffled batches of the default size x 128 (the same seed,
-  hence the same examples in the same order) at a constant 15% masking, with AdamW, 100 warm-up
-  steps then linear decay to zero at the time limit, bf16 autocast where tokkit would use it, at
-  each of --hf-lrs (the best is reported);
+  hence the same examples in the same order) at a constant 15% masking, with AdamW and tokkit's
+  schedule (warm-up over the first 5% of the time, then linear decay to zero at the time limit),
+  bf16 autocast where tokkit would use it, at each of --hf-lrs (the best is reported);
 - evaluation: 1,000 blocks of 128 tokens from en/wiki/096.txt in file order, masked once (seed
   1234, 15%, 80/10/10); [MASK] ratio = accuracy at [MASK] positions / accuracy of always
   predicting the held-out text's most frequent token; held-out MLM loss over all labelled positions.

@@ -100,7 +100,7 @@ def test_join_flat_offsets_continue_across_slices():
 
 
 def shared_job(tok, texts, bounds):
-    job = tok._encoder.flat_job(texts, bounds) if hasattr(tok._encoder, "flat_job") else None
+    job = tok._encoder.flat_job(texts, bounds)
     assert job is not None, "every fixture kind has the compiled encoder and no custom pattern"
     return job
 
@@ -120,7 +120,7 @@ def test_flat_job_joins_slices_from_several_calls(tok):
 
 
 def test_flat_job_on_racing_threads(tok):
-    texts, sizes = check_texts(sample_lines(300) * 3)
+    texts, _ = check_texts(sample_lines(300) * 3)
     expected = tok.encode_batch(texts, num_threads=1)
     for _ in range(5):
         job = shared_job(tok, texts, list(range(0, len(texts), 7)) + [len(texts)])

@@ -64,6 +64,14 @@ cdef enum:  # tokkit._native.pipeline_tables.nfc_table's bits above the combinin
     NFC_SECOND = 0x200
     NFC_FIRST = 0x400
 
+cdef inline void reserve_ids(Rows out, Py_ssize_t chars) noexcept nogil:
+    # Room for the ids of `chars` more characters (about one per 3), at least doubling: growing the
+    # buffer step by step maps new memory each time, which stalls the other threads' page faults.
+    cdef size_t need = out.ids.size() + chars // 3 + 16
+    if need > out.ids.capacity():
+        out.ids.reserve(max(need, 2 * out.ids.capacity()))
+
+
 cdef TextView NO_TEXT  # stands for "read the code points from a buffer instead"
 NO_TEXT.data = NULL
 NO_TEXT.kind = 4
@@ -935,16 +943,13 @@ cdef class Encoder:
         for k in range(a, b):
             views.push_back(text_view(texts[k]))
             chars += views.back().length
-        # one allocation up front (about one token per 4 characters of text): growing the buffer
-        # step by step maps new memory each time, which stalls the other threads' page faults
-        out.ids.reserve(chars // 3 + 16)
-        cdef bint utf8_path = self.kind == BYTELEVEL and not out.with_words
+        reserve_ids(out, chars)
         with nogil:
             for k in range(<Py_ssize_t>views.size()):
-                if utf8_path:
-                    self.encode_str_utf8(views[k], s, out)
-                else:
+                if out.with_words:
                     self.encode_text(views[k], s, out)
+                else:
+                    self.encode_ids(views[k], s, out)
                 out.ptr.push_back(out.ids.size())
         return out
 
@@ -1117,17 +1122,6 @@ cdef class Encoder:
             self.direct[k] = s.sid.size() == 1 and s.sid[0] == k
 
 
-cdef void reserve_for(Rows out, PyObject** items, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
-    # Room for items[a:b]'s ids at about one per 3 characters, at least doubling: growing the buffer
-    # step by step maps new memory each time, and the page faults stall the other threads' faults.
-    cdef Py_ssize_t k, chars = 0
-    for k in range(a, b):
-        chars += str_length(items[k])
-    cdef size_t need = out.ids.size() + chars // 3 + 16
-    if need > out.ids.capacity():
-        out.ids.reserve(max(need, 2 * out.ids.capacity()))
-
-
 @cython.final
 cdef class FlatJob:
     """One batch's ids, encoded by however many threads call work() at once, joined by result().
@@ -1157,7 +1151,7 @@ cdef class FlatJob:
         cdef Scratch s = self.enc.take_scratch()
         cdef Rows out = Rows()
         cdef vector[Py_ssize_t] mine
-        cdef Py_ssize_t i, k, n = <Py_ssize_t>self.bounds.size() - 1
+        cdef Py_ssize_t i, k, chars, n = <Py_ssize_t>self.bounds.size() - 1
         out.ptr.push_back(0)
         try:
             with nogil:
@@ -1166,7 +1160,10 @@ cdef class FlatJob:
                     if i >= n:
                         break
                     mine.push_back(i)
-                    reserve_for(out, self.items, self.bounds[i], self.bounds[i + 1])
+                    chars = 0
+                    for k in range(self.bounds[i], self.bounds[i + 1]):
+                        chars += str_length(self.items[k])
+                    reserve_ids(out, chars)
                     for k in range(self.bounds[i], self.bounds[i + 1]):
                         self.enc.encode_ids(text_view_of(self.items[k]), s, out)
                         out.ptr.push_back(out.ids.size())

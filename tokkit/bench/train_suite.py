@@ -101,8 +101,8 @@ with open(sys.argv[1] + "/merges.txt", "wb") as f:
 TOKKIT = """
 import sys
 from tokkit.cli import main
-main(["train", "--algo", sys.argv[3].split("-")[0], "--vocab-size", sys.argv[2], "--workers", sys.argv[4], "-q", "--force",
-      "-o", sys.argv[1] + "/out", *sys.argv[5:]])
+main(["train", "--algo", sys.argv[3].split("-")[0], "--vocab-size", sys.argv[2], "--workers", sys.argv[4], "-q",
+      "--force", "-o", sys.argv[1] + "/out", *sys.argv[5:]])
 """
 
 # WordPiece trains with likelihood scoring, its costliest, as the published figures were measured
@@ -126,7 +126,8 @@ def contenders(algo: str) -> dict[str, tuple[str, str | None]]:
     return table[algo]
 
 
-ALGO_NOTES = {"bytelevel": "GPT-2 byte-level BPE", "bytelevel-o200k": "byte-level BPE, o200k pattern", "bpe": "char BPE with </w>", "wordpiece": "WordPiece, likelihood scoring"}
+ALGO_NOTES = {"bytelevel": "GPT-2 byte-level BPE", "bytelevel-o200k": "byte-level BPE, o200k pattern",
+              "bpe": "char BPE with </w>", "wordpiece": "WordPiece, likelihood scoring"}
 
 
 def run_train_suite(files: list[str], *, algos=("bytelevel", "bpe", "wordpiece"), vocab_size=32000, workers=2,
@@ -160,7 +161,8 @@ def run_train_suite(files: list[str], *, algos=("bytelevel", "bpe", "wordpiece")
 
 # Targets (measured on the 100 MB corpus): tokkit's time over tokenizers'.
 TARGETS = {"bytelevel": "tokkit/tokenizers time <= 0.5",
-           "bytelevel-o200k": "tokkit/tokenizers time <= 0.1, tokkit/gigatoken time <= 0.5", "bpe": "tokkit/tokenizers time <= 0.5",
+           "bytelevel-o200k": "tokkit/tokenizers time <= 0.1, tokkit/gigatoken time <= 0.5",
+           "bpe": "tokkit/tokenizers time <= 0.5",
            "wordpiece": "tokkit/tokenizers time <= 1.0"}
 
 

@@ -121,10 +121,9 @@ class PretrainConfig:
 
     @property
     def warmup(self) -> int:
-        """Warm-up steps (when the warm-up is counted in steps)."""
-        if self.warmup_steps is not None:
-            return self.warmup_steps
-        return 100 if self.steps >= NO_STEP_LIMIT else max(1, self.steps // 20)
+        """Warm-up steps (when the warm-up is counted in steps; a run bounded only by time counts it in
+        seconds, see warmup_time)."""
+        return self.warmup_steps if self.warmup_steps is not None else max(1, self.steps // 20)
 
     @property
     def warmup_time(self) -> Optional[float]:

@@ -64,11 +64,11 @@ class NfcEncoder:
         if not windows:
             return text
         parts, at = [], 0
+        reach = self._longest - 1  # the chars around a stretch an added token could take in
         for a, b in windows:
             new = self.general.inspect(text[a:b], False)[0][0]
-            reach = self._longest - 1  # the chars around the stretch an added token could take in
-            around = text[max(a - reach, 0):a] + new + text[b:b + reach]
-            if touches(self._added, text, a, b) or touches(self._added, around, min(a, reach), min(a, reach) + len(new)):
+            around, lead = text[max(a - reach, 0):a] + new + text[b:b + reach], min(a, reach)
+            if touches(self._added, text, a, b) or touches(self._added, around, lead, lead + len(new)):
                 return None
             parts += [text[at:a], new]
             at = b

@@ -412,7 +412,8 @@ class Sequence(_Base):
     @classmethod
     def from_json(cls, obj: dict, where: str):
         items = read_fields(obj, f"{where}: pre_tokenizer.Sequence", {"pretokenizers": ((list,), REQUIRED)})
-        return cls(tuple(component_from_json(PRE_TOKENIZERS, item, where, "pre_tokenizer") for item in items["pretokenizers"]))
+        return cls(tuple(component_from_json(PRE_TOKENIZERS, item, where, "pre_tokenizer")
+                         for item in items["pretokenizers"]))
 
     def to_json(self) -> dict:
         return {"type": "Sequence", "pretokenizers": [p.to_json() for p in self.pretokenizers]}
