@@ -24,17 +24,17 @@ def lines():
 
 
 def expected_rows(encs, width, left):
-    """tokenizers' encodings as tokkit's rows: B's word ids continue after A's last kept word."""
+    """tokenizers' encodings as tokkit's rows: word and sequence ids as transformers numbers them."""
     rows = []
     for e in encs:
-        a_words = [w for w, s in zip(e.word_ids, e.sequence_ids) if s == 0 and w is not None]
-        shift = (a_words[-1] + 1) if a_words else 0
-        words = [-1 if w is None else (w if s == 0 else w + shift) for w, s in zip(e.word_ids, e.sequence_ids)]
+        words = [-1 if w is None else w for w in e.word_ids]
+        sequences = [-1 if s is None else s for s in e.sequence_ids]
         pad = width - len(e.ids)
         fill = lambda values, v: ([v] * pad + values) if left else (values + [v] * pad)  # noqa: E731
         rows.append({"input_ids": fill(e.ids, 0), "token_type_ids": fill(e.type_ids, 0),
                      "attention_mask": fill(e.attention_mask, 0), "special_tokens_mask": fill(e.special_tokens_mask, 1),
-                     "word_ids": fill(words, -1), "offsets": fill([list(o) for o in e.offsets], [0, 0])})
+                     "word_ids": fill(words, -1), "sequence_ids": fill(sequences, -1),
+                     "offsets": fill([list(o) for o in e.offsets], [0, 0])})
     return rows
 
 

@@ -10,8 +10,10 @@ Texts are encoded on threads with the GIL released; the assembly into rows is ve
 >>> out = encode(tok, ["a b", "a"], ["b", "b a b"])
 >>> out["input_ids"].tolist()
 [[2, 4, 5, 3, 5, 3, 0], [2, 4, 3, 5, 4, 5, 3]]
->>> out["token_type_ids"][1].tolist(), out["word_ids"][0].tolist()
-([0, 0, 0, 1, 1, 1, 1], [-1, 0, 1, -1, 2, -1, -1])
+>>> out["token_type_ids"][1].tolist(), out["word_ids"][0].tolist(), out["sequence_ids"][0].tolist()
+([0, 0, 0, 1, 1, 1, 1], [-1, 0, 1, -1, 0, -1, -1], [-1, 0, 0, -1, 1, -1, -1])
+>>> encode(tok, [["a", "b a"]], is_split_into_words=True)["word_ids"].tolist()
+[[-1, 0, 1, 1, -1]]
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import numpy as np
 from tokkit._native.rows import place_runs
 from tokkit._threads import run_sliced
 from tokkit.errors import TokkitError
+from tokkit.inputs.words import check_word_rows, regroup_words, word_texts, word_encoder
 from tokkit.tokenizer import Tokenizer, check_texts
 
 TRUNCATIONS = ("longest_first", "only_first", "only_second")
@@ -43,14 +46,24 @@ def encode(tokenizer: Tokenizer, texts: Sequence[str], text_pairs: Sequence[str]
            max_length: int = FROM_TOKENIZER, truncation: str | None = FROM_TOKENIZER,
            padding: str | None = FROM_TOKENIZER, pad_to_multiple_of: int | None = FROM_TOKENIZER,
            padding_side: str = FROM_TOKENIZER, stride: int = FROM_TOKENIZER,
-           return_overflowing: bool = False, return_offsets: bool = False,
+           return_overflowing: bool = False, return_offsets: bool = False, is_split_into_words: bool = False,
            num_threads: int | None = None) -> Mapping[str, np.ndarray]:
     """Encode a batch (or a batch of pairs) into BERT model inputs.
 
     Returns input_ids, token_type_ids, attention_mask, special_tokens_mask, word_ids (-1 for the
-    template's specials and padding; B's words continue after A's) as int32 arrays of shape
+    template's specials and padding; each text's words count from 0, B's too, as in transformers)
+    and sequence_ids (0 for A's tokens, 1 for B's, -1 elsewhere) as int32 arrays of shape
     (rows, width); `offsets` (rows, width, 2) on request; `overflow_to_sample_mapping` with
     `return_overflowing`. With `padding=None` each value is a list of 1-D arrays instead.
+
+    `return_overflowing` cuts what truncation drops into more rows of the same example, each
+    window `stride` tokens into the one before: a single text's tokens, or for pairs the side
+    truncation cuts (`truncation="only_second"`: the question A whole in every row, the context B
+    in windows, as question answering needs; "only_first" the other way round).
+
+    `is_split_into_words=True`: each text (and pair) is a list of words, each word encoded on its
+    own (see tokkit.inputs.words); word_ids give each token its word's index, offsets count within
+    the word.
 
     Options left out come from the tokenizer's file when it sets them (a Hub tokenizer.json's
     `truncation` and `padding`), else max_length=512, truncation="longest_first",
@@ -68,34 +81,52 @@ def encode(tokenizer: Tokenizer, texts: Sequence[str], text_pairs: Sequence[str]
     pad_to_multiple_of, padding_side, stride = given["pad_to_multiple_of"], given["padding_side"], given["stride"]
     truncation, padding, max_length = _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding,
                                          pad_to_multiple_of, padding_side, stride, return_overflowing)
-    texts, sizes = check_texts(texts)
-    n = len(texts)
-    pairs = None
-    if text_pairs is not None:  # A and B are encoded as one batch: rows 0..n-1, then n..2n-1
-        pairs, pair_sizes = check_texts(text_pairs, "text_pairs")
-        if len(pairs) != n:
-            raise ValueError(f"texts has {n} items but text_pairs has {len(pairs)}")
-        texts, sizes = texts + pairs, np.concatenate([sizes, pair_sizes])
-    flat = encode_flat(tokenizer, texts, sizes, num_threads, offsets=return_offsets)
-    ptr = flat["ptr"]
-    lengths = np.diff(ptr)
+    pair = text_pairs is not None
+    n, flat = _encode_sides(tokenizer, texts, text_pairs, is_split_into_words, num_threads, return_offsets)
+    lengths = np.diff(flat["ptr"])
     la = lengths[:n]
-    lb = lengths[n:] if pairs is not None else None
-    budget = max_length - tokenizer.template.specials(pairs is not None)
+    lb = lengths[n:] if pair else None
+    budget = max_length - tokenizer.template.specials(pair)
 
     src = np.arange(n)
-    a0 = np.zeros(n, dtype=np.int64)
-    if pairs is not None:
+    a0 = b0 = np.zeros(n, dtype=np.int64)
+    if pair:
         ka, kb = truncate_pair(la, lb, budget, truncation)
+        if return_overflowing and truncation:
+            src, a0, b0, ka, kb = pair_windows(la, lb, budget, stride, truncation)
     else:
         if truncation == "only_second":
             raise ValueError("truncation='only_second' needs text_pairs")
         ka, kb = (np.minimum(la, budget) if truncation else la), None
         if return_overflowing and truncation:
             src, a0, ka = windows(la, budget, stride)
-    return assemble(tokenizer, flat, n, src, a0, ka, kb, max_length, padding,
-                    pad_to_multiple_of, padding_side, return_offsets,
-                    src if return_overflowing else None)
+    return assemble(tokenizer, flat, n, src, (a0, ka), (b0, kb) if pair else None, max_length, padding,
+                    pad_to_multiple_of, padding_side, return_offsets, src if return_overflowing else None)
+
+
+def _encode_sides(tokenizer, texts, text_pairs, split_words, num_threads, offsets) -> tuple[int, dict]:
+    """Encode A and B as one batch (rows 0..n-1, then n..2n-1); returns n and encode_flat's arrays."""
+    if split_words:
+        rows = check_word_rows(texts, "texts")
+        n = len(rows)
+        if text_pairs is not None:
+            rows = rows + _same_count(check_word_rows(text_pairs, "text_pairs"), n)
+        words, counts = word_texts(rows)
+        words, sizes = check_texts(words, "words")
+        flat = encode_flat(tokenizer, words, sizes, num_threads, offsets=offsets, kernel=word_encoder(tokenizer))
+        return n, regroup_words(flat, counts)
+    texts, sizes = check_texts(texts)
+    n = len(texts)
+    if text_pairs is not None:
+        pairs, pair_sizes = check_texts(text_pairs, "text_pairs")
+        texts, sizes = texts + _same_count(pairs, n), np.concatenate([sizes, pair_sizes])
+    return n, encode_flat(tokenizer, texts, sizes, num_threads, offsets=offsets)
+
+
+def _same_count(pairs: list, n: int) -> list:
+    if len(pairs) != n:
+        raise ValueError(f"texts has {n} items but text_pairs has {len(pairs)}")
+    return pairs
 
 
 def _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding, pad_to_multiple_of,
@@ -130,8 +161,9 @@ def _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding
     max_length = min(max_length, MAX_LENGTH)  # a longer limit truncates nothing; numpy needs it in int64
     if return_overflowing and max_length == template:
         raise ValueError(f"return_overflowing needs max_length above the {template} template tokens")
-    if return_overflowing and text_pairs is not None:
-        raise ValueError("return_overflowing works on single sequences only, not on pairs")
+    if return_overflowing and text_pairs is not None and truncation == "longest_first":
+        raise ValueError("return_overflowing on pairs needs truncation='only_second' (windows over text_pairs, "
+                         "as question answering uses) or 'only_first'")
     if stride and stride >= max_length - template:
         raise ValueError(f"stride={stride} must be smaller than the window's token budget "
                          f"(max_length - {template} = {max_length - template})")
@@ -152,14 +184,15 @@ def _switch(name: str, value, off: str, allowed: tuple):
 
 
 def encode_flat(tokenizer: Tokenizer, texts: list[str], sizes: np.ndarray,
-                num_threads: int | None, *, offsets: bool = True) -> dict[str, np.ndarray]:
+                num_threads: int | None, *, offsets: bool = True, kernel=None) -> dict[str, np.ndarray]:
     """Encode on threads; flat ids/words (and starts/ends with `offsets`) with row pointers `ptr`
     (row r: ptr[r]:ptr[r+1]).
 
     `sizes`: the texts' lengths, as check_texts returns them. Without `offsets` the encoder keeps
-    no per-character spans, which spares it work on every character and token.
+    no per-character spans, which spares it work on every character and token. `kernel`: an
+    encoder to use instead of the tokenizer's own (split words wrap it, see tokkit.inputs.words).
     """
-    kernel = tokenizer._encoder
+    kernel = tokenizer._encoder if kernel is None else kernel
     parts = run_sliced(lambda a, b: kernel.encode_rows(texts, a, b, offsets).arrays(), sizes, num_threads)
     if len(parts) == 1:
         return parts[0]
@@ -196,18 +229,47 @@ def truncate_pair(la: np.ndarray, lb: np.ndarray, m: int, truncation: str | None
     return (kept, lb) if first else (la, kept)
 
 
-def windows(la: np.ndarray, m: int, stride: int):
+def windows(la: np.ndarray, m, stride: int):
     """tokenizers' overflow: windows of m tokens stepping by m - stride until one reaches the end.
 
-    Returns (source row, first token, length) per window.
+    `m`: the window's size, one for all rows or one per row. Returns (source row, first token,
+    length) per window.
+
+    >>> [x.tolist() for x in windows(np.array([5, 2]), 3, 1)]
+    [[0, 0, 1], [0, 2, 0], [3, 3, 2]]
     """
-    step = m - stride
-    count = 1 + np.maximum(0, -(-(la - m) // step))  # ceil((len - m) / step) extra windows
+    m = np.broadcast_to(np.asarray(m, dtype=np.int64), la.shape)
+    over = la > m
+    step = np.where(over, m - stride, 1)
+    count = 1 + np.where(over, -(-(la - m) // step), 0)  # ceil((len - m) / step) extra windows
     src = np.repeat(np.arange(la.size), count)
     first_window = np.cumsum(count) - count
     k = np.arange(src.size) - np.repeat(first_window, count)
-    a0 = k * step
-    return src, a0, np.minimum(m, la[src] - a0)
+    a0 = k * step[src]
+    return src, a0, np.minimum(m[src], la[src] - a0)
+
+
+def pair_windows(la: np.ndarray, lb: np.ndarray, m: int, stride: int, truncation: str):
+    """Overflow for pairs: the side `truncation` cuts goes into windows of the room the other side
+    leaves (m minus its length), and each window is joined to the other side whole.
+
+    Returns (source row, A's first token, B's first token, A's length, B's length) per window.
+    truncate_pair has already refused rows where the cut side cannot keep a token.
+    """
+    second = truncation == "only_second"
+    cut, whole = (lb, la) if second else (la, lb)
+    room = m - whole
+    tight = np.flatnonzero((cut > room) & (stride >= room))
+    if tight.size:
+        i = tight[0]
+        name, other = ("text_pairs", "texts") if second else ("texts", "text_pairs")
+        raise ValueError(f"stride={stride} must be smaller than the {room[i]} tokens {name}[{i}] has in each window "
+                         f"beside {other}[{i}] ({whole[i]} tokens, kept whole)")
+    src, start, kept = windows(cut, room, stride)
+    zero = np.zeros(src.size, dtype=np.int64)
+    if second:
+        return src, zero, start, la[src], kept
+    return src, start, zero, kept, lb[src]
 
 
 def _ragged(starts: np.ndarray, lengths: np.ndarray):
@@ -230,15 +292,20 @@ def pad_token_id(tokenizer: Tokenizer) -> int | None:
     return None
 
 
-def assemble(tokenizer, flat, n, src, a0, ka, kb, max_length, padding, multiple, side,
-             return_offsets, sample_map):
-    """Rows from the kept runs of A (and B) and the template's special tokens around them."""
+def assemble(tokenizer, flat, n, src, a_run, b_run, max_length, padding, multiple, side, return_offsets, sample_map):
+    """Rows from the kept runs of A (and B) and the template's special tokens around them.
+
+    `a_run`, `b_run`: (first token, length) of each row's run of A and of B (b_run None for single
+    texts), counted within the source text `src` of the row.
+    """
     ptr = flat["ptr"]
     rows = src.size
-    pair = kb is not None
+    pair = b_run is not None
     parts = tokenizer.template.parts(pair)
-    sizes = {"$A": ka, "$B": kb}
-    part_len = [sizes[name] if name in sizes else np.ones(rows, dtype=np.int64) for name, _ in parts]
+    runs = {"$A": (ptr[src] + a_run[0], a_run[1], 0)}
+    if pair:
+        runs["$B"] = (ptr[n + src] + b_run[0], b_run[1], 1)
+    part_len = [runs[name][1] if name in runs else np.ones(rows, dtype=np.int64) for name, _ in parts]
     total = np.sum(part_len, axis=0) if parts else np.zeros(rows, dtype=np.int64)
     if padding == "max_length":
         width = max(max_length, int(total.max(initial=0)))
@@ -256,20 +323,20 @@ def assemble(tokenizer, flat, n, src, a0, ka, kb, max_length, padding, multiple,
     attention = np.zeros((rows, width), dtype=np.int32)
     special = np.ones((rows, width), dtype=np.int32)
     words = np.full((rows, width), -1, dtype=np.int32)
+    sequences = np.full((rows, width), -1, dtype=np.int32)
     offsets = np.zeros((rows, width, 2), dtype=np.int32) if return_offsets else None
     r = np.arange(rows)
     none = np.zeros(rows, dtype=np.int64)
     place_runs(attention, None, none, np.ascontiguousarray(total, dtype=np.int64),
                np.ascontiguousarray(shift, dtype=np.int64), fill=1)
 
-    def place(starts, lengths, col0, type_id, word_offset):
+    def place(starts, lengths, col0, type_id, sequence_id):
         # one short copy per row (compiled), not a (row, column) index pair per token
         starts, lengths, col0 = (np.ascontiguousarray(x, dtype=np.int64) for x in (starts, lengths, col0))
-        if word_offset is not None:
-            word_offset = np.ascontiguousarray(word_offset, dtype=np.int64)
         place_runs(ids, flat["ids"], starts, lengths, col0)
         place_runs(special, None, starts, lengths, col0, fill=0)
-        place_runs(words, flat["words"], starts, lengths, col0, word_offset)
+        place_runs(words, flat["words"], starts, lengths, col0)
+        place_runs(sequences, None, starts, lengths, col0, fill=sequence_id)
         if type_id:
             place_runs(types, None, starts, lengths, col0, fill=type_id)
         if offsets is not None:
@@ -278,22 +345,17 @@ def assemble(tokenizer, flat, n, src, a0, ka, kb, max_length, padding, multiple,
             offsets[row, col, 0], offsets[row, col, 1] = tokenizer.trimmed_offsets(
                 flat["ids"][flat_idx], flat["starts"][flat_idx], flat["ends"][flat_idx], pos == 0)
 
-    a_start = ptr[src] + a0
     col0 = shift.copy()
     for (name, type_id), length in zip(parts, part_len):
-        if name == "$A":
-            place(a_start, ka, col0, type_id, None)
-        elif name == "$B":
-            last_a = a_start + ka - 1
-            a_words = np.where(ka > 0, flat["words"][np.maximum(last_a, 0)] + 1, 0) if flat["words"].size else \
-                np.zeros(rows, dtype=np.int64)
-            place(ptr[n + src], kb, col0, type_id, a_words)
+        if name in runs:
+            starts, lengths, sequence_id = runs[name]
+            place(starts, lengths, col0, type_id, sequence_id)
         else:
             ids[r, col0] = tokenizer.token_to_id(name)
             types[r, col0] = type_id
         col0 = col0 + length
     out = {"input_ids": ids, "token_type_ids": types, "attention_mask": attention,
-           "special_tokens_mask": special, "word_ids": words}
+           "special_tokens_mask": special, "word_ids": words, "sequence_ids": sequences}
     if offsets is not None:
         out["offsets"] = offsets
     if padding is None:
