@@ -63,7 +63,7 @@ def test_load_hf_matches_transformers(tmp_path, safe):
     assert torch.allclose(out.nsp_logits, nsp, atol=1e-5)
     base = load_hf(BertModel, tmp_path).eval()
     with torch.no_grad():
-        assert torch.allclose(base(ids, tt, am)[0][keep], h[keep], atol=1e-5)
+        assert torch.allclose(base(ids, tt, am)[keep], h[keep], atol=1e-5)
 
 
 def test_labelled_positions_only_match_full_logits(tmp_path):
@@ -108,7 +108,7 @@ def test_save_hf_loads_in_transformers(tmp_path):
     base.save_pretrained(tmp_path / "base")
     again = load_hf(BertModel, tmp_path / "base").eval()
     with torch.no_grad():
-        assert torch.allclose(again(ids, tt, am)[0][keep], h[keep], atol=1e-5)
+        assert torch.allclose(again(ids, tt, am)[keep], h[keep], atol=1e-5)
 
 
 def test_save_hf_with_tokenizer_loads_in_auto_tokenizer(tmp_path):

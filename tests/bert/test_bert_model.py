@@ -24,7 +24,9 @@ def test_config_defaults_and_validation():
         BertConfig(hidden_size=30, num_heads=4)
     with pytest.raises(ValueError, match="hidden_act"):
         BertConfig(hidden_act="relu")
-    assert BertConfig.from_dict({**cfg.to_dict(), "unknown": 1}) == cfg
+    assert BertConfig.from_dict({**cfg.to_dict(), "arch": "bert"}) == cfg
+    with pytest.raises(ValueError, match="unknown model setting 'num_layer'"):  # a misspelt key never trains the default
+        BertConfig.from_dict({"num_layer": 2})
 
 
 def test_decoder_is_tied_to_token_embeddings():
@@ -35,7 +37,7 @@ def test_decoder_is_tied_to_token_embeddings():
     labels = ids.clone()
     m.train()
     m(ids, labels=labels).loss.backward()
-    grad = m.bert.embeddings.tok.weight.grad
+    grad = m.encoder.embeddings.tok.weight.grad
     unused = sorted(set(range(50)) - set(ids.flatten().tolist()))
     assert grad[unused].abs().sum() > 0  # only the tied decoder reaches ids absent from the input
 
@@ -79,42 +81,60 @@ def test_dropout_only_in_training_and_length_limit():
         m(torch.randint(5, 50, (1, 25)))
 
 
-class StubTokenizer:
-    """Whitespace tokenizer over a fixed word list: ids 0-4 are the specials."""
+WORDS = [f"w{i}" for i in range(45)]
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
-    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
-    def __init__(self, words):
-        self.vocab = {w: i for i, w in enumerate(self.special + words)}
-        self.vocab_size = len(self.vocab)
+def word_tokenizer(words=WORDS):
+    """A tokkit WordPiece tokenizer whose vocabulary is whole words: ids 0-4 are the specials."""
+    from tokkit.tokenizer import Tokenizer
 
-    def token_to_id(self, t):
-        return self.vocab.get(t)
-
-    def encode_batch(self, texts):
-        return [[self.vocab.get(w, 1) for w in t.split()] for t in texts]
+    return Tokenizer.from_trained(kind="wordpiece", vocab=SPECIALS + list(words), merges=None,
+                                  special_tokens=SPECIALS)
 
 
 def test_embed_mean_pools_in_input_order_independent_of_batching():
-    words = [f"w{i}" for i in range(45)]
-    tok = StubTokenizer(words)
+    tok = word_tokenizer()
     m = model()
     texts = ["w1 w2 w3", "w4", "w5 w6 w7 w8 w9 w10 w11", "w3 w2 w1 w0", "w40 w41"]
     vecs = embed(m, tok, texts, batch_size=2)
     assert vecs.shape == (5, 32) and vecs.dtype == np.float32
     for i, t in enumerate(texts):
-        ids = torch.tensor([[2] + tok.encode_batch([t])[0] + [3]])
+        ids = torch.tensor([[2] + tok.encode(t) + [3]])
         with torch.no_grad():
-            want = m.bert(ids)[0].mean(1)[0].numpy()
+            want = m.encoder(ids).mean(1)[0].numpy()
+            cls = m.encoder(ids)[0, 0].numpy()
         np.testing.assert_allclose(vecs[i], want, atol=1e-5)
-    np.testing.assert_allclose(embed(m.bert, tok, texts, batch_size=5), vecs, atol=1e-5)
+        np.testing.assert_allclose(embed(m, tok, [t], pooling="cls")[0], cls, atol=1e-5)
+    np.testing.assert_allclose(embed(m.encoder, tok, texts, batch_size=5), vecs, atol=1e-5)
     assert not m.training and embed(m, tok, ["w1 " * 40], max_length=10).shape == (1, 32)
 
 
+def test_embed_layers_and_words():
+    tok = word_tokenizer()
+    m = model(num_layers=4)
+    text = "w1 w2 w3"
+    ids = torch.tensor([[2] + tok.encode(text) + [3]])
+    with torch.no_grad():
+        states = m.encoder(ids, all_layers=True)  # embeddings + 4 layers
+    assert len(states) == 5 and torch.equal(states[-1], m.encoder(ids))
+    got = embed(m, tok, [text], layers="second_to_last")[0]
+    np.testing.assert_allclose(got, states[-2][0].mean(0).numpy(), atol=1e-5)
+    got = embed(m, tok, [text], layers="sum_last_four")[0]
+    np.testing.assert_allclose(got, sum(states[1:])[0].mean(0).numpy(), atol=1e-5)
+    words = embed(m, tok, [text, "w7"], layers="concat_last_four", pooling="words")
+    assert [w.shape for w in words] == [(3, 128), (1, 128)]
+    np.testing.assert_allclose(words[0][1], torch.cat(states[1:], -1)[0, 2].numpy(), atol=1e-5)  # word 1 at position 2
+
+
 def test_embed_bad_input():
-    tok = StubTokenizer(["a", "b"])
+    tok = word_tokenizer(["a", "b"])
     with pytest.raises(TokkitError, match="vocab size"):
         embed(model(), tok, ["a b"])
     with pytest.raises(TokkitError, match="list of texts"):
         embed(model(vocab_size=7), tok, "a b")
+    with pytest.raises(TokkitError, match="pooling"):
+        embed(model(vocab_size=7), tok, ["a b"], pooling="max")
+    with pytest.raises(TokkitError, match="layers"):
+        embed(model(vocab_size=7), tok, ["a b"], layers="first")
     assert isinstance(BertModel(BertConfig(**SMALL)), torch.nn.Module)

@@ -91,7 +91,7 @@ def test_load_hf_matches_transformers(tmp_path):
     # the bare encoder reads the same folder
     base = load_hf(ModernBertModel, tmp_path / "hf").eval()
     with torch.no_grad():
-        assert _close(base(ids, am), h_ref, keep) < 1e-5
+        assert _close(base(ids, attention_mask=am), h_ref, keep) < 1e-5
 
 
 def test_window_and_theta_matter():

@@ -7,6 +7,9 @@ True
 """
 from tokkit.bert.embedding import embed as embed
 from tokkit.bert.export import export_run as export_run
+from tokkit.bert.heads import HeadConfig as HeadConfig
+from tokkit.bert.heads import TaskModel as TaskModel
+from tokkit.bert.heads import TaskOutput as TaskOutput
 from tokkit.bert.hf import load_hf as load_hf
 from tokkit.bert.hf import save_hf as save_hf
 from tokkit.bert.model import BertConfig as BertConfig
@@ -20,5 +23,5 @@ from tokkit.bert.train import PretrainConfig as PretrainConfig
 from tokkit.bert.train import pretrain as pretrain
 
 __all__ = ["BertConfig", "BertModel", "BertForPreTraining", "PreTrainingOutput", "ModernBertConfig",
-           "ModernBertModel", "ModernBertForMaskedLM", "load_hf", "save_hf", "embed", "pretrain", "PretrainConfig",
-           "export_run"]
+           "ModernBertModel", "ModernBertForMaskedLM", "HeadConfig", "TaskModel", "TaskOutput", "load_hf", "save_hf",
+           "embed", "pretrain", "PretrainConfig", "export_run"]

@@ -209,10 +209,28 @@ def check_tokenizer(directory, state: dict, tokenizer) -> None:
                           f"differs; the checkpoint folder holds the right one)")
 
 
+# Names checkpoints of earlier tokkit versions used, before both models held their encoder as `encoder`.
+_OLD_NAMES = (("bert.", "encoder."), ("model.", "encoder."), ("mlm_dense.", "mlm.transform.dense."),
+              ("mlm_ln.", "mlm.transform.norm."), ("mlm_bias", "mlm.bias"), ("head_dense.", "mlm.transform.dense."),
+              ("head_norm.", "mlm.transform.norm."), ("decoder_bias", "mlm.bias"))
+
+
+def current_name(name: str) -> str:
+    """A tensor name of an earlier checkpoint in today's spelling.
+
+    >>> current_name("bert.layers.0.qkv.weight"), current_name("head_norm.weight")
+    ('encoder.layers.0.qkv.weight', 'mlm.transform.norm.weight')
+    """
+    for old, new in _OLD_NAMES:
+        if name.startswith(old):
+            return new + name[len(old):]
+    return name
+
+
 def load_model_state(directory, model: torch.nn.Module) -> None:
     """Copy model.safetensors into `model`, refusing missing, extra or mis-shaped tensors."""
     path = Path(directory) / "model.safetensors"
-    tensors = _load_tensors(path)
+    tensors = {current_name(k): v for k, v in _load_tensors(path).items()}
     own = model.state_dict()
     missing = sorted(set(own) - set(tensors))
     extra = sorted(set(tensors) - set(own))
@@ -232,7 +250,7 @@ def load_optimizer_state(directory, model: torch.nn.Module, optimizer: torch.opt
     must have its moments. A state from a model of another size is refused, never half-loaded.
     """
     path = Path(directory) / "optimizer.safetensors"
-    tensors = _load_tensors(path)
+    tensors = {current_name(k): v for k, v in _load_tensors(path).items()}
     params = dict(model.named_parameters())
     seen: dict[str, set] = {}
     for key, value in tensors.items():

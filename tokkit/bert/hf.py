@@ -1,4 +1,10 @@
-"""Read and write Hugging Face BERT folders (config.json + model.safetensors / pytorch_model.bin).
+"""Read and write Hugging Face folders (config.json + model.safetensors / pytorch_model.bin).
+
+Every tokkit model saves to the folder transformers' matching class loads: a bare encoder
+(`AutoModel`), a pretraining model (`AutoModelForMaskedLM`), and a fine-tuned TaskModel
+(`AutoModelForSequenceClassification`, `...TokenClassification`, `...QuestionAnswering`, with
+id2label and label2id), for both architectures; and tokkit loads such folders back, transformers'
+own BERT and ModernBERT folders included. Which tensor goes where is data (tokkit.bert.hf_names).
 
 >>> from tokkit.bert import BertForPreTraining, save_hf   # doctest: +SKIP
 >>> model = load_hf(BertForPreTraining, "bert-folder")     # doctest: +SKIP
@@ -8,78 +14,66 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 import torch
+from torch import nn
 
 from tokkit._files import atomic_dir
-from tokkit.bert import hf_modernbert
-from tokkit.bert.model import BertConfig, BertForPreTraining, BertModel
+from tokkit.bert.hf_config import arch_of_hf, config_from_hf, config_to_hf, head_from_hf
+from tokkit.bert.hf_names import ARCHITECTURES, BASE_PREFIX, UNPOOLED_TASKS, rename, task_of_architecture
+from tokkit.bert.heads import HeadConfig, TaskModel, arch_of
+from tokkit.bert.model import BertForPreTraining, BertModel
 from tokkit.bert.modernbert import ModernBertForMaskedLM, ModernBertModel
 from tokkit.errors import TokkitError
 
-# tokkit name (relative to BertModel) -> Hugging Face name (relative to `bert.`), per layer `{i}`.
-_BASE = {
-    "embeddings.tok.weight": "embeddings.word_embeddings.weight",
-    "embeddings.pos.weight": "embeddings.position_embeddings.weight",
-    "embeddings.seg.weight": "embeddings.token_type_embeddings.weight",
-    "embeddings.ln.weight": "embeddings.LayerNorm.weight",
-    "embeddings.ln.bias": "embeddings.LayerNorm.bias",
-    "pooler.weight": "pooler.dense.weight",
-    "pooler.bias": "pooler.dense.bias",
-}
-_LAYER = {
-    "attn_out.{p}": "attention.output.dense.{p}",
-    "ln1.{p}": "attention.output.LayerNorm.{p}",
-    "ffn_in.{p}": "intermediate.dense.{p}",
-    "ffn_out.{p}": "output.dense.{p}",
-    "ln2.{p}": "output.LayerNorm.{p}",
-}
-_QKV = ("query", "key", "value")  # tokkit fuses these three into layers.{i}.qkv
-_HEADS = {
-    "mlm_dense.{p}": "cls.predictions.transform.dense.{p}",
-    "mlm_ln.{p}": "cls.predictions.transform.LayerNorm.{p}",
-    "nsp.{p}": "cls.seq_relationship.{p}",
-}
-_ACT = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh"}
-_OPTIONAL = ("position_ids", "token_type_ids", "cls.predictions.decoder.weight")  # legitimately absent
 TOKENIZER_FILES = {"tokenizer.json", "vocab.txt", "vocab.json", "merges.txt", "tokenizer_config.json",
                    "special_tokens_map.json"}
 
 
-def config_from_hf(d: dict) -> BertConfig:
-    """Translate a Hugging Face BERT config.json mapping into a BertConfig."""
-    act = d.get("hidden_act", "gelu")
-    if act not in _ACT:
-        raise TokkitError(f"config.json: hidden_act {act!r} is not supported (use one of {sorted(_ACT)})")
-    try:
-        return BertConfig(
-            vocab_size=d["vocab_size"], hidden_size=d["hidden_size"], num_layers=d["num_hidden_layers"],
-            num_heads=d["num_attention_heads"], intermediate_size=d["intermediate_size"],
-            max_position_embeddings=d.get("max_position_embeddings", 512),
-            type_vocab_size=d.get("type_vocab_size", 2), dropout=d.get("hidden_dropout_prob", 0.1),
-            attention_dropout=d.get("attention_probs_dropout_prob", 0.1),
-            layer_norm_eps=d.get("layer_norm_eps", 1e-12), hidden_act=_ACT[act],
-            pad_token_id=d.get("pad_token_id") or 0, initializer_range=d.get("initializer_range", 0.02))
-    except KeyError as exc:
-        raise TokkitError(f"config.json: missing key {exc.args[0]!r}") from None
-    except ValueError as exc:
-        raise TokkitError(f"config.json: {exc}") from None
+@dataclass(frozen=True)
+class Layout:
+    """Where a model's tensors go: its architecture, its heads, and whether the encoder sits under a prefix."""
+
+    arch: str
+    heads: tuple  # () for a bare encoder, ("mlm", "nsp"), ("mlm",), or (task,)
+    task: Optional[str] = None
+
+    @property
+    def ours_prefix(self) -> str:
+        return "encoder." if self.heads else ""
+
+    @property
+    def architecture(self) -> str:
+        return ARCHITECTURES[self.arch, self.task or self.heads]
+
+    def unpooled(self, name: str) -> bool:
+        """Whether `name` is a pooler tensor of a model transformers builds without one (BERT's
+        token and span models): left out when saving, optional when loading."""
+        return self.task in UNPOOLED_TASKS and name.startswith(self.ours_prefix + "pooler.")
+
+    def hf_names(self, name: str) -> list[str]:
+        """transformers' full name(s) for one of the model's tensors."""
+        if name.startswith(self.ours_prefix):
+            return rename(self.arch, "encoder", name[len(self.ours_prefix):])
+        for part in self.heads:
+            theirs = rename(self.arch, part, name)
+            if theirs:
+                return theirs
+        raise AssertionError(f"no Hugging Face name for {name}")
 
 
-def config_to_hf(cfg: BertConfig, architecture: str) -> dict:
-    """The config.json that transformers' AutoConfig reads as a BERT."""
-    return {
-        "architectures": [architecture], "model_type": "bert", "vocab_size": cfg.vocab_size,
-        "hidden_size": cfg.hidden_size, "num_hidden_layers": cfg.num_layers,
-        "num_attention_heads": cfg.num_heads, "intermediate_size": cfg.intermediate_size,
-        "hidden_act": "gelu" if cfg.hidden_act == "gelu" else "gelu_pytorch_tanh",
-        "hidden_dropout_prob": cfg.dropout, "attention_probs_dropout_prob": cfg.attention_dropout,
-        "max_position_embeddings": cfg.max_position_embeddings, "type_vocab_size": cfg.type_vocab_size,
-        "initializer_range": cfg.initializer_range, "layer_norm_eps": cfg.layer_norm_eps,
-        "pad_token_id": cfg.pad_token_id, "position_embedding_type": "absolute",
-        "tie_word_embeddings": True, "use_cache": True, "classifier_dropout": None,
-    }
+def layout_of(model: nn.Module) -> Layout:
+    """The layout of a tokkit model (an encoder, a pretraining model or a TaskModel)."""
+    if isinstance(model, TaskModel):
+        return Layout(arch_of(model.config), (model.task,), model.task)
+    kinds = {BertModel: ("bert", ()), ModernBertModel: ("modernbert", ()),
+             BertForPreTraining: ("bert", ("mlm", "nsp")), ModernBertForMaskedLM: ("modernbert", ("mlm",))}
+    if type(model) not in kinds:
+        raise TokkitError(f"save_hf expects a tokkit encoder, pretraining model or TaskModel, not {type(model).__name__}")
+    return Layout(*kinds[type(model)])
 
 
 def read_hf_state(path: Path) -> dict[str, torch.Tensor]:
@@ -109,95 +103,109 @@ def read_hf_state(path: Path) -> dict[str, torch.Tensor]:
     return state
 
 
-def _normalise(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    # Old TF-converted checkpoints spell LayerNorm parameters gamma/beta; BertModel checkpoints lack `bert.`.
+def _base_relative(state: dict[str, torch.Tensor], arch: str) -> dict[str, torch.Tensor]:
+    """Tensor names with the base model's prefix dropped (a bare encoder's folder has none), and old
+    TF-converted BERT names (LayerNorm gamma/beta, the decoder's bias) in today's spelling."""
+    prefix = BASE_PREFIX[arch]
     out = {}
     for k, v in state.items():
         k = k.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias")
-        out[k[5:] if k.startswith("bert.") else k] = v
+        out[k[len(prefix):] if k.startswith(prefix) else k] = v
+    if "cls.predictions.bias" not in out and "cls.predictions.decoder.bias" in out:
+        out["cls.predictions.bias"] = out["cls.predictions.decoder.bias"]
     return out
 
 
-def _plan(cfg: BertConfig, heads: bool) -> list[tuple[str, list[str]]]:
-    """[(tokkit name, [hf names whose concatenation along dim 0 gives it])]."""
-    plan = [(ours, [theirs]) for ours, theirs in _BASE.items()]
-    for i in range(cfg.num_layers):
-        for p in ("weight", "bias"):
-            plan.append((f"layers.{i}.qkv.{p}",
-                         [f"encoder.layer.{i}.attention.self.{n}.{p}" for n in _QKV]))
-            for ours, theirs in _LAYER.items():
-                plan.append((f"layers.{i}.{ours.format(p=p)}", [f"encoder.layer.{i}.{theirs.format(p=p)}"]))
-    if heads:
-        plan = [("bert." + ours, theirs) for ours, theirs in plan]
-        for p in ("weight", "bias"):
-            plan += [(ours.format(p=p), [theirs.format(p=p)]) for ours, theirs in _HEADS.items()]
-        plan.append(("mlm_bias", ["cls.predictions.bias"]))
-    return plan
-
-
-def _wants_modernbert(cls: type, raw: dict) -> bool:
-    modern = cls in (ModernBertModel, ModernBertForMaskedLM)
-    if modern != (raw.get("model_type") == "modernbert"):
-        raise TokkitError(f"config.json describes a {raw.get('model_type')!r} model, not one {cls.__name__} reads")
-    return modern
-
-
-def load_hf(cls: type, path, *, strict: bool = True):
-    """Build `cls` (BertModel, BertForPreTraining or their ModernBERT twins) from a Hugging Face folder.
-
-    A missing or mis-shaped tensor raises TokkitError naming it; with strict=False missing ones keep
-    their random initialisation instead.
-    """
-    path = Path(path)
+def _read_config(path: Path) -> dict:
     if not (path / "config.json").is_file():
         raise TokkitError(f"{path}: no config.json (not a Hugging Face model folder)")
     try:
         raw = json.loads((path / "config.json").read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise TokkitError(f"{path / 'config.json'}: invalid JSON ({exc})") from None
-    if _wants_modernbert(cls, raw):
-        return hf_modernbert.load(cls, raw, read_hf_state(path), path, strict)
+    if not isinstance(raw, dict):
+        raise TokkitError(f"{path / 'config.json'}: not a JSON object")
+    return raw
+
+
+def folder_task(raw: dict) -> Optional[str]:
+    """The task of a folder's config.json (from its architectures), None for an encoder or MLM folder."""
+    names = raw.get("architectures") or []
+    return task_of_architecture(names[0]) if isinstance(names, list) and names else None
+
+
+def _build(cls: type, raw: dict, head: Optional[HeadConfig]):
+    arch = arch_of_hf(raw)
     cfg = config_from_hf(raw)
-    state = _normalise(read_hf_state(path))
-    if "cls.predictions.bias" not in state and "cls.predictions.decoder.bias" in state:
-        state["cls.predictions.bias"] = state["cls.predictions.decoder.bias"]
-    model = cls(cfg)
-    own = model.state_dict()
-    heads = cls is BertForPreTraining
-    missing = []
-    with torch.no_grad():
-        for ours, theirs in _plan(cfg, heads):
-            absent = [t for t in theirs if t not in state]
-            if absent:
-                missing += absent
-                continue
-            tensor = torch.cat([state[t] for t in theirs]) if len(theirs) > 1 else state[theirs[0]]
-            if tensor.shape != own[ours].shape:
-                raise TokkitError(f"{path}: tensor {'+'.join(theirs)} has shape {tuple(tensor.shape)}, "
-                                  f"expected {tuple(own[ours].shape)} from config.json")
-            own[ours].copy_(tensor)
+    if cls is TaskModel:
+        task = head.task if head is not None else folder_task(raw)
+        if task is None:
+            raise TokkitError(f"config.json describes a {raw.get('architectures')} model, not a fine-tuned task "
+                              "model; name the task to fine-tune it")
+        own = head_from_hf(raw, task) if folder_task(raw) == task else None
+        try:
+            return TaskModel(cfg, head or own), own is not None and (head is None or head == own)
+        except ValueError as exc:
+            raise TokkitError(f"config.json: {exc}") from None
+    if (cls in (ModernBertModel, ModernBertForMaskedLM)) != (arch == "modernbert"):
+        raise TokkitError(f"config.json describes a {raw.get('model_type')!r} model, not one {cls.__name__} reads")
+    return cls(cfg), True
+
+
+def load_hf(cls: type, path, *, strict: bool = True, head: Optional[HeadConfig] = None):
+    """Build `cls` (an encoder, a pretraining model, or TaskModel) from a Hugging Face folder.
+
+    For TaskModel the head comes from the folder's config.json (its task and id2label), or is
+    `head`: then the folder's head tensors are used only when the folder was fine-tuned for the
+    same head, and a fresh head is initialised otherwise (fine-tuning a pretrained encoder).
+    A missing or mis-shaped encoder tensor raises TokkitError naming it; with strict=False
+    missing ones keep their random initialisation instead.
+    """
+    path = Path(path)
+    raw = _read_config(path)
+    model, with_head = _build(cls, raw, head)
+    layout = layout_of(model)
+    state = _base_relative(read_hf_state(path), layout.arch)
+    missing = _copy_in(model, layout, state, path, with_head)
     if missing and strict:
         raise TokkitError(f"{path}: checkpoint lacks {len(missing)} tensor(s), e.g. {', '.join(missing[:3])}")
     return model
 
 
+def _copy_in(model: nn.Module, layout: Layout, state: dict, path: Path, with_head: bool) -> list[str]:
+    """Copy the folder's tensors into `model`; return the names it lacks."""
+    missing = []
+    with torch.no_grad():
+        for ours, tensor in model.state_dict().items():
+            theirs = layout.hf_names(ours)
+            if not (ours.startswith(layout.ours_prefix) or with_head):
+                continue
+            absent = [t for t in theirs if t not in state]
+            if absent:
+                missing += [] if layout.unpooled(ours) else absent
+                continue
+            value = torch.cat([state[t] for t in theirs]) if len(theirs) > 1 else state[theirs[0]]
+            if value.shape != tensor.shape:
+                raise TokkitError(f"{path}: tensor {'+'.join(theirs)} has shape {tuple(value.shape)}, "
+                                  f"expected {tuple(tensor.shape)} from config.json")
+            tensor.copy_(value)
+    return missing
+
+
 def hf_state(model) -> tuple[dict[str, torch.Tensor], str]:
     """The model's tensors under Hugging Face names, and the matching architecture name."""
-    if hf_modernbert.is_modernbert(model):
-        return hf_modernbert.hf_state(model)
-    heads = isinstance(model, BertForPreTraining)
-    if not heads and not isinstance(model, BertModel):
-        raise TokkitError(f"save_hf expects a tokkit BertModel or BertForPreTraining, not {type(model).__name__}")
-    own = model.state_dict()
-    C = model.config.hidden_size
+    layout = layout_of(model)
+    prefix = BASE_PREFIX[layout.arch] if layout.heads else ""
     out = {}
-    for ours, theirs in _plan(model.config, heads):
-        t = own[ours].detach().cpu()
-        prefix = "bert." if heads and not theirs[0].startswith("cls.") else ""
-        parts = t.split(C) if len(theirs) > 1 else [t]
+    for ours, tensor in model.state_dict().items():
+        if layout.unpooled(ours):
+            continue
+        theirs = layout.hf_names(ours)
+        parts = tensor.detach().cpu().split(tensor.shape[0] // len(theirs)) if len(theirs) > 1 else [tensor.detach().cpu()]
         for name, part in zip(theirs, parts):
-            out[prefix + name] = part.contiguous().clone()
-    return out, "BertForPreTraining" if heads else "BertModel"
+            full = prefix + name if ours.startswith(layout.ours_prefix) else name
+            out[full] = part.contiguous().clone()
+    return out, layout.architecture
 
 
 def _special_ids(tokenizer) -> dict:
@@ -207,27 +215,31 @@ def _special_ids(tokenizer) -> dict:
     return {k: v for k, v in ids.items() if v is not None}
 
 
+def write_hf(model, tokenizer, folder) -> None:
+    """Write `model` (and `tokenizer`, if given) into an existing folder, as save_hf does."""
+    from safetensors.torch import save_file
+
+    state, architecture = hf_state(model)
+    layout = layout_of(model)
+    save_file(state, os.path.join(folder, "model.safetensors"), metadata={"format": "pt"})
+    cfg = config_to_hf(model.config, architecture, _special_ids(tokenizer),
+                       head=model.head_config if isinstance(model, TaskModel) else None)
+    if tokenizer is not None:
+        tokenizer.save(folder)
+        if layout.arch == "modernbert":
+            _without_token_types(Path(folder) / "tokenizer_config.json")
+    with open(os.path.join(folder, "config.json"), "w", encoding="utf-8") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
+
+
 def save_hf(model, tokenizer, directory, *, force: bool = False) -> Path:
     """Write `model` (and `tokenizer`, if given) as a folder transformers' Auto* classes load.
 
     The tied decoder weight is omitted, as transformers itself does; it re-ties it on load.
     """
-    from safetensors.torch import save_file
-
-    state, arch = hf_state(model)
     markers = {"config.json", "model.safetensors"} | TOKENIZER_FILES
     with atomic_dir(directory, marker_files=markers, force=force) as tmp:
-        save_file(state, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
-        if arch.startswith("ModernBert"):
-            cfg = hf_modernbert.config_to_hf(model.config, arch, _special_ids(tokenizer))
-        else:
-            cfg = config_to_hf(model.config, arch)
-        if tokenizer is not None:
-            tokenizer.save(tmp)
-            if arch.startswith("ModernBert"):
-                _without_token_types(Path(tmp) / "tokenizer_config.json")
-        with open(os.path.join(tmp, "config.json"), "w", encoding="utf-8") as f:
-            json.dump(cfg, f, indent=2, sort_keys=True)
+        write_hf(model, tokenizer, tmp)
     return Path(directory)
 
 
@@ -239,4 +251,3 @@ def _without_token_types(path: Path) -> None:
     config = json.loads(path.read_text(encoding="utf-8"))
     config["model_input_names"] = ["input_ids", "attention_mask"]
     path.write_text(json.dumps(config, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from tokkit.bert.blocks import MaskedLMHead, gelu
 from tokkit.bert.sparse import sparse_mlm_loss
 
 
@@ -60,14 +61,18 @@ class BertConfig:
 
 
 def config_from_dict(cls, d: dict):
-    """A config dataclass from a dict, ignoring keys it has no field for (e.g. "arch")."""
+    """A config dataclass from a dict; a key it has no field for is refused ("arch" names the class).
+
+    >>> BertConfig.from_dict({"num_layer": 2})
+    Traceback (most recent call last):
+    ValueError: unknown model setting 'num_layer' (BertConfig has: attention_dropout, dropout, ...)
+    """
     known = {f.name for f in fields(cls)}
+    unknown = sorted(set(d) - known - {"arch"})
+    if unknown:
+        names = ", ".join(sorted(known))
+        raise ValueError(f"unknown model setting {unknown[0]!r} ({cls.__name__} has: {names})")
     return cls(**{k: v for k, v in d.items() if k in known})
-
-
-def gelu(x: Tensor, kind: str) -> Tensor:
-    """GELU, exact ("gelu") or with the tanh approximation ("gelu_tanh")."""
-    return F.gelu(x, approximate="tanh" if kind == "gelu_tanh" else "none")
 
 
 class Embeddings(nn.Module):
@@ -121,7 +126,11 @@ class EncoderLayer(nn.Module):
 
 
 class BertModel(nn.Module):
-    """The encoder: returns (hidden states (B, T, C), pooled [CLS] (B, C))."""
+    """The encoder: (input_ids, token_type_ids, attention_mask) -> hidden states (B, T, C).
+
+    Its pooler (dense + tanh on [CLS]) is BERT's sentence vector, used by the NSP and
+    sequence-classification heads through `sentence_vector`.
+    """
 
     def __init__(self, cfg: BertConfig):
         super().__init__()
@@ -131,26 +140,42 @@ class BertModel(nn.Module):
         self.pooler = nn.Linear(cfg.hidden_size, cfg.hidden_size)
         self.apply(lambda m: _init(m, cfg.initializer_range))
 
+    @property
+    def token_embeddings(self) -> nn.Embedding:
+        return self.embeddings.tok
+
     def forward(self, input_ids: Tensor, token_type_ids: Optional[Tensor] = None,
-                attention_mask: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
-        if input_ids.shape[1] > self.config.max_position_embeddings:
-            raise ValueError(f"sequence length {input_ids.shape[1]} exceeds max_position_embeddings "
-                             f"{self.config.max_position_embeddings}")
+                attention_mask: Optional[Tensor] = None, *, all_layers: bool = False) -> Tensor | list[Tensor]:
+        """Hidden states (B, T, C); with `all_layers`, [embeddings, layer 1, ..., layer L] instead."""
+        check_length(input_ids, self.config.max_position_embeddings)
         mask = None
         # Without padding SDPA takes its fast path; with padding, keys at pad positions are hidden.
         if attention_mask is not None and not bool(attention_mask.all()):
             mask = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, T), True = attend
         x = self.embeddings(input_ids, token_type_ids)
+        states = [x]
         for layer in self.layers:
             x = layer(x, mask)
-        pooled = torch.tanh(self.pooler(x[:, 0]))
-        return x, pooled
+            states.append(x)
+        return states if all_layers else x
+
+    def sentence_vector(self, hidden: Tensor, attention_mask: Optional[Tensor] = None,
+                        pooling: str = "cls") -> Tensor:
+        """BERT's pooled output: tanh(dense(hidden at [CLS])), (B, C). Only "cls" pooling exists here."""
+        if pooling != "cls":
+            raise ValueError(f"BERT pools through its [CLS] pooler only, not {pooling!r}")
+        return torch.tanh(self.pooler(hidden[:, 0]))
+
+
+def check_length(input_ids: Tensor, positions: int) -> None:
+    if input_ids.shape[1] > positions:
+        raise ValueError(f"sequence length {input_ids.shape[1]} exceeds max_position_embeddings {positions}")
 
 
 class PreTrainingOutput(NamedTuple):
     loss: Optional[Tensor]          # mean MLM loss + NSP loss (when their labels are given)
     mlm_logits: Tensor              # (N, V) at labelled positions when labels given, else (B, T, V)
-    nsp_logits: Tensor              # (B, 2)
+    nsp_logits: Optional[Tensor]    # (B, 2); None for a model without an NSP head
     mlm_loss_sum: Optional[Tensor]  # summed cross-entropy over labelled positions
     mlm_count: Optional[Tensor]     # number of labelled positions
     nsp_loss: Optional[Tensor]
@@ -163,34 +188,36 @@ class BertForPreTraining(nn.Module):
     def __init__(self, cfg: BertConfig):
         super().__init__()
         self.config = cfg
-        self.bert = BertModel(cfg)
-        self.mlm_dense = nn.Linear(cfg.hidden_size, cfg.hidden_size)
-        self.mlm_ln = nn.LayerNorm(cfg.hidden_size, eps=cfg.layer_norm_eps)
-        self.mlm_bias = nn.Parameter(torch.zeros(cfg.vocab_size))
+        self.encoder = BertModel(cfg)
+        self.mlm = MaskedLMHead(cfg.hidden_size, cfg.vocab_size, act=cfg.hidden_act, eps=cfg.layer_norm_eps,
+                                bias=True, decoder_bias=True)
         self.nsp = nn.Linear(cfg.hidden_size, 2)
-        for m in (self.mlm_dense, self.mlm_ln, self.nsp):
+        for m in (self.mlm.transform.dense, self.mlm.transform.norm, self.nsp):
             _init(m, cfg.initializer_range)
 
     def mlm_head(self, h: Tensor) -> Tensor:
         """(..., C) hidden states -> (..., V) logits, through the tied token embeddings."""
-        h = self.mlm_ln(gelu(self.mlm_dense(h), self.config.hidden_act))
-        return F.linear(h, self.bert.embeddings.tok.weight, self.mlm_bias)
+        return self.mlm(h, self.encoder.token_embeddings.weight)
 
     def forward(self, input_ids: Tensor, token_type_ids: Optional[Tensor] = None,
                 attention_mask: Optional[Tensor] = None, labels: Optional[Tensor] = None,
                 next_sentence_label: Optional[Tensor] = None) -> PreTrainingOutput:
-        hidden, pooled = self.bert(input_ids, token_type_ids, attention_mask)
-        nsp_logits = self.nsp(pooled)
-        loss = mlm_sum = count = nsp_loss = None
-        if labels is None:
-            mlm_logits = self.mlm_head(hidden)
-        else:
-            # Logits only where a label exists (~15% of positions): most of the head's cost saved.
-            loss, mlm_logits, mlm_sum, count = sparse_mlm_loss(self.mlm_head, hidden, labels)  # (N, V)
+        hidden = self.encoder(input_ids, token_type_ids, attention_mask)
+        nsp_logits = self.nsp(self.encoder.sentence_vector(hidden))
+        loss, mlm_logits, mlm_sum, count = masked_lm(self.mlm_head, hidden, labels)
+        nsp_loss = None
         if next_sentence_label is not None:
             nsp_loss = F.cross_entropy(nsp_logits.float(), next_sentence_label.view(-1))
             loss = nsp_loss if loss is None else loss + nsp_loss
         return PreTrainingOutput(loss, mlm_logits, nsp_logits, mlm_sum, count, nsp_loss, hidden)
+
+
+def masked_lm(head, hidden: Tensor, labels: Optional[Tensor]):
+    """(loss, logits, summed loss, labelled count): logits everywhere without labels (B, T, V), else
+    only where a label exists (~15% of positions, most of the head's cost saved), (N, V)."""
+    if labels is None:
+        return None, head(hidden), None, None
+    return sparse_mlm_loss(head, hidden, labels)
 
 
 def _init(m: nn.Module, std: float) -> None:

@@ -33,8 +33,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tokkit.bert.model import PreTrainingOutput, config_from_dict, gelu
-from tokkit.bert.sparse import sparse_mlm_loss
+from tokkit.bert.blocks import MaskedLMHead, gelu
+from tokkit.bert.model import PreTrainingOutput, check_length, config_from_dict, masked_lm
 
 
 @dataclass
@@ -180,50 +180,64 @@ class ModernBertModel(nn.Module):
             local = local | eye
         return {"global": keys, "local": local}
 
-    def forward(self, input_ids: Tensor, attention_mask: Optional[Tensor] = None) -> Tensor:
+    @property
+    def token_embeddings(self) -> nn.Embedding:
+        return self.tok
+
+    def forward(self, input_ids: Tensor, token_type_ids: Optional[Tensor] = None,
+                attention_mask: Optional[Tensor] = None, *, all_layers: bool = False) -> Tensor | list[Tensor]:
+        """Final-normed hidden states (B, T, C); token types are accepted and ignored (ModernBERT has
+        none). With `all_layers`: [embeddings, layer 1, ..., layer L-1, final-normed layer L]."""
         T = input_ids.shape[1]
-        if T > self.config.max_position_embeddings:
-            raise ValueError(f"sequence length {T} exceeds max_position_embeddings "
-                             f"{self.config.max_position_embeddings}")
+        check_length(input_ids, self.config.max_position_embeddings)
         masks = self.masks(T, attention_mask, input_ids.device)
         x = self.emb_drop(self.emb_norm(self.tok(input_ids)))  # (B, T, C)
+        states = [x]
         for layer in self.layers:
             x = layer(x, masks[layer.kind], self.rotary[layer.kind])
-        return self.final_norm(x)
+            states.append(x)
+        states[-1] = self.final_norm(x)
+        return states if all_layers else states[-1]
+
+    def sentence_vector(self, hidden: Tensor, attention_mask: Optional[Tensor] = None,
+                        pooling: str = "cls") -> Tensor:
+        """The hidden state at [CLS] ("cls") or the mean over real tokens ("mean"), (B, C)."""
+        if pooling == "cls":
+            return hidden[:, 0]
+        if pooling != "mean":
+            raise ValueError(f"pooling must be 'cls' or 'mean', not {pooling!r}")
+        if attention_mask is None:
+            return hidden.mean(1)
+        m = attention_mask.unsqueeze(-1).to(hidden.dtype)
+        return (hidden * m).sum(1) / m.sum(1)
 
 
 class ModernBertForMaskedLM(nn.Module):
     """ModernBERT with its MLM head: dense -> gelu -> norm -> decoder tied to the token embeddings.
 
-    Takes the same arguments as BertForPreTraining (token types and NSP labels are accepted and
-    ignored) and returns the same PreTrainingOutput, with `nsp_logits` None.
+    Takes the same arguments as BertForPreTraining (token types are accepted and ignored) and
+    returns the same PreTrainingOutput, with `nsp_logits` None.
     """
 
     def __init__(self, cfg: ModernBertConfig):
         super().__init__()
         self.config = cfg
-        self.model = ModernBertModel(cfg)
-        self.head_dense = nn.Linear(cfg.hidden_size, cfg.hidden_size, bias=False)
-        self.head_norm = _norm(cfg)
-        self.decoder_bias = nn.Parameter(torch.zeros(cfg.vocab_size)) if cfg.decoder_bias else None
-        _trunc_normal(self.head_dense.weight, cfg.initializer_range / math.sqrt(2 * cfg.num_layers), cfg)
+        self.encoder = ModernBertModel(cfg)
+        self.mlm = MaskedLMHead(cfg.hidden_size, cfg.vocab_size, act=cfg.hidden_act, eps=cfg.norm_eps,
+                                bias=False, decoder_bias=cfg.decoder_bias)
+        _trunc_normal(self.mlm.transform.dense.weight, cfg.initializer_range / math.sqrt(2 * cfg.num_layers), cfg)
 
     def mlm_head(self, h: Tensor) -> Tensor:
         """(..., C) hidden states -> (..., V) logits."""
-        h = self.head_norm(gelu(self.head_dense(h), self.config.hidden_act))
-        return F.linear(h, self.model.tok.weight, self.decoder_bias)
+        return self.mlm(h, self.encoder.token_embeddings.weight)
 
     def forward(self, input_ids: Tensor, token_type_ids: Optional[Tensor] = None,
                 attention_mask: Optional[Tensor] = None, labels: Optional[Tensor] = None,
                 next_sentence_label: Optional[Tensor] = None) -> PreTrainingOutput:
         if next_sentence_label is not None:
             raise ValueError("ModernBERT has no next-sentence head: train it with the 'mlm' objective")
-        hidden = self.model(input_ids, attention_mask)
-        loss = mlm_sum = count = None
-        if labels is None:
-            logits = self.mlm_head(hidden)  # (B, T, V)
-        else:
-            loss, logits, mlm_sum, count = sparse_mlm_loss(self.mlm_head, hidden, labels)  # logits (N, V)
+        hidden = self.encoder(input_ids, None, attention_mask)
+        loss, logits, mlm_sum, count = masked_lm(self.mlm_head, hidden, labels)
         return PreTrainingOutput(loss, logits, None, mlm_sum, count, None, hidden)
 
 

@@ -199,7 +199,7 @@ def model_config(arch: str, settings: dict):
         if arch == "modernbert":
             if "dropout" in d:  # BERT's one dropout knob sets ModernBERT's three
                 d.setdefault("embedding_dropout", d["dropout"])
-                d.setdefault("mlp_dropout", d["dropout"])
+                d.setdefault("mlp_dropout", d.pop("dropout"))
             return ModernBertConfig.from_dict(d)
         return BertConfig.from_dict(d)
     except (TypeError, ValueError, ZeroDivisionError) as exc:

@@ -1,0 +1,113 @@
+"""Hugging Face tensor and class names of tokkit's models, as data keyed by architecture and part.
+
+A tokkit name is a template: `{i}` stands for a layer number and `{p}` for "weight" or "bias". Each
+part of a model (the encoder, a head) maps its tokkit names to transformers' names; an encoder
+name sits under the model's `encoder.` in tokkit and under BASE_PREFIX in transformers (`bert.`,
+`model.`). BERT fuses the query, key and value projections into one tensor that transformers keeps
+as three, so that row lists three names, concatenated along dim 0.
+
+>>> rename("bert", "encoder", "layers.3.qkv.bias")
+['encoder.layer.3.attention.self.query.bias', 'encoder.layer.3.attention.self.key.bias', 'encoder.layer.3.attention.self.value.bias']
+>>> rename("modernbert", "classify", "head.transform.dense.weight")
+['head.dense.weight']
+>>> ARCHITECTURES["modernbert", "qa"]
+'ModernBertForQuestionAnswering'
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Optional
+
+BASE_PREFIX = {"bert": "bert.", "modernbert": "model."}
+
+_BERT_ENCODER = {
+    "embeddings.tok.weight": "embeddings.word_embeddings.weight",
+    "embeddings.pos.weight": "embeddings.position_embeddings.weight",
+    "embeddings.seg.weight": "embeddings.token_type_embeddings.weight",
+    "embeddings.ln.{p}": "embeddings.LayerNorm.{p}",
+    "pooler.{p}": "pooler.dense.{p}",
+    "layers.{i}.qkv.{p}": ("encoder.layer.{i}.attention.self.query.{p}", "encoder.layer.{i}.attention.self.key.{p}",
+                           "encoder.layer.{i}.attention.self.value.{p}"),
+    "layers.{i}.attn_out.{p}": "encoder.layer.{i}.attention.output.dense.{p}",
+    "layers.{i}.ln1.{p}": "encoder.layer.{i}.attention.output.LayerNorm.{p}",
+    "layers.{i}.ffn_in.{p}": "encoder.layer.{i}.intermediate.dense.{p}",
+    "layers.{i}.ffn_out.{p}": "encoder.layer.{i}.output.dense.{p}",
+    "layers.{i}.ln2.{p}": "encoder.layer.{i}.output.LayerNorm.{p}",
+}
+_MODERNBERT_ENCODER = {
+    "tok.weight": "embeddings.tok_embeddings.weight",
+    "emb_norm.weight": "embeddings.norm.weight",
+    "final_norm.weight": "final_norm.weight",
+    "layers.{i}.attn_norm.weight": "layers.{i}.attn_norm.weight",  # absent from layer 0 in both
+    "layers.{i}.qkv.weight": "layers.{i}.attn.Wqkv.weight",
+    "layers.{i}.attn_out.weight": "layers.{i}.attn.Wo.weight",
+    "layers.{i}.mlp_norm.weight": "layers.{i}.mlp_norm.weight",
+    "layers.{i}.mlp_in.weight": "layers.{i}.mlp.Wi.weight",
+    "layers.{i}.mlp_out.weight": "layers.{i}.mlp.Wo.weight",
+}
+_BERT_CLASSIFIER = {"head.classifier.{p}": "classifier.{p}"}
+_MODERNBERT_HEAD = {"head.transform.dense.weight": "head.dense.weight", "head.transform.norm.weight": "head.norm.weight",
+                    "head.classifier.{p}": "classifier.{p}"}
+
+# (architecture, part) -> {tokkit name: transformers name(s)}; head names are the model's own.
+NAMES = {
+    ("bert", "encoder"): _BERT_ENCODER,
+    ("bert", "mlm"): {"mlm.transform.dense.{p}": "cls.predictions.transform.dense.{p}",
+                      "mlm.transform.norm.{p}": "cls.predictions.transform.LayerNorm.{p}",
+                      "mlm.bias": "cls.predictions.bias"},
+    ("bert", "nsp"): {"nsp.{p}": "cls.seq_relationship.{p}"},
+    ("bert", "classify"): _BERT_CLASSIFIER,
+    ("bert", "regress"): _BERT_CLASSIFIER,
+    ("bert", "tag"): _BERT_CLASSIFIER,
+    ("bert", "qa"): {"head.classifier.{p}": "qa_outputs.{p}"},
+    ("modernbert", "encoder"): _MODERNBERT_ENCODER,
+    ("modernbert", "mlm"): {"mlm.transform.dense.weight": "head.dense.weight",
+                            "mlm.transform.norm.weight": "head.norm.weight", "mlm.bias": "decoder.bias"},
+    **{("modernbert", task): _MODERNBERT_HEAD for task in ("classify", "regress", "tag", "qa")},
+}
+
+# (architecture, the model's heads) -> transformers' class; () is the bare encoder.
+ARCHITECTURES = {
+    ("bert", ()): "BertModel",
+    ("bert", ("mlm", "nsp")): "BertForPreTraining",
+    ("bert", "classify"): "BertForSequenceClassification",
+    ("bert", "regress"): "BertForSequenceClassification",
+    ("bert", "tag"): "BertForTokenClassification",
+    ("bert", "qa"): "BertForQuestionAnswering",
+    ("modernbert", ()): "ModernBertModel",
+    ("modernbert", ("mlm",)): "ModernBertForMaskedLM",
+    ("modernbert", "classify"): "ModernBertForSequenceClassification",
+    ("modernbert", "regress"): "ModernBertForSequenceClassification",
+    ("modernbert", "tag"): "ModernBertForTokenClassification",
+    ("modernbert", "qa"): "ModernBertForQuestionAnswering",
+}
+
+# transformers builds BERT's token and span models without a pooler: a folder of theirs lacks it.
+UNPOOLED_TASKS = ("tag", "qa")
+
+
+@lru_cache(maxsize=None)
+def _patterns(arch: str, part: str) -> tuple:
+    out = []
+    for ours, theirs in NAMES[arch, part].items():
+        regex = re.escape(ours).replace(r"\{i\}", r"(?P<i>\d+)").replace(r"\{p\}", r"(?P<p>weight|bias)")
+        out.append((re.compile(regex + "$"), (theirs,) if isinstance(theirs, str) else theirs))
+    return tuple(out)
+
+
+def rename(arch: str, part: str, name: str) -> Optional[list[str]]:
+    """transformers' name(s) for tokkit's `name` within `part`, or None when the part has no such name."""
+    for regex, theirs in _patterns(arch, part):
+        m = regex.match(name)
+        if m:
+            return [t.format(**m.groupdict()) for t in theirs]
+    return None
+
+
+def task_of_architecture(architecture: str) -> Optional[str]:
+    """The task of a transformers class name ("BertForTokenClassification" -> "tag"), or None."""
+    for (_, heads), name in ARCHITECTURES.items():
+        if name == architecture and isinstance(heads, str):
+            return "classify" if heads == "regress" else heads
+    return None
