@@ -1,0 +1,158 @@
+"""Labelled files -> rows: JSON lines, CSV and TSV (with a header row), and SQuAD's nested JSON.
+
+The format comes from the suffix: `.jsonl` (JSON lines), `.json` (JSON lines, a JSON array of
+objects, or SQuAD's `{"data": [{"paragraphs": [...]}]}`), `.csv`, `.tsv`. Each record is checked and turned into
+the row of its task by tokkit.labelled.rows; every problem is one TokkitError naming the file, the
+line (or the place in a nested file) and the field.
+
+>>> import tempfile, os
+>>> with tempfile.TemporaryDirectory() as d:
+...     path = os.path.join(d, "dev.tsv")
+...     _ = open(path, "w").write("sentence\\tlabel\\nA fine film.\\t1\\n")
+...     read_examples(path, "classify", fields=Fields(text="sentence"))
+[{'text': 'A fine film.', 'text_pair': None, 'label': '1', 'line': 2}]
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from pathlib import Path
+from typing import Iterator
+
+from tokkit._files import read_text
+from tokkit.errors import TokkitError
+from tokkit.labelled.rows import TASKS, Fields, make_row
+
+SUFFIXES = {".jsonl": "json", ".json": "json", ".csv": "csv", ".tsv": "tsv"}
+
+__all__ = ["Fields", "read_examples", "TASKS"]
+
+
+def read_examples(path: str | os.PathLike, task: str, *, fields: Fields = Fields(),
+                  labelled: bool = True) -> list[dict]:
+    """The rows of a labelled file for `task` ("classify", "tag" or "qa").
+
+    Rows: classify `{"text", "text_pair" (or None), "label"}`; tag `{"tokens", "tags"}`; qa
+    `{"id", "question", "context", "answers": {"text": [...], "answer_start": [...]}}`; each also
+    has `"line"`, the line its record starts on (None in SQuAD's nested format). Labels are str
+    (a JSON number or bool as its JSON text: 1 -> "1"). `labelled=False` (files to predict on)
+    makes labels and answers optional: None, or no answers.
+    """
+    if task not in TASKS:
+        raise TokkitError(f"unknown task {task!r} (one of {', '.join(TASKS)})")
+    path = Path(path)
+    kind = SUFFIXES.get(path.suffix.lower())
+    if kind is None:
+        raise TokkitError(f"{path}: cannot tell the format from the suffix {path.suffix!r} "
+                          f"(one of {', '.join(SUFFIXES)})")
+    text = read_text(path).removeprefix("\ufeff")  # a byte-order mark, as spreadsheet programs write
+    if path.suffix.lower() == ".json":
+        records = _json_records(path, text, task, fields)
+    elif kind == "json":
+        records = _line_records(path, text)
+    else:
+        records = _table_records(path, text, kind == "tsv")
+    rows = [make_row(task, record, f"{path}: {where}", line, fields, labelled, from_table=kind != "json", index=i)
+            for i, (where, line, record) in enumerate(records)]
+    if not rows:
+        raise TokkitError(f"{path}: empty file (no rows)")
+    return rows
+
+
+def _json_records(path: Path, text: str, task: str, fields: Fields) -> Iterator[tuple[str, int | None, dict]]:
+    """(where, line, record) of a .json file: JSON lines, a JSON array of objects, or SQuAD's nested JSON."""
+    whole = _whole_json(text)
+    if isinstance(whole, dict) and isinstance(whole.get("data"), list):
+        if task != "qa":
+            raise TokkitError(f"{path}: SQuAD's nested format holds question answering, not task {task!r}")
+        return _squad_records(path, whole["data"], fields)
+    if isinstance(whole, list):
+        return _array_records(path, whole)
+    return _line_records(path, text)
+
+
+def _whole_json(text: str):
+    """The file parsed as one JSON value, or None when it is not one (JSON lines are not)."""
+    stripped = text.lstrip()
+    if not stripped.startswith(("[", "{")):
+        return None
+    try:
+        return json.loads(stripped)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+
+
+def _line_records(path: Path, text: str) -> Iterator[tuple[str, int, dict]]:
+    for n, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise TokkitError(f"{path}: line {n}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+        except RecursionError:
+            raise TokkitError(f"{path}: line {n}: JSON nested too deeply") from None
+        if not isinstance(record, dict):
+            raise TokkitError(f"{path}: line {n}: expected a JSON object, got {type(record).__name__}")
+        yield f"line {n}", n, record
+
+
+def _array_records(path: Path, items: list) -> Iterator[tuple[str, None, dict]]:
+    for i, record in enumerate(items):
+        if not isinstance(record, dict):
+            raise TokkitError(f"{path}: item {i}: expected a JSON object, got {type(record).__name__}")
+        yield f"item {i}", None, record
+
+
+def _squad_records(path: Path, data: list, fields: Fields) -> Iterator[tuple[str, None, dict]]:
+    """SQuAD's data[].paragraphs[].qas[] flattened: one record per question, with its context, keyed
+    by `fields` (the nested file spells them as SQuAD does)."""
+    names = (("id", fields.id), ("question", fields.question), ("answers", fields.answers))
+    for i, article in enumerate(data):
+        for j, paragraph in enumerate(_squad_list(path, article, "paragraphs", f"data[{i}]")):
+            where = f"data[{i}].paragraphs[{j}]"
+            qas = _squad_list(path, paragraph, "qas", where)
+            for k, qa in enumerate(qas):
+                if not isinstance(qa, dict):
+                    raise TokkitError(f"{path}: {where}.qas[{k}]: expected a JSON object")
+                record = {new: qa[old] for old, new in names if old in qa}
+                if "context" in paragraph:
+                    record[fields.context] = paragraph["context"]
+                yield f"{where}.qas[{k}]", None, record
+
+
+def _squad_list(path: Path, parent, key: str, where: str) -> list:
+    value = parent.get(key) if isinstance(parent, dict) else None
+    if not isinstance(value, list):
+        raise TokkitError(f"{path}: {where}: field {key!r}: expected a list")
+    return value
+
+
+def _table_records(path: Path, text: str, tsv: bool) -> Iterator[tuple[str, int, dict]]:
+    """CSV (quoted fields may span lines) or TSV (one record a line, no quoting) with a header row."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if tsv else ",",
+                        quoting=csv.QUOTE_NONE if tsv else csv.QUOTE_MINIMAL, strict=True)
+    header, start = None, 1
+    try:
+        for record in reader:
+            line, start = start, reader.line_num + 1
+            if not record or record == [""]:
+                continue
+            if header is None:
+                header = _header(path, record, line)
+                continue
+            if len(record) != len(header):
+                raise TokkitError(f"{path}: line {line}: {len(record)} columns, but the header has {len(header)}")
+            yield f"line {line}", line, dict(zip(header, record))
+    except csv.Error as exc:
+        raise TokkitError(f"{path}: line {reader.line_num}: invalid {'TSV' if tsv else 'CSV'} ({exc})") from None
+
+
+def _header(path: Path, names: list[str], line: int) -> list[str]:
+    names = [name.strip() for name in names]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise TokkitError(f"{path}: line {line}: the header names column {repeated[0]!r} twice")
+    return names
