@@ -81,8 +81,12 @@ def test_schedules_by_steps_and_by_time():
     s = PretrainConfig(max_time=600, lr=1e-3, warmup_steps=100)
     assert s.warmup_time is None and s.lr_at(49, train_seconds=1) == pytest.approx(0.5e-3)
     assert s.lr_at(500, train_seconds=20) == pytest.approx(1e-3)
-    # a run bounded by steps as well counts its warm-up in steps
-    assert PretrainConfig(max_time=600, steps=400).warmup_time is None
+    # a run bounded by time is planned in time whatever its step bound: with 100,000 steps that 600 s
+    # end first, the warm-up takes the first 30 s and the decay reaches zero at 600 s
+    both = PretrainConfig(max_time=600, steps=100_000, lr=1e-3)
+    assert both.warmup_time == 30.0 and both.lr_at(1_000, train_seconds=15) == pytest.approx(0.5e-3)
+    assert both.lr_at(2_000, train_seconds=300) == pytest.approx(1e-3 * 0.5 / 0.95)
+    assert both.lr_at(90_000, train_seconds=300) == pytest.approx(1e-3 * 0.1 / 0.95)  # steps first, this time
     assert t.lr_at(500, train_seconds=600) == 0.0
     assert t.mlm_probability_at(10**6, train_seconds=300) == pytest.approx(0.225)
 

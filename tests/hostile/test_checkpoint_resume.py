@@ -103,7 +103,7 @@ def test_junk_state_json_is_one_error(tmp_path, edit, message):
 
 
 def test_resume_drops_junk_metrics_lines(tmp_path):
-    from tokkit.bert.train import _Metrics
+    from tokkit.bert.run_files import Metrics as _Metrics
 
     path = tmp_path / "metrics.jsonl"
     path.write_text('{"step": 1}\nnot json\n[1]\n{"step": "x"}\n{"step": 9}\n{"step": 3}\n')

@@ -98,16 +98,41 @@ def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict, 
     return {"loss": mlm + nsp, "mlm_loss": mlm, "nsp_loss": nsp, "mlm_count": int(stats[1].item())}
 
 
+def adamw(groups: list[dict], lr: float, *, betas=(0.9, 0.98), eps: float = 1e-6) -> torch.optim.AdamW:
+    """AdamW over parameter groups, fused into one kernel for all parameters where torch can
+    (on CPU from torch 2.4 on), else one kernel per kind of update."""
+    kind = {"foreach": True}
+    if tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 4):
+        kind = {"fused": True}
+    return torch.optim.AdamW(groups, lr=lr, betas=betas, eps=eps, **kind)
+
+
 def make_optimizer(model: nn.Module, lr: float, weight_decay: float = 0.01) -> torch.optim.AdamW:
     """AdamW with weight decay on matrices only (none on LayerNorm weights and biases)."""
     decay, no_decay = [], []
     for name, p in unwrap(model).named_parameters():
         (no_decay if p.ndim < 2 else decay).append(p)
-    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    kind = {"foreach": True}
-    if tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 4):  # fused AdamW runs on CPU from 2.4 on: one kernel for all parameters
-        kind = {"fused": True}
-    return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.98), eps=1e-6, **kind)
+    return adamw([{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}], lr)
+
+
+def task_step(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict, *, clip: Optional[float] = 1.0,
+              bf16: bool = False) -> float:
+    """One fine-tuning step: forward with the labels, backward, clip, step. Returns the loss, averaged
+    over ranks (DDP averages the gradients the same way)."""
+    device_type = batch["input_ids"].device.type
+    with torch.autocast(device_type, dtype=torch.bfloat16, enabled=bf16):
+        out = model(batch["input_ids"], batch.get("token_type_ids"), batch.get("attention_mask"),
+                    labels=batch["labels"])
+    optimizer.zero_grad(set_to_none=True)
+    out.loss.backward()
+    if clip:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    optimizer.step()
+    loss = out.loss.detach()
+    if _world() > 1:
+        dist.all_reduce(loss)
+        loss = loss / _world()
+    return float(loss)
 
 
 def linear_schedule(optimizer: torch.optim.Optimizer, warmup: int, total: int):

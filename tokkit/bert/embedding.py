@@ -19,8 +19,8 @@ import numpy as np
 import torch
 
 import tokkit
-from tokkit.bert.model import BertForPreTraining, BertModel
-from tokkit.bert.modernbert import ModernBertForMaskedLM, ModernBertModel
+from tokkit.bert.model import BertModel
+from tokkit.bert.modernbert import ModernBertModel
 from tokkit.errors import TokkitError
 
 LAYERS = ("last", "second_to_last", "sum_last_four", "concat_last_four")

@@ -10,7 +10,6 @@ tokkit.errors.TokkitError: log_every (--log-every) must be a whole number >= 1, 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
@@ -20,6 +19,8 @@ import torch
 from tokkit.bert.hf import load_hf
 from tokkit.bert.model import BertConfig, BertForPreTraining
 from tokkit.bert.modernbert import ModernBertConfig, ModernBertForMaskedLM
+from tokkit.bert.schedule import Schedule
+from tokkit.bert.settings import check_non_negative, check_positive, check_share, check_whole
 from tokkit.errors import TokkitError
 from tokkit.pretraining.shuffle import DEFAULT_BUFFER
 
@@ -29,19 +30,6 @@ ARCHS = ("bert", "modernbert")
 DEFAULT_LR = {"bert": 5e-4, "modernbert": 1e-3}
 DEFAULT_MASKING = {"bert": (0.15, 0.15), "modernbert": (0.30, 0.15)}  # (at the start, at the end)
 NO_STEP_LIMIT = 10**9
-
-
-def _whole(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _option(name: str) -> str:
-    """A setting as the API and the command line spell it: "log_every (--log-every)"."""
-    return f"{name} (--{name.replace('_', '-')})"
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @dataclass
@@ -86,29 +74,15 @@ class PretrainConfig:
 
     def _check_counts(self) -> None:
         """Whole-number settings, each with its least value (None allowed where it means a default)."""
-        least = {"steps": 1, "batch_size": 1, "max_length": 1, "seed": 0, "eval_every": 0, "eval_blocks": 1,
-                 "checkpoint_every": 0, "log_every": 1, "shuffle_buffer": 0, "warmup_steps": 0, "threads": 1}
-        for name, low in least.items():
-            value = getattr(self, name)
-            if value is None and name in ("warmup_steps", "threads"):
-                continue
-            if not _whole(value) or value < low:
-                raise TokkitError(f"{_option(name)} must be a whole number >= {low}, got {value!r}")
+        check_whole(self, {"steps": 1, "batch_size": 1, "max_length": 1, "seed": 0, "eval_every": 0, "eval_blocks": 1,
+                           "checkpoint_every": 0, "log_every": 1, "shuffle_buffer": 0, "warmup_steps": 0,
+                           "threads": 1}, optional=("warmup_steps", "threads"))
 
     def _check_numbers(self) -> None:
-        """Real-valued settings: finite, and in range (NaN and infinity fail every comparison here)."""
-        for name in ("lr", "max_time", "eval_every_seconds", "warmup_seconds"):
-            value = getattr(self, name)
-            if value is not None and not (_number(value) and value > 0):
-                raise TokkitError(f"{_option(name)} must be a finite number > 0, got {value!r}")
-        for name in ("weight_decay", "clip"):
-            value = getattr(self, name)
-            if not (_number(value) and value >= 0):
-                raise TokkitError(f"{_option(name)} must be a finite number >= 0, got {value!r}")
-        for name in ("mlm_probability", "mlm_probability_end"):
-            p = getattr(self, name)
-            if p is not None and not (_number(p) and 0 < p < 1):
-                raise TokkitError(f"{_option(name)} must lie strictly between 0 and 1, got {p!r}")
+        """Real-valued settings: finite, and in range."""
+        check_positive(self, ("lr", "max_time", "eval_every_seconds", "warmup_seconds"))
+        check_non_negative(self, ("weight_decay", "clip"))
+        check_share(self, ("mlm_probability", "mlm_probability_end"))
 
     def with_arch_defaults(self, arch: str) -> "PretrainConfig":
         """A copy with `arch` set and the per-architecture lr and masking filled in where unset."""
@@ -120,48 +94,34 @@ class PretrainConfig:
                        mlm_probability_end=self.mlm_probability_end if self.mlm_probability_end is not None else end)
 
     @property
-    def warmup(self) -> int:
-        """Warm-up steps (when the warm-up is counted in steps; a run bounded only by time counts it in
-        seconds, see warmup_time)."""
-        return self.warmup_steps if self.warmup_steps is not None else max(1, self.steps // 20)
-
-    @property
     def warmup_time(self) -> Optional[float]:
         """Warm-up seconds when the warm-up is counted in training time: `warmup_seconds`, or 5% of
-        `max_time` for a run bounded only by time, whose decay is counted in time too (the same
-        share of the run on any machine, where a step count would not be)."""
+        `max_time` for a run bounded by time without --warmup-steps (the same share of the run on
+        any machine, where a step count would not be)."""
         if self.warmup_seconds:
             return self.warmup_seconds
-        if self.warmup_steps is None and self.max_time and self.steps >= NO_STEP_LIMIT:
+        if self.warmup_steps is None and self.max_time:
             return 0.05 * self.max_time
         return None
 
+    @property
+    def schedule(self) -> Schedule:
+        """The run's learning-rate schedule: planned in time when max_time is set, whatever `steps` says."""
+        lr = self.lr if self.lr is not None else DEFAULT_LR[self.arch or "bert"]
+        steps = None if self.steps >= NO_STEP_LIMIT else self.steps
+        warmup_steps = self.warmup_steps
+        if warmup_steps is None and not self.max_time and not self.warmup_seconds:
+            warmup_steps = max(1, self.steps // 20)
+        return Schedule(peak=lr, steps=steps, seconds=self.max_time, warmup_steps=warmup_steps,
+                        warmup_seconds=self.warmup_time if warmup_steps is None else None)
+
     def progress(self, step: int, train_seconds: float = 0.0) -> float:
         """How far the run is, 0 to 1: by steps, or by training time when max_time comes first."""
-        p = step / self.steps
-        if self.max_time:
-            p = max(p, train_seconds / self.max_time)
-        return min(1.0, p)
+        return self.schedule.progress(step, train_seconds)
 
     def lr_at(self, step: int, train_seconds: float = 0.0) -> float:
-        """Linear warm-up to `lr`, then linear decay to zero at the end of the run.
-
-        Warm-up is counted in steps, or in training seconds with `warmup_seconds`. The end is
-        `steps`, or `max_time` seconds of training when that comes first; a run bounded only by
-        steps decays exactly as (steps - step) / (steps - warmup).
-        """
-        lr = self.lr if self.lr is not None else DEFAULT_LR[self.arch or "bert"]
-        warmup_time = self.warmup_time
-        if warmup_time:
-            if train_seconds < warmup_time:
-                return lr * max(train_seconds, 1e-3) / warmup_time
-        elif step < self.warmup:
-            return lr * (step + 1) / self.warmup
-        by_steps = max(0.0, (self.steps - step) / max(1, self.steps - (0 if warmup_time else self.warmup)))
-        if not self.max_time:
-            return lr * by_steps
-        by_time = max(0.0, 1.0 - train_seconds / self.max_time)
-        return lr * min(by_steps, by_time / 0.95, 1.0)
+        """Linear warm-up to `lr`, then linear decay to zero at the end of the run (see Schedule)."""
+        return self.schedule.lr(step, train_seconds)
 
     def mlm_probability_at(self, step: int, train_seconds: float = 0.0) -> float:
         """The masking rate: linear from mlm_probability to mlm_probability_end over the run."""

@@ -34,6 +34,7 @@ from tokkit.bert.ddp import finish_distributed, init_distributed, make_optimizer
 from tokkit.bert.evaluate import evaluate, most_frequent_token, plot_loss_curve
 from tokkit.bert.export import export_model, find_checkpoint
 from tokkit.bert.memory import return_freed_memory
+from tokkit.bert.run_files import Metrics
 from tokkit.bert.recipe import (NO_STEP_LIMIT, OBJECTIVES, PretrainConfig, build_model, fast_bf16, pick_device,
                                 resolve_arch)
 from tokkit.errors import TokkitError
@@ -65,7 +66,7 @@ class _Run:
     train_time: float
     first: Optional[dict]  # the first batch, drawn during set-up
     say: bool
-    metrics: Optional["_Metrics"] = None
+    metrics: Optional[Metrics] = None
     bar: Optional[Progress] = None
     last_eval: Optional[dict] = None
 
@@ -133,7 +134,7 @@ def _open_output(run: _Run, state: dict, progress) -> None:
     """The run folder, metrics.jsonl (cut back to the checkpoint when resuming), the RNG state, the progress bar."""
     if run.main:
         run.out.mkdir(parents=True, exist_ok=True)
-    run.metrics = _Metrics(run.out / "metrics.jsonl", run.main, run.start)
+    run.metrics = Metrics(run.out / "metrics.jsonl", run.main, run.start)
     if state:  # RNG last: building the model and optimizer must not disturb it
         ckpt.set_rng_state(state["rng"])
     cfg = run.cfg
@@ -339,35 +340,6 @@ def _load_tokenizer(tokenizer):
             raise TokkitError(f"{tokenizer}: tokenizer folder does not exist")
         return tokkit.load(tokenizer)
     return tokenizer
-
-
-def _step_of(line: str) -> Optional[int]:
-    """The step of one metrics.jsonl line, or None for a line that is not a metrics record (dropped)."""
-    try:
-        rec = json.loads(line)
-    except json.JSONDecodeError:
-        return None
-    step = rec.get("step") if isinstance(rec, dict) else None
-    return step if isinstance(step, int) and not isinstance(step, bool) else None
-
-
-class _Metrics:
-    """metrics.jsonl, appended line by line; a resumed run first drops lines past its checkpoint."""
-
-    def __init__(self, path: Path, enabled: bool, start_step: int):
-        self.path = path
-        self.enabled = enabled
-        if enabled:
-            keep = []
-            if start_step and path.exists():
-                keep = [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines()
-                        if _step_of(ln) is not None and _step_of(ln) <= start_step]
-            path.write_text("".join(ln + "\n" for ln in keep), encoding="utf-8")
-
-    def write(self, rec: dict) -> None:
-        if self.enabled:
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(json.dumps(rec, sort_keys=True) + "\n")
 
 
 def rss_mb() -> Optional[float]:

@@ -16,13 +16,17 @@ from tokkit.errors import TokkitError
 # Modules are imported lazily so `tokkit train` never imports torch or dask.
 # Parameters that name files or folders a command reads: its -o/--output may be none of them,
 # nor lie inside one, nor hold one (checked before the command does any work).
-INPUT_PARAMS = ("corpus", "files", "paths", "tokenizer_dir", "tokenizer_path", "eval_file", "init_dir")
+INPUT_PARAMS = ("corpus", "files", "paths", "tokenizer_dir", "tokenizer_path", "eval_file", "init_dir", "model_dir",
+                "train_file")
 COMMANDS = {
     "train": "train",
     "encode": "encode",
     "decode": "decode",
     "pretrain": "pretrain",
     "export": "export",
+    "finetune": "finetune",
+    "evaluate": "evaluate",
+    "predict": "predict",
     "bench": "bench",
     "stats": "stats",
     "compare": "compare",

@@ -1,0 +1,321 @@
+"""Fine-tuning: a pretrained encoder (or the same one from random init) plus a task head, trained on labelled files.
+
+>>> from tokkit.bert import finetune, FinetuneConfig
+>>> summary = finetune("run/", "train.jsonl", "out/", config=FinetuneConfig(task="classify"),
+...                    eval_file="dev.jsonl")                                         # doctest: +SKIP
+
+A run is `_set_up` (every check, the data, the model, the first batch), then epochs of `_step`,
+with `_evaluate` on the evaluation file after each epoch (and every `eval_every_seconds`), and
+`_finish`. The output folder is a transformers folder of the best model so far (by the task's
+metric on the evaluation file, or the last model without one) with its tokenizer, plus
+metrics.jsonl, training_curve.png, summary.json and checkpoint/ (to resume). Nothing is written
+before `_set_up` has succeeded. Works under `torchrun` as pretraining does (each rank takes a
+share of every batch; rank 0 writes).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import torch
+
+from tokkit._files import atomic_write, check_output_not_input
+from tokkit._progress import Progress
+from tokkit.bert import checkpoint as ckpt
+from tokkit.bert import task_data as td
+from tokkit.bert.ddp import finish_distributed, init_distributed, task_step, wrap
+from tokkit.bert.finetune_config import FinetuneConfig
+from tokkit.bert.finetune_model import layerwise_optimizer, starting_point
+from tokkit.bert.heads import HeadConfig, TaskModel
+from tokkit.bert.recipe import fast_bf16, pick_device
+from tokkit.bert.run_files import Metrics, plot_curve, publish
+from tokkit.bert.train import check_run_output, peak_rss_mb
+from tokkit.errors import TokkitError
+from tokkit.labelled import Fields, check_labels, read_examples
+
+__all__ = ["finetune", "FinetuneConfig", "evaluate_data", "epoch_order"]
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Run:
+    """Everything a run holds between its steps."""
+
+    cfg: FinetuneConfig
+    out: Path
+    tok: object
+    head: HeadConfig
+    model: TaskModel
+    trained: torch.nn.Module      # the model, wrapped for DistributedDataParallel with several ranks
+    opt: torch.optim.Optimizer
+    train: td.TaskData
+    dev: Optional[td.TaskData]
+    device: torch.device
+    rank: int
+    world: int
+    steps_per_epoch: int
+    step: int = 0
+    epoch: int = 0
+    batch_in_epoch: int = 0
+    train_time: float = 0.0
+    best: Optional[dict] = None   # the best evaluation so far
+    last_eval: Optional[dict] = None
+    files: Optional[dict] = None  # sha256 of the training and evaluation files (a resume must see the same)
+    metrics: Optional[Metrics] = None
+    bar: Optional[Progress] = None
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+    @property
+    def total_steps(self) -> int:
+        return self.steps_per_epoch * self.cfg.epochs
+
+
+def finetune(model, train_file, output, *, config: FinetuneConfig, eval_file=None, tokenizer=None,
+             from_scratch: bool = False, arch: Optional[str] = None, model_settings: Optional[dict] = None,
+             fields: Fields = Fields(), resume: bool = False, progress: Optional[bool] = None,
+             force: bool = False) -> dict:
+    """Train a `config.task` head on `train_file` and write the best model to `output`.
+
+    `model`: a tokkit pretraining run, or a transformers folder (BERT or ModernBERT; a fine-tuned
+    one continues with its own labels), or None with `from_scratch` and `tokenizer`.
+    `from_scratch`: the same architecture at random init, the baseline a claim that pretraining
+    helps needs (with `model`, its shape; without, `arch` and `model_settings`).
+    `tokenizer`: a folder or Tokenizer; default the model folder's own. `resume`: continue the run
+    saved in `output`. Returns the summary (also in summary.json).
+    """
+    run = _set_up(model, train_file, output, config, eval_file=eval_file, tokenizer=tokenizer,
+                  from_scratch=from_scratch, arch=arch, model_settings=model_settings, fields=fields,
+                  resume=resume, progress=progress, force=force)
+    _train(run)
+    return _finish(run)
+
+
+# ---------------------------------------------------------------------------------------- set-up
+def _set_up(model, train_file, output, cfg, *, eval_file, tokenizer, from_scratch, arch, model_settings, fields,
+            resume, progress, force) -> _Run:
+    out = check_run_output(output, resume=output if resume else None, force=force)
+    check_output_not_input(out, [train_file, eval_file, model, tokenizer if isinstance(tokenizer, (str, os.PathLike))
+                                 else None])
+    device = pick_device(cfg.device)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    if cfg.bf16 is None:
+        cfg = replace(cfg, bf16=fast_bf16(device))
+    state = _resume_state(out) if resume else {}
+    if state:
+        cfg = _resumed_config(state, cfg)
+    start = starting_point(model, tokenizer, cfg, from_scratch=from_scratch, arch=arch,
+                           settings=model_settings, state=state, checkpoint=out / "checkpoint")
+    train_rows = read_examples(train_file, td.reader_task(cfg.task), fields=fields)
+    head = start.head_for(cfg, train_rows, train_file)
+    dev_rows = read_examples(eval_file, td.reader_task(cfg.task), fields=fields) if eval_file is not None else None
+    if dev_rows is not None and cfg.task in ("classify", "tag"):
+        check_labels(dev_rows, cfg.task, {x: i for i, x in enumerate(head.labels)}, eval_file)
+    torch.manual_seed(cfg.seed)
+    net = start.build(head, state).to(device)
+    rank, world = init_distributed(device)
+    run = _Run(cfg, out, start.tokenizer, net.head_config, net, wrap(net, device),
+               layerwise_optimizer(net, cfg), _features(cfg, start.tokenizer, train_rows, net.head_config, True),
+               _features(cfg, start.tokenizer, dev_rows, net.head_config, False) if dev_rows else None,
+               device, rank, world, steps_per_epoch=0)
+    n = len(run.train)
+    # With several ranks every step needs rows on each: a last, partial batch is left out of the epoch.
+    run.steps_per_epoch = math.ceil(n / cfg.batch_size) if world == 1 else max(1, n // cfg.batch_size)
+    if world > cfg.batch_size:
+        raise TokkitError(f"--batch-size {cfg.batch_size} gives some of the {world} ranks no rows")
+    run.files = {"train": _sha256(train_file), "eval": _sha256(eval_file) if eval_file is not None else None}
+    if state:
+        _restore(run, state)
+    _open_output(run, progress)
+    return run
+
+
+def _features(cfg: FinetuneConfig, tok, rows, head: HeadConfig, training: bool) -> td.TaskData:
+    return td.task_data(cfg.task, tok, rows, head, max_length=cfg.length, stride=cfg.stride,
+                        label_all_subtokens=cfg.label_all_subtokens, training=training)
+
+
+def _sha256(path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _resume_state(out: Path) -> dict:
+    state = ckpt.read_state(out / "checkpoint")
+    ckpt.check_model_config(out / "checkpoint", state)
+    if not isinstance(state.get("finetune"), dict):
+        raise TokkitError(f"{out / 'checkpoint'}: not a fine-tuning checkpoint (a pretraining run resumes with "
+                          "tokkit pretrain --resume)")
+    return state
+
+
+def _resumed_config(state: dict, cfg: FinetuneConfig) -> FinetuneConfig:
+    """The checkpoint's settings, except those that say how long and where to run."""
+    now = {k: getattr(cfg, k) for k in ("epochs", "max_time", "eval_every_seconds", "checkpoint_every",
+                                          "threads", "device", "bf16")}
+    try:
+        return FinetuneConfig(**{**state["config"], **now})
+    except TypeError as exc:
+        raise TokkitError(f"checkpoint/state.json: field 'config' does not fit this tokkit ({exc})") from None
+
+
+def _restore(run: _Run, state: dict) -> None:
+    """The checkpoint's optimizer, position and best result; the same training and evaluation files."""
+    saved = state["finetune"]
+    if saved.get("files") != run.files:
+        raise TokkitError(f"{run.out / 'checkpoint'}: the run was trained on other files (their contents differ); "
+                          "resume with the same training and evaluation files")
+    ckpt.load_optimizer_state(run.out / "checkpoint", run.model, run.opt)
+    run.step, run.train_time = int(state["step"]), float(state.get("train_seconds", 0.0))
+    run.epoch, run.batch_in_epoch = divmod(run.step, run.steps_per_epoch)
+    run.best, run.last_eval = saved.get("best"), saved.get("last_eval")
+    ckpt.set_rng_state(state["rng"])
+
+
+def _open_output(run: _Run, progress) -> None:
+    if run.main:
+        run.out.mkdir(parents=True, exist_ok=True)
+    run.metrics = Metrics(run.out / "metrics.jsonl", run.main, run.step)
+    run.bar = Progress(total=run.total_steps, desc=f"finetune {run.cfg.task}", unit=" steps",
+                       enabled=progress if run.main else False)
+    run.bar.set(run.step)
+
+
+# ---------------------------------------------------------------------------------------- steps
+def epoch_order(seed: int, epoch: int, n: int) -> np.ndarray:
+    """The training rows' order in `epoch`: a permutation drawn from (seed, epoch) alone, so a
+    resumed run sees the batches it would have.
+
+    >>> epoch_order(0, 1, 5).tolist() == epoch_order(0, 1, 5).tolist() != epoch_order(0, 2, 5).tolist()
+    True
+    """
+    return np.random.default_rng([seed, epoch]).permutation(n)
+
+
+def _train(run: _Run) -> None:
+    cfg = run.cfg
+    schedule = cfg.schedule(run.total_steps)
+    every = cfg.eval_every_seconds
+    next_timed = (int(run.train_time // every) + 1) * every if every else None
+    run.trained.train()
+    try:
+        while run.epoch < cfg.epochs and not _out_of_time(run):
+            order = epoch_order(cfg.seed, run.epoch, len(run.train))
+            while run.batch_in_epoch < run.steps_per_epoch and not _out_of_time(run):
+                _step(run, order, schedule)
+                if next_timed is not None and run.train_time >= next_timed:
+                    next_timed = (int(run.train_time // every) + 1) * every
+                    _evaluate(run)
+                if cfg.checkpoint_every and run.step % cfg.checkpoint_every == 0:
+                    _checkpoint(run)
+            if run.batch_in_epoch == run.steps_per_epoch:
+                run.epoch, run.batch_in_epoch = run.epoch + 1, 0
+                _evaluate(run)
+                _checkpoint(run)
+    finally:
+        run.bar.close()
+
+
+def _out_of_time(run: _Run) -> bool:
+    """Whether the time bound is reached; with several ranks rank 0's clock decides for all."""
+    over = run.cfg.max_time is not None and run.train_time >= run.cfg.max_time
+    if run.world > 1:
+        flag = torch.tensor([float(over)])
+        torch.distributed.broadcast(flag, 0)
+        over = bool(flag.item())
+    return over
+
+
+def _step(run: _Run, order: np.ndarray, schedule) -> None:
+    cfg = run.cfg
+    t0 = time.perf_counter()
+    first = run.batch_in_epoch * cfg.batch_size
+    rows = order[first:first + cfg.batch_size][run.rank::run.world]  # this rank's share of the batch
+    batch = td.batch(run.train, rows, run.device)
+    lr = schedule.lr(run.step, run.train_time)
+    for group in run.opt.param_groups:
+        group["lr"] = lr * group.get("lr_scale", 1.0)
+    loss = task_step(run.trained, run.opt, batch, clip=cfg.clip, bf16=cfg.bf16)
+    run.train_time += time.perf_counter() - t0
+    run.step += 1
+    run.batch_in_epoch += 1
+    if not math.isfinite(loss):
+        raise TokkitError(f"training diverged at step {run.step}: the loss is {loss} (try a lower --lr)")
+    run.bar.update(1, postfix=f"loss {loss:.3f}" + (f" | dev {run.last_eval['metric_value']:.4f}"
+                                                     if run.last_eval else ""))
+    if run.step % cfg.log_every == 0 or run.step == 1:
+        run.metrics.write({"kind": "train", "step": run.step, "epoch": run.epoch, "lr": lr, "loss": loss,
+                           "train_seconds": round(run.train_time, 3)})
+
+
+# ---------------------------------------------------------------------------------------- evaluation, outputs
+def _evaluate(run: _Run) -> None:
+    """Score the evaluation file (rank 0); publish the model when it is the best so far."""
+    if run.dev is None or not run.main:
+        return
+    report = evaluate_data(run.model, run.dev, run.head, run.cfg, device=run.device)
+    rec = {"kind": "eval", "step": run.step, "epoch": run.epoch, "train_seconds": round(run.train_time, 2),
+           **{k: v for k, v in report.items() if not isinstance(v, dict)}}
+    run.last_eval = rec
+    run.metrics.write(rec)
+    if run.best is None or rec["metric_value"] > run.best["metric_value"]:
+        run.best = rec
+        publish(run.out, run.model, run.tok, settings=_settings(run.cfg))
+    log.info("step %d eval: %s", run.step, rec)
+
+
+def evaluate_data(model, data: td.TaskData, head: HeadConfig, cfg: FinetuneConfig, *, device=None) -> dict:
+    """The task's report on `data`, with "metric_value" the figure that picks the best model."""
+    outputs = td.predict(model, data, device=device, bf16=bool(cfg.bf16))
+    report = td.score(data, td.decode(data, outputs, head, n_best=cfg.n_best,
+                                      max_answer_length=cfg.max_answer_length), head)
+    return {**report, "metric_value": report[report["metric"]]}
+
+
+def _settings(cfg: FinetuneConfig) -> dict:
+    """What reading the model's inputs and outputs back needs (kept in config.json)."""
+    return {"task": cfg.task, "max_length": cfg.length, "stride": cfg.stride, "n_best": cfg.n_best,
+            "max_answer_length": cfg.max_answer_length, "label_all_subtokens": cfg.label_all_subtokens}
+
+
+def _checkpoint(run: _Run) -> None:
+    if not all(bool(torch.isfinite(p).all()) for p in run.model.parameters()):
+        raise TokkitError(f"training diverged at step {run.step}: the weights are no longer finite (try a lower --lr)")
+    if not run.main:
+        return
+    ckpt.save_checkpoint(run.out / "checkpoint", run.model, run.opt, {
+        "step": run.step, "data": {"epoch": run.epoch, "examples": run.batch_in_epoch * run.cfg.batch_size},
+        "config": asdict(run.cfg), "train_seconds": run.train_time, "tokenizer_vocab_size": run.tok.vocab_size,
+        "finetune": {"head": run.head.to_dict(), "files": run.files, "best": run.best, "last_eval": run.last_eval}},
+        tokenizer=run.tok)
+
+
+def _finish(run: _Run) -> dict:
+    """The last evaluation and checkpoint, the model (when nothing was published), the curve and summary.json."""
+    if run.last_eval is None or run.last_eval["step"] != run.step:
+        _evaluate(run)
+        _checkpoint(run)
+    if run.main and (run.dev is None or run.best is None):
+        publish(run.out, run.model, run.tok, settings=_settings(run.cfg))
+    summary = {"task": run.cfg.task, "steps": run.step, "epochs": run.step / max(1, run.steps_per_epoch),
+               "train_seconds": round(run.train_time, 2), "world_size": run.world, "config": asdict(run.cfg),
+               "head": run.head.to_dict(), "model_config": run.model.config.to_dict(), "best_eval": run.best,
+               "final_eval": run.last_eval, "peak_rss_mb": peak_rss_mb()}
+    if run.main:
+        png = plot_curve(run.out / "metrics.jsonl", run.out / "training_curve.png")
+        summary["training_curve"] = str(png) if png else None
+        atomic_write(run.out / "summary.json", json.dumps(summary, indent=1, sort_keys=True))
+    if run.world > 1:
+        finish_distributed()
+    return summary
+

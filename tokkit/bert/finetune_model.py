@@ -1,0 +1,162 @@
+"""Where fine-tuning starts: the model folder and tokenizer, the head's labels, the model, its optimizer.
+
+MODEL is a tokkit pretraining run (its `model/` folder), a transformers BERT or ModernBERT folder,
+or nothing with `from_scratch` (a tokenizer and an architecture). `from_scratch` with a model
+keeps its shape and drops its weights: the random-init baseline of the same model.
+
+>>> resolve_model_dir(None) is None
+True
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+import tokkit
+from tokkit.bert import checkpoint as ckpt
+from tokkit.bert.ddp import adamw
+from tokkit.bert.finetune_config import FinetuneConfig
+from tokkit.bert.heads import HeadConfig, TaskModel
+from tokkit.bert.hf import folder_task, load_hf
+from tokkit.bert.hf_config import config_from_hf, head_from_hf
+from tokkit.bert.recipe import model_config
+from tokkit.errors import TokkitError
+from tokkit.labelled import check_labels, label_list
+
+_LAYER = re.compile(r"^encoder\.layers\.(\d+)\.")
+
+
+def resolve_model_dir(model) -> Optional[Path]:
+    """The transformers folder `model` names: a pretraining run's model/, or the folder itself."""
+    if model is None:
+        return None
+    path = Path(model)
+    if (path / "checkpoint" / "state.json").is_file() and (path / "model" / "config.json").is_file():
+        return path / "model"
+    if (path / "config.json").is_file():
+        return path
+    if not path.exists():
+        raise TokkitError(f"{path}: no such model folder")
+    raise TokkitError(f"{path}: neither a tokkit run (RUN/model/) nor a transformers model folder (config.json)")
+
+
+def _read_config(folder: Path) -> dict:
+    try:
+        raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TokkitError(f"{folder / 'config.json'}: cannot be read ({exc})") from None
+    if not isinstance(raw, dict):
+        raise TokkitError(f"{folder / 'config.json'}: not a JSON object")
+    return raw
+
+
+@dataclass
+class StartingPoint:
+    """The tokenizer, the encoder config and (unless from scratch) the folder the weights come from."""
+
+    tokenizer: object
+    config: object
+    folder: Optional[Path]
+    from_scratch: bool
+    own_head: Optional[HeadConfig] = None   # the folder's head, when it was fine-tuned for the same task
+    state: Optional[dict] = None            # a checkpoint being resumed
+    checkpoint: Optional[Path] = None
+
+    def head_for(self, cfg: FinetuneConfig, rows: list, path) -> HeadConfig:
+        """The head to train: the checkpoint's, the fine-tuned folder's labels, or the training file's."""
+        if self.state:
+            return HeadConfig.from_dict(self.state["finetune"]["head"])
+        labels = ()
+        if cfg.task in ("classify", "tag"):
+            labels = self.own_head.labels if self.own_head is not None else tuple(label_list(rows, cfg.task))
+            check_labels(rows, cfg.task, {x: i for i, x in enumerate(labels)}, path)
+        try:
+            return HeadConfig(cfg.task, labels=labels, pooling=cfg.pooling, dropout=cfg.head_dropout)
+        except ValueError as exc:
+            raise TokkitError(f"{path}: {exc}") from None
+
+    def build(self, head: HeadConfig, state: Optional[dict] = None) -> TaskModel:
+        """The model to train (seed torch first): restored, loaded from the folder, or from random init."""
+        try:
+            if self.state:
+                model = TaskModel(self.config, head)
+                ckpt.load_model_state(self.checkpoint, model)
+                return model
+            if self.from_scratch or self.folder is None:
+                return TaskModel(self.config, head)
+        except ValueError as exc:
+            raise TokkitError(str(exc)) from None
+        return load_hf(TaskModel, self.folder, head=head)
+
+
+def starting_point(model, tokenizer, cfg: FinetuneConfig, *, from_scratch: bool, arch: Optional[str] = None,
+                   settings: Optional[dict] = None, state: Optional[dict] = None,
+                   checkpoint: Optional[Path] = None) -> StartingPoint:
+    """Check the model folder, the tokenizer and their agreement before any work."""
+    folder = resolve_model_dir(model)
+    if folder is None and not (from_scratch and tokenizer is not None) and not state:
+        raise TokkitError("name a model to fine-tune (-m), or --from-scratch with a tokenizer (-t)")
+    tok = _tokenizer(tokenizer, folder if not state else checkpoint)
+    raw = _read_config(folder) if folder is not None else None
+    if state:
+        config = model_config(state["model_config"].get("arch", "bert"), state["model_config"])
+    elif raw is not None:
+        config = config_from_hf(raw)
+    else:
+        pad = tok.token_to_id("[PAD]") if tok.token_to_id("[PAD]") is not None else 0
+        config = model_config(arch or "modernbert", {"pad_token_id": pad, **(settings or {}),
+                                                     "vocab_size": tok.vocab_size})
+    if config.vocab_size != tok.vocab_size:
+        raise TokkitError(f"the model's vocab size {config.vocab_size} does not match the tokenizer's {tok.vocab_size}")
+    if cfg.length > config.max_position_embeddings:
+        raise TokkitError(f"--max-length {cfg.length} exceeds the model's {config.max_position_embeddings} positions")
+    own = head_from_hf(raw, cfg.task) if raw is not None and folder_task(raw) == cfg.task and not from_scratch \
+        else None
+    return StartingPoint(tok, config, folder, from_scratch, own, state, checkpoint)
+
+
+def _tokenizer(tokenizer, folder: Optional[Path]):
+    if tokenizer is None:
+        if folder is None:
+            raise TokkitError("name the tokenizer (-t) of a model trained from scratch")
+        tokenizer = folder
+    if isinstance(tokenizer, (str, os.PathLike)):
+        if not os.path.exists(tokenizer):
+            raise TokkitError(f"{tokenizer}: tokenizer folder does not exist")
+        return tokkit.load(tokenizer)
+    return tokenizer
+
+
+def depth(name: str, num_layers: int) -> int:
+    """A parameter's depth: 0 for the embeddings, i + 1 for layer i, L + 1 for the final norm,
+    pooler and head.
+
+    >>> [depth(n, 4) for n in ("encoder.tok.weight", "encoder.layers.2.qkv.weight", "head.classifier.bias")]
+    [0, 3, 5]
+    """
+    m = _LAYER.match(name)
+    if m:
+        return int(m.group(1)) + 1
+    if name.startswith(("encoder.embeddings.", "encoder.tok.", "encoder.emb_norm.")):
+        return 0
+    return num_layers + 1
+
+
+def layerwise_optimizer(model: TaskModel, cfg: FinetuneConfig) -> torch.optim.AdamW:
+    """AdamW (transformers' fine-tuning defaults: betas 0.9/0.999, eps 1e-8), weight decay on matrices
+    only, and each group's `lr_scale` = layer_decay ** (depth below the head): 1 everywhere when
+    layer_decay is 1."""
+    L = model.config.num_layers
+    groups: dict[tuple, dict] = {}
+    for name, p in model.named_parameters():
+        scale = cfg.layer_decay ** (L + 1 - depth(name, L))
+        decay = cfg.weight_decay if p.ndim >= 2 else 0.0
+        group = groups.setdefault((scale, decay), {"params": [], "weight_decay": decay, "lr_scale": scale})
+        group["params"].append(p)
+    return adamw(list(groups.values()), cfg.lr, betas=(0.9, 0.999), eps=1e-8)

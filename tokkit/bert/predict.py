@@ -1,0 +1,117 @@
+"""Use a fine-tuned folder: load it, score a labelled file, predict labels, tags or answers.
+
+>>> ft = load_finetuned("out/")                                                   # doctest: +SKIP
+>>> predict_rows(ft, [{"text": "A gripping, funny film.", "text_pair": None}])   # doctest: +SKIP
+[{'label': 'fresh', 'score': 0.93}]
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import torch
+
+import tokkit
+from tokkit.bert import task_data as td
+from tokkit.bert.heads import TaskModel
+from tokkit.bert.hf import folder_task, load_hf
+from tokkit.bert.recipe import fast_bf16, pick_device
+from tokkit.errors import TokkitError
+from tokkit.labelled import Fields, check_labels, read_examples, text_words
+
+DEFAULTS = {"max_length": None, "stride": 128, "n_best": 20, "max_answer_length": 30, "label_all_subtokens": False}
+
+
+@dataclass
+class FineTuned:
+    """A fine-tuned model, its tokenizer, and how its inputs are read (config.json's "tokkit" settings)."""
+
+    model: TaskModel
+    tokenizer: object
+    settings: dict
+    device: torch.device
+    bf16: bool
+
+    @property
+    def task(self) -> str:
+        return self.model.task
+
+    @property
+    def head(self):
+        return self.model.head_config
+
+    def data(self, rows: list, *, labelled: bool) -> td.TaskData:
+        s = self.settings
+        length = s["max_length"] or min(self.model.config.max_position_embeddings, 384 if self.task == "qa" else 128)
+        return td.task_data(self.task, self.tokenizer, rows, self.head, max_length=length, stride=s["stride"],
+                            label_all_subtokens=s["label_all_subtokens"], labelled=labelled)
+
+
+def load_finetuned(folder, *, device: Optional[str] = None, threads: Optional[int] = None) -> FineTuned:
+    """The model and tokenizer of a fine-tuned transformers folder (tokkit's or transformers' own)."""
+    folder = Path(folder)
+    if not (folder / "config.json").is_file():
+        raise TokkitError(f"{folder}: no config.json (not a fine-tuned model folder)")
+    raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    if folder_task(raw) is None:
+        raise TokkitError(f"{folder}: config.json names {raw.get('architectures')}, not a fine-tuned "
+                          "classification, tagging or question-answering model")
+    if threads:
+        torch.set_num_threads(threads)
+    where = pick_device(device)
+    model = load_hf(TaskModel, folder).to(where).eval()
+    tok = tokkit.load(folder)
+    settings = {**DEFAULTS, **{k: v for k, v in (raw.get("tokkit") or {}).items() if k in DEFAULTS}}
+    return FineTuned(model, tok, settings, where, fast_bf16(where))
+
+
+def evaluate_file(ft: FineTuned, path, *, fields: Fields = Fields()) -> dict:
+    """The task's metrics of `ft` on a labelled file."""
+    rows = read_examples(path, td.reader_task(ft.task), fields=fields)
+    if ft.task in ("classify", "tag"):
+        check_labels(rows, ft.task, {x: i for i, x in enumerate(ft.head.labels)}, path)
+    data = ft.data(rows, labelled=True)
+    outputs = td.predict(ft.model, data, device=ft.device, bf16=ft.bf16)
+    return td.score(data, _decode(ft, data, outputs), ft.head)
+
+
+def _decode(ft: FineTuned, data: td.TaskData, outputs: np.ndarray) -> list:
+    return td.decode(data, outputs, ft.head, n_best=ft.settings["n_best"],
+                     max_answer_length=ft.settings["max_answer_length"])
+
+
+def rows_from_lines(ft: FineTuned, lines: list[str]) -> list[dict]:
+    """Rows for plain-text input, one text per line: a sentence to classify, or a text to tag
+    (its words found as the tokenizer's pre-tokenizer cuts them)."""
+    if ft.task == "qa":
+        raise TokkitError("question answering reads JSON lines with a question and a context, not plain text")
+    if ft.task == "tag":
+        return [{"tokens": [w for w, _, _ in text_words(line, ft.tokenizer)], "tags": None, "line": i + 1}
+                for i, line in enumerate(lines)]
+    return [{"text": line, "text_pair": None, "label": None, "line": i + 1} for i, line in enumerate(lines)]
+
+
+def predict_rows(ft: FineTuned, rows: list[dict]) -> list[dict]:
+    """One JSON-able prediction per row: {"label", "score"} (classify), {"value"} (regress),
+    {"tokens", "tags"} (tag), or {"id", "answer", "start", "end", "score"} (qa)."""
+    if not rows:
+        return []
+    data = ft.data(rows, labelled=False)
+    outputs = td.predict(ft.model, data, device=ft.device, bf16=ft.bf16)
+    decoded = _decode(ft, data, outputs)
+    if ft.task == "classify":
+        probs = torch.softmax(torch.from_numpy(outputs), dim=-1).numpy()
+        return [{"label": label, "score": round(float(p.max()), 6)} for label, p in zip(decoded, probs)]
+    if ft.task == "regress":
+        return [{"value": v} for v in decoded]
+    if ft.task == "tag":
+        return [{"tokens": r["tokens"], "tags": tags} for r, tags in zip(rows, decoded)]
+    return decoded
+
+
+def read_rows(ft: FineTuned, path, *, fields: Fields = Fields()) -> list[dict]:
+    """Unlabelled rows of a JSONL/JSON/CSV/TSV file."""
+    return read_examples(path, td.reader_task(ft.task), fields=fields, labelled=False)
