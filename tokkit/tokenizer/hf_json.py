@@ -50,6 +50,12 @@ def _field(obj: dict, key: str, types: tuple, default, where: str, prefix: str =
 def spec_from_json(data: dict, where: str) -> Spec:
     """Build a Spec from a parsed tokenizer.json: its components, then a fast encode path's form when
     the components are exactly what one covers (BERT WordPiece, char BPE, GPT-2-style byte-level)."""
+    spec = read_spec(data, where)
+    return fast_form(spec, where) or spec
+
+
+def read_spec(data: dict, where: str) -> Spec:
+    """A Spec holding a parsed tokenizer.json's components (`pipeline`), before any fast form."""
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
         raise TokkitError(f"{where}: not a tokenizer.json (no 'model' object)")
     pipeline = read_pipeline(data, where)
@@ -67,7 +73,7 @@ def spec_from_json(data: dict, where: str) -> Spec:
             spec.extra[key] = value
     spec.post = read_post(_field(data, "post_processor", (dict, type(None)), None, where), spec.token_ids(), where)
     _check_template_room(spec, where)
-    return fast_form(spec, where) or spec
+    return spec
 
 
 def _check_template_room(spec: Spec, where: str) -> None:

@@ -15,13 +15,14 @@ tokkit.errors.TokkitError: no/such/folder: no such file or folder
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from tokkit._files import read_json
 from tokkit.errors import TokkitError
-from tokkit.text.normalize import BertNorm
 from tokkit.tokenizer.files import spec_from_vocab_json, spec_from_vocab_txt
-from tokkit.tokenizer.hf_json import spec_from_json
+from tokkit.tokenizer.hf_json import fast_form, read_spec
+from tokkit.tokenizer.normalizers import BertNormalizer
 from tokkit.tokenizer.sentencepiece_json import tokenizer_json_from_sentencepiece
 from tokkit.tokenizer.sentencepiece_model import read_model
 from tokkit.tokenizer.spec import KINDS, Spec, specials_in
@@ -95,19 +96,39 @@ def json_kind(data, where: str = "JSON file") -> str:
 
 
 def _from_tokenizer_json(data: dict, path: Path, *, kind, lowercase, strip_accents, special_tokens) -> Spec:
-    """A Spec from a tokenizer.json object, with the caller's options applied."""
-    spec = spec_from_json(data, str(path))
+    """A Spec from a tokenizer.json object, with the caller's options applied to its components (so the
+    options act alike whichever encode path the components end up on)."""
+    spec = read_spec(data, str(path))
     if kind is not None and kind != spec.kind:
         raise TokkitError(f"{path}: holds a {spec.kind} tokenizer, not kind={kind!r}")
-    norm = spec.normalizer
-    if norm is not None and (lowercase is not None or strip_accents is not None):
-        if not isinstance(norm, BertNorm):
-            raise TokkitError(f"{path}: lowercase= and strip_accents= apply to a BERT normalizer only")
-        spec.normalizer = BertNorm(norm.clean_text, norm.handle_chinese_chars,
-                                   norm.strip_accents if strip_accents is None else strip_accents,
-                                   norm.lowercase if lowercase is None else lowercase)
+    normalizer = with_bert_options(spec.pipeline.normalizer, lowercase, strip_accents, str(path))
+    spec.pipeline = replace(spec.pipeline, normalizer=normalizer)
     if special_tokens:
         extra = [a for a in specials_in(spec.vocab, special_tokens) if a.content not in
                  {b.content for b in spec.added}]
         spec.added = sorted(spec.added + extra, key=lambda a: a.id)
-    return spec
+    return fast_form(spec, str(path)) or spec
+
+
+def with_bert_options(normalizer, lowercase: bool | None, strip_accents: bool | None, where: str):
+    """`normalizer` with load()'s lowercase= and strip_accents= applied (None: as the file says).
+
+    They set a BertNormalizer's fields; without any normalizer, only asking for no lowercasing and no
+    accent stripping is possible. Anything else is one error naming the file.
+
+    >>> with_bert_options(BertNormalizer(True, True, None, True), False, None, "t.json").lowercase
+    False
+    >>> from tokkit.tokenizer.normalizers import NFC
+    >>> with_bert_options(NFC(), True, None, "t.json")
+    Traceback (most recent call last):
+    tokkit.errors.TokkitError: t.json: lowercase= and strip_accents= apply to a BertNormalizer only (its normalizer is NFC)
+    """
+    if lowercase is None and strip_accents is None:
+        return normalizer
+    if isinstance(normalizer, BertNormalizer):
+        return replace(normalizer, lowercase=normalizer.lowercase if lowercase is None else lowercase,
+                       strip_accents=normalizer.strip_accents if strip_accents is None else strip_accents)
+    if normalizer is None and not lowercase and not strip_accents:
+        return None
+    has = f"its normalizer is {type(normalizer).__name__}" if normalizer is not None else "it has no normalizer"
+    raise TokkitError(f"{where}: lowercase= and strip_accents= apply to a BertNormalizer only ({has})")
