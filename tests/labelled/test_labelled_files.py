@@ -81,7 +81,8 @@ def test_json_array_and_unlabelled_rows(tmp_path):
 
 
 @pytest.mark.parametrize("name, text, task, message", [
-    ("a.jsonl", '{"text": "x", "label": "a"}\n{"label": "b"}\n', "classify", r"a\.jsonl: line 2: field 'text' is missing"),
+    ("a.jsonl", '{"text": "x", "label": "a"}\n{"label": "b"}\n', "classify",
+     r"a\.jsonl: line 2: field 'text' is missing"),
     ("a.jsonl", '{"text": "x"}\n', "classify", r"line 1: field 'label' is missing"),
     ("a.jsonl", '{"text": "x", "label": null}\n', "classify", r"line 1: field 'label' is null"),
     ("a.jsonl", '{"text": 5, "label": "a"}\n', "classify", r"line 1: field 'text': expected a string, got a number"),
@@ -107,10 +108,11 @@ def test_json_array_and_unlabelled_rows(tmp_path):
      r"field answers\.answer_start\[0\]: expected a character offset, got '0'"),
     ("q.jsonl", json.dumps({**SQUAD_ROW, "answers": ["Denver"]}) + "\n", "qa", r"field 'answers': expected a list of"),
     ("q.jsonl", json.dumps({"id": "1", "question": "?", "answers": []}) + "\n", "qa", r"field 'context' is missing"),
-    ("q.json", json.dumps({"data": [{"paragraphs": [{"context": "c", "qas": [{"id": "1", "question": "?",
-                                                                               "answers": [{"text": "x", "answer_start": 0}]}]}]}]}),
+    ("q.json", json.dumps({"data": [{"paragraphs": [{"context": "c", "qas": [
+        {"id": "1", "question": "?", "answers": [{"text": "x", "answer_start": 0}]}]}]}]}),
      "qa", r"q\.json: data\[0\]\.paragraphs\[0\]\.qas\[0\]: field 'answers': answer 0 'x' is not in the context"),
-    ("q.json", json.dumps({"data": [{"title": "no paragraphs"}]}), "qa", r"data\[0\]: field 'paragraphs': expected a list"),
+    ("q.json", json.dumps({"data": [{"title": "no paragraphs"}]}), "qa",
+     r"data\[0\]: field 'paragraphs': expected a list"),
     ("q.json", json.dumps({"data": []}), "classify", r"SQuAD's nested format holds question answering"),
     ("a.txt", "x\n", "classify", r"a\.txt: cannot tell the format from the suffix '\.txt'"),
 ])

@@ -24,7 +24,7 @@ import numpy as np
 from tokkit._native.rows import place_runs
 from tokkit._threads import run_sliced
 from tokkit.errors import TokkitError
-from tokkit.inputs.words import check_word_rows, regroup_words, word_texts, word_encoder
+from tokkit.inputs.words import check_word_rows, regroup_words, word_encoder, word_texts
 from tokkit.tokenizer import Tokenizer, check_texts
 
 TRUNCATIONS = ("longest_first", "only_first", "only_second")

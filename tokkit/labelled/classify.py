@@ -3,7 +3,8 @@
 >>> from tokkit.tokenizer import Tokenizer
 >>> tok = Tokenizer.from_trained(kind="wordpiece", vocab=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good", "bad"],
 ...                              merges=None, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"])
->>> rows = [{"text": "good", "text_pair": None, "label": "fresh"}, {"text": "bad bad", "text_pair": None, "label": "rotten"}]
+>>> rows = [{"text": "good", "text_pair": None, "label": "fresh"},
+...         {"text": "bad bad", "text_pair": None, "label": "rotten"}]
 >>> out = classification_features(tok, rows, {"fresh": 0, "rotten": 1})
 >>> out["input_ids"].tolist(), out["labels"].tolist()
 ([[2, 4, 3, 0], [2, 5, 5, 3]], [0, 1])
