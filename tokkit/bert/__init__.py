@@ -7,8 +7,8 @@ True
 """
 from tokkit.bert.embedding import embed as embed
 from tokkit.bert.export import export_run as export_run
-from tokkit.bert.finetune import FinetuneConfig as FinetuneConfig
-from tokkit.bert.finetune import finetune as finetune
+from tokkit.bert.finetune_run import FinetuneConfig as FinetuneConfig
+from tokkit.bert.finetune_run import finetune as finetune
 from tokkit.bert.heads import HeadConfig as HeadConfig
 from tokkit.bert.heads import TaskModel as TaskModel
 from tokkit.bert.heads import TaskOutput as TaskOutput

@@ -97,7 +97,8 @@ def save_checkpoint(directory, model: torch.nn.Module, optimizer: Optional[torch
                 if Path(tmp, "tokenizer.json").is_file() else tokenizer_fingerprint(tokenizer)
         save_file({k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()},
                   os.path.join(tmp, "model.safetensors"),
-                  metadata={"format": "pt", "model_config": json.dumps(config, sort_keys=True)})
+                  # one metadata key only: safetensors writes a map of several in no fixed order
+                  metadata={"model_config": json.dumps(config, sort_keys=True)})
         if optimizer is not None:
             save_file(_optimizer_tensors(model, optimizer), os.path.join(tmp, "optimizer.safetensors"))
         with open(os.path.join(tmp, "state.json"), "w", encoding="utf-8") as f:

@@ -69,7 +69,7 @@ def command(train_file, model_dir, task, eval_file, output, from_scratch, tokeni
     Runs under torchrun too: `torchrun --nproc-per-node 2 -m tokkit.cli finetune ...`.
     """
     try:
-        from tokkit.bert.finetune import FinetuneConfig, finetune
+        from tokkit.bert.finetune_run import FinetuneConfig, finetune
     except ImportError as exc:
         raise TokkitError(f"tokkit finetune needs torch and safetensors: pip install 'tokkit[bert]' ({exc})")
 
