@@ -24,7 +24,7 @@ import numpy as np
 from tokkit._native.rows import place_runs
 from tokkit._threads import run_sliced
 from tokkit.errors import TokkitError
-from tokkit.inputs.words import check_word_rows, regroup_words, word_encoder, word_texts
+from tokkit.inputs.words import check_word_rows, regroup_words, word_texts
 from tokkit.tokenizer import Tokenizer, check_texts
 
 TRUNCATIONS = ("longest_first", "only_first", "only_second")
@@ -111,10 +111,9 @@ def _encode_sides(tokenizer, texts, text_pairs, split_words, num_threads, offset
         n = len(rows)
         if text_pairs is not None:
             rows = rows + _same_count(check_word_rows(text_pairs, "text_pairs"), n)
-        words, counts = word_texts(rows)
+        words, counts, spaces = word_texts(tokenizer, rows)
         words, sizes = check_texts(words, "words")
-        flat = encode_flat(tokenizer, words, sizes, num_threads, offsets=offsets, kernel=word_encoder(tokenizer))
-        return n, regroup_words(flat, counts)
+        return n, regroup_words(encode_flat(tokenizer, words, sizes, num_threads, offsets=offsets), counts, spaces)
     texts, sizes = check_texts(texts)
     n = len(texts)
     if text_pairs is not None:
@@ -184,15 +183,14 @@ def _switch(name: str, value, off: str, allowed: tuple):
 
 
 def encode_flat(tokenizer: Tokenizer, texts: list[str], sizes: np.ndarray,
-                num_threads: int | None, *, offsets: bool = True, kernel=None) -> dict[str, np.ndarray]:
+                num_threads: int | None, *, offsets: bool = True) -> dict[str, np.ndarray]:
     """Encode on threads; flat ids/words (and starts/ends with `offsets`) with row pointers `ptr`
     (row r: ptr[r]:ptr[r+1]).
 
     `sizes`: the texts' lengths, as check_texts returns them. Without `offsets` the encoder keeps
-    no per-character spans, which spares it work on every character and token. `kernel`: an
-    encoder to use instead of the tokenizer's own (split words wrap it, see tokkit.inputs.words).
+    no per-character spans, which spares it work on every character and token.
     """
-    kernel = tokenizer._encoder if kernel is None else kernel
+    kernel = tokenizer._encoder
     parts = run_sliced(lambda a, b: kernel.encode_rows(texts, a, b, offsets).arrays(), sizes, num_threads)
     if len(parts) == 1:
         return parts[0]

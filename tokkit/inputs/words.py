@@ -16,6 +16,7 @@ under their own `prepend_scheme` ("first" and "always" do: every word starts its
 """
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import numpy as np
@@ -23,7 +24,7 @@ import numpy as np
 from tokkit.tokenizer import Tokenizer
 from tokkit.tokenizer.pre_tokenizers import ByteLevel
 from tokkit.tokenizer.pre_tokenizers import Sequence as PreTokenizerSequence
-from tokkit.tokenizer.prefix_space import PrefixSpaceEncoder
+from tokkit.tokenizer.prefix_space import spaced, unshift
 
 
 def check_word_rows(rows, name: str) -> list:
@@ -64,26 +65,38 @@ def _byte_level_without_space(pre) -> bool:
     return False
 
 
-def word_encoder(tokenizer: Tokenizer):
-    """The compiled encoder for split words: the tokenizer's own, or for `adds_word_space` the same
-    wrapped to put a space before every word (before each part between added tokens, as
-    tokenizers' ByteLevel `add_prefix_space` does, offsets mapped back onto the word)."""
-    kernel = tokenizer._encoder
-    if not adds_word_space(tokenizer):
-        return kernel
-    added = [a.content for a in tokenizer.spec.added if not (tokenizer.split_special_tokens and a.special)]
-    return PrefixSpaceEncoder(kernel, added)
+def word_texts(tokenizer: Tokenizer, rows: Sequence[Sequence[str]]) -> tuple[list[str], np.ndarray, dict | None]:
+    """Every row's words in one flat list (spaced when `adds_word_space`), the number of words per
+    row, and where spaces went in (None when none did).
 
-
-def word_texts(rows: Sequence[Sequence[str]]) -> tuple[list[str], np.ndarray]:
-    """Every row's words in one flat list, and the number of words per row."""
+    A space goes before each part of a word between added tokens, as tokenizers' ByteLevel
+    `add_prefix_space` puts it: before the whole word, except in the rare word that holds an added
+    token (those alone pay for a pattern scan).
+    """
     counts = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
-    return [w for r in rows for w in r], counts
+    words = [w for r in rows for w in r]
+    if not adds_word_space(tokenizer):
+        return words, counts, None
+    texts = [" " + w if w and w[0] != " " else w for w in words]
+    lead = np.fromiter((bool(w) and w[0] != " " for w in words), dtype=bool, count=len(words))
+    added = _added_pattern(tokenizer)
+    odd = {}
+    for k in ([k for k, w in enumerate(words) if added.search(w)] if added is not None else ()):
+        texts[k], odd[k] = spaced(words[k], added)
+        lead[k] = False
+    return texts, counts, {"lead": lead, "odd": odd}
 
 
-def regroup_words(flat: dict, counts: np.ndarray) -> dict:
-    """Encoded words (one flat row each) -> encoded rows: the same tokens and offsets (within each
-    word), row pointers over whole rows, and word ids counting each row's words from 0."""
+def _added_pattern(tokenizer: Tokenizer) -> re.Pattern | None:
+    """The added tokens the encoder matches in text, longest first (as PrefixSpaceEncoder splits on them)."""
+    names = {a.content for a in tokenizer.spec.added if not (tokenizer.split_special_tokens and a.special)}
+    return re.compile("|".join(map(re.escape, sorted(names, key=len, reverse=True)))) if names else None
+
+
+def regroup_words(flat: dict, counts: np.ndarray, spaces: dict | None = None) -> dict:
+    """Encoded words (one flat row each) -> encoded rows: the same tokens, row pointers over whole
+    rows, word ids counting each row's words from 0, and offsets within each word (a space put
+    before a word counts as part of the character after it, as tokkit.tokenizer.prefix_space has it)."""
     word_ptr = flat["ptr"]
     tokens_per_word = np.diff(word_ptr)
     first_word = np.concatenate([[0], np.cumsum(counts)])
@@ -92,4 +105,16 @@ def regroup_words(flat: dict, counts: np.ndarray) -> dict:
     out = dict(flat)
     out["words"] = np.repeat(index_in_row, tokens_per_word).astype(np.int32)
     out["ptr"] = word_ptr[first_word]
+    if spaces is not None and "starts" in flat:
+        out["starts"], out["ends"] = _unspaced(flat, spaces)
     return out
+
+
+def _unspaced(flat: dict, spaces: dict) -> tuple[np.ndarray, np.ndarray]:
+    starts, ends = flat["starts"].astype(np.int64), flat["ends"].astype(np.int64)
+    lead = np.repeat(spaces["lead"], np.diff(flat["ptr"]))
+    starts, ends = starts - (lead & (starts > 0)), ends - (lead & (ends > 1))  # unshift with one space at 0
+    for k, where in spaces["odd"].items():
+        a, b = flat["ptr"][k], flat["ptr"][k + 1]
+        starts[a:b], ends[a:b] = unshift(starts[a:b], ends[a:b], np.array(where, dtype=np.int64))
+    return starts.astype(np.int32), ends.astype(np.int32)
