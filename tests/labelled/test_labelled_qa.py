@@ -240,3 +240,13 @@ def test_refusals(pair, rows):
     f = qa_features(tok, rows[:2], max_length=MAX_LENGTH, stride=STRIDE, training=False)
     with pytest.raises(TokkitError, match="must have the windows' shape"):
         qa_predictions(rows[:2], f, np.zeros((1, 3)), np.zeros((1, 3)))
+    logits = np.zeros(f["offsets"].shape[:2])
+    with pytest.raises(TokkitError, match=r"n_best \(0\) and max_answer_length \(30\) must be at least 1"):
+        qa_predictions(rows[:2], f, logits, logits, n_best=0)
+
+
+def test_an_empty_batch_has_no_windows(pair):
+    tok, _ = pair
+    f = qa_features(tok, [])
+    assert f["input_ids"].shape[0] == 0 and f["start_positions"].shape == (0,)
+    assert qa_predictions([], qa_features(tok, [], training=False), np.zeros((0, 0)), np.zeros((0, 0))) == []

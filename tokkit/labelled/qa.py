@@ -80,6 +80,8 @@ def answer_positions(rows: list[dict], example_index: np.ndarray, offsets: np.nd
     character, and the end the first one ending at or after its last.
     """
     n = example_index.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     start_char = np.full(n, -1, dtype=np.int64)
     end_char = np.full(n, -1, dtype=np.int64)
     for w, i in enumerate(example_index):
@@ -115,6 +117,10 @@ def qa_predictions(rows: Sequence[dict], features: dict, start_logits, end_logit
     best span, as SQuAD 2.0 models answer "no answer".
     """
     rows = list(rows)
+    if n_best < 1 or max_answer_length < 1:
+        raise TokkitError(f"n_best ({n_best}) and max_answer_length ({max_answer_length}) must be at least 1")
+    if not rows:
+        return []
     offsets = np.asarray(features["offsets"])
     example_index = np.asarray(features["example_index"])
     start_logits, end_logits = np.asarray(start_logits, dtype=np.float64), np.asarray(end_logits, dtype=np.float64)
