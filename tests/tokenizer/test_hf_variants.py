@@ -155,19 +155,28 @@ def _edited(tmp_path, hf, edit):
 
 @pytest.mark.parametrize("variant_name, edit, message", [
     ("template-bytelevel", lambda d: d["post_processor"]["special_tokens"]["</s>"].__setitem__("ids", [2, 3]),
-     r"post_processor.special_tokens\['</s>'\] must hold the one token"),
+     r"post_processor.special_tokens\['</s>'\] must hold one token"),
     ("template-bytelevel", lambda d: d["post_processor"].__setitem__("pair", [{"Sequence": {"id": "A", "type_id": 0}}]),
      "field 'pair' must hold \\$A and \\$B exactly once each"),
     ("template-bytelevel", lambda d: d["post_processor"]["single"].__setitem__(0, {"Sequence": {"id": "C", "type_id": 0}}),
      r"single\[0\]: a Sequence id must be \"A\" or \"B\", got 'C'"),
-    ("roberta-prefix0-trim1", lambda d: d["post_processor"].__setitem__("sep", ["</s>", 7]),
-     "post_processor.sep gives '</s>' id 7, but the vocabulary gives it 2"),
 ])
 def test_unsupported_variants_are_one_error_naming_file_and_field(tmp_path, variant_name, edit, message):
     folder = _edited(tmp_path, VARIANTS[variant_name](), edit)
     with pytest.raises(TokkitError, match=message) as err:
         tokkit.load(folder)
     assert str(folder / "tokenizer.json") in str(err.value)
+
+
+def test_a_template_id_other_than_the_vocabularys_is_the_templates(tmp_path):
+    """tokenizers writes the id the post-processor names, whatever the vocabulary gives the token."""
+    folder = _edited(tmp_path, VARIANTS["roberta-prefix0-trim1"](),
+                     lambda d: d["post_processor"].__setitem__("sep", ["</s>", 7]))
+    hf = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tok = tokkit.load(folder)
+    assert (tok.template.id_of("</s>"), tok.token_to_id("</s>")) == (7, hf.token_to_id("</s>")) == (7, 2)
+    want = hf.encode("Hello world")
+    assert want.ids == [tok.template.id_of("<s>")] + tok.encode("Hello world") + [7]
 
 
 def test_cli_max_length_counts_this_tokenizer_template(tmp_path, capsys):

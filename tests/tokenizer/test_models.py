@@ -333,7 +333,7 @@ def test_wordpiece_json_round_trip(wordpiece_pairs):
 @pytest.mark.parametrize("change,words", [
     ({"unk_token": "<unk>"}, "unk_token"), ({"max_input_chars_per_word": -1}, "max_input_chars_per_word"),
     ({"max_input_chars_per_word": 1.5}, "max_input_chars_per_word"), ({"continuing_subword_prefix": None}, "prefix"),
-    ({"vocab": {"[UNK]": 1}}, "vocab"), ({"type": "BPE"}, "merges")])
+    ({"vocab": {"[UNK]": 0, "a": 0}}, "vocab"), ({"type": "BPE"}, "merges")])
 def test_wordpiece_bad_json_is_one_error(change, words):
     obj = {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
            "max_input_chars_per_word": 100, "vocab": {"[UNK]": 0, "a": 1}, **change}

@@ -1035,18 +1035,19 @@ cdef class Encoder:
         bert_ascii_actions(&e.opts, e.bert_act, e.bert_out)
         e.unk_id = ids[spec.unk_token] if spec.unk_token is not None else -1
         e.max_chars = spec.max_input_chars_per_word
-        e.max_token_chars = max(len(t) for t in vocab)
-        e.max_token_bytes = max(len(t.encode("utf-8", "surrogatepass")) for t in vocab)
+        e.max_token_chars = max(len(t) for t in vocab if t is not None)
+        e.max_token_bytes = max(len(t.encode("utf-8", "surrogatepass")) for t in vocab if t is not None)
         e.pattern = None
         e.family = FAMILY_GPT2
         e.pool = []
         e.piece_table_slots = PIECE_TABLE_SLOTS
         e.ints = tuple(range(len(vocab)))
-        utf8 = [t.encode("utf-8", "surrogatepass") for t in vocab]
+        tokens = [(i, t) for i, t in enumerate(vocab) if t is not None]  # an id may be unused
+        utf8 = [None if t is None else t.encode("utf-8", "surrogatepass") for t in vocab]
         if e.kind == WORDPIECE:
             p = spec.prefix
-            e.vocab = prefix_table([(t, i) for i, t in enumerate(vocab)])
-            e.cont = prefix_table([(t[len(p):], i) for i, t in enumerate(vocab) if t.startswith(p) and len(t) > len(p)])
+            e.vocab = prefix_table([(t, i) for i, t in tokens])
+            e.cont = prefix_table([(t[len(p):], i) for i, t in tokens if t.startswith(p) and len(t) > len(p)])
             e.merges = PairMap([], [])
         else:
             try:
@@ -1056,7 +1057,7 @@ cdef class Encoder:
                 raise TokkitError(f"a merge names or makes {exc.args[0]!r}, which is not in the vocabulary") from None
             e.merges = PairMap(pairs, merged)
             if e.kind == BYTELEVEL:
-                raw = [decode_symbols(t) for t in vocab]
+                raw = [None if t is None else decode_symbols(t) for t in vocab]
                 keys = [(r, i) for i, r in enumerate(raw) if r is not None]
                 e.vocab = StrMap([r for r, _ in keys], [i for _, i in keys])
                 for byte, sym in enumerate(bytes_to_unicode()):
@@ -1066,12 +1067,12 @@ cdef class Encoder:
                 if spec.pattern is not None and e.family == FAMILY_GPT2:
                     e.pattern = regex.compile(spec.pattern)
             else:
-                e.vocab = StrMap(utf8, range(len(vocab)))
+                e.vocab = StrMap([utf8[i] for i, _ in tokens], [i for i, _ in tokens])
                 suffix = (spec.suffix or "").encode()
                 for ch in suffix:
                     e.suffix.push_back(ch)
-                words = [u[: len(u) - len(suffix)] if u.endswith(suffix) and len(u) > len(suffix) else None
-                         for u in utf8]
+                words = [u[: len(u) - len(suffix)] if u is not None and u.endswith(suffix) and len(u) > len(suffix)
+                         else None for u in utf8]
             e.compute_direct(words, spec.ignore_merges)
         added = [a for a in spec.added if not (split_special_tokens and a.special)]
         e.classes.init(gpt2_tokenizers_classes())

@@ -321,7 +321,8 @@ cdef class PipelineEncoder:
         m.kind = {"Unigram": M_UNIGRAM, "BPE": M_BPE, "WordPiece": M_WORDPIECE, "WordLevel": M_WORDLEVEL}[kind]
         ids = {}
         for i, tok in enumerate(vocab):
-            ids.setdefault(tok, i)
+            if tok is not None:
+                ids.setdefault(tok, i)
         for i in range(256):
             m.byte_ids[i] = ids.get(f"<0x{i:02X}>", -1)
         if kind == "Unigram":
@@ -341,7 +342,7 @@ cdef class PipelineEncoder:
             return
         # the model's own tokens only: an added token placed past them is found by the added-token
         # matching, never produced by the model
-        for i, tok in enumerate(vocab[:len(model["vocab"])]):
+        for tok, i in model["vocab"].items():
             u = tok.encode("utf-8", "surrogatepass")
             model_token(self.p[0], u, len(u), i, False)
         unk = model.get("unk_token")

@@ -45,7 +45,7 @@ def byte_table(vocab: list[str]) -> list[bytes]:
 
     out = []
     for tok in vocab:
-        raw = decode_symbols(tok)
+        raw = decode_symbols(tok or "")
         out.append(tok.encode("utf-8", "surrogatepass") if raw is None else raw)
     return out
 
@@ -94,7 +94,7 @@ def decode(tokenizer, ids: Iterable[int], skip_special_tokens: bool) -> str:
             tokenizer._decode_table = byte_table(vocab)
         table = tokenizer._decode_table
         return b"".join(table[i] for i in picked).decode("utf-8", "replace")
-    tokens = [vocab[i] for i in picked]
+    tokens = [vocab[i] for i in picked if vocab[i] is not None]  # an unused id decodes to nothing
     if spec.kind == "wordpiece":
         return wordpiece_join(tokens, spec.prefix, spec.decoder_cleanup)
     return bpe_join(tokens, spec.suffix or "</w>")

@@ -27,14 +27,20 @@ MAX_TOKEN_CHARS = 1000
 
 
 def read_vocab_txt(path: Path) -> list[str]:
-    """One token a line, id = line number; trailing whitespace is dropped as tokenizers does."""
+    """One token a line, id = line number. Only the line ending is taken off, as transformers reads
+    the file (line breaks "\\n", "\\r\\n" or "\\r"): a token may end in a space or be U+2028 alone.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "vocab.txt"; _ = p.write_bytes("[UNK]\\r\\n\\u2028\\n \\n".encode())
+    >>> read_vocab_txt(p)
+    ['[UNK]', '\\u2028', ' ']
+    """
     vocab: list[str] = []
     seen: dict[str, int] = {}
-    lines = read_text(path).split("\n")
-    while lines and not lines[-1].strip():
-        lines.pop()  # the final newline and blank lines at the very end
-    for lineno, line in enumerate(lines, 1):
-        token = line.rstrip()
+    lines = read_text(path).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    while lines and not lines[-1]:
+        lines.pop()  # the final newline and empty lines at the very end
+    for lineno, token in enumerate(lines, 1):
         if not token:
             raise TokkitError(f"{path}: line {lineno}: empty token")
         if len(token) > MAX_TOKEN_CHARS:

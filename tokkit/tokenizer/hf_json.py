@@ -71,8 +71,10 @@ def read_spec(data: dict, where: str) -> Spec:
         if value is not None:
             encode_defaults({key: value}, where)  # checked now, so a bad file fails at load
             spec.extra[key] = value
-    spec.post = read_post(_field(data, "post_processor", (dict, type(None)), None, where), spec.token_ids(), where)
+    spec.post = read_post(_field(data, "post_processor", (dict, type(None)), None, where), where)
     _check_template_room(spec, where)
+    if spec.post is not None:  # an id only the template writes is still one tokkit emits
+        spec.vocab.extend([None] * (1 + max((i for _, i in spec.post.ids), default=-1) - len(spec.vocab)))
     return spec
 
 
@@ -101,8 +103,8 @@ def read_pipeline(data: dict, where: str) -> Pipeline:
         decoder=decoder_from_json(_field(data, "decoder", (dict, type(None)), None, where), where))
 
 
-def model_vocab(model) -> list[str]:
-    """The model's tokens in id order (a Unigram's pieces without their scores)."""
+def model_vocab(model) -> list[str | None]:
+    """The model's tokens in id order (a Unigram's pieces without their scores; None at an unused id)."""
     if isinstance(model, Unigram):
         return [piece for piece, _ in model.vocab]
     return list(model.vocab)
@@ -120,8 +122,9 @@ def pipeline_kind(pipeline: Pipeline) -> str:
 def fast_form(spec: Spec, where: str) -> Spec | None:
     """`spec` in the form of a fast encode path (no `pipeline`), or None when no fast path covers it."""
     p = spec.pipeline
-    if not all(a.plain for a in spec.added) or len(spec.vocab) > len(model_vocab(p.model)):
-        return None  # flags, or tokens past the model's vocabulary (the fast paths would let the model make them)
+    own = model_vocab(p.model)
+    if not all(a.plain and a.id < len(own) and own[a.id] == a.content for a in spec.added):
+        return None  # flags, or tokens outside the model's vocabulary (the fast paths would let the model make them)
     norm = normalizer_to_json(p.normalizer)
     pre = pre_tokenizer_to_json(p.pre_tokenizer)
     dec = decoder_to_json(p.decoder) or {}
@@ -132,7 +135,7 @@ def fast_form(spec: Spec, where: str) -> Spec | None:
         if not (bert and pre == {"type": "BertPreTokenizer"} and dec.get("type") == "WordPiece"
                 and dec.get("prefix") == model.continuing_subword_prefix):
             return None
-        if max(map(len, spec.vocab)) > MAX_TOKEN_CHARS:
+        if max(len(t) for t in spec.vocab if t) > MAX_TOKEN_CHARS:
             return None  # the fast path keeps every prefix of every token: quadratic in a long token
         return replace(fast, kind="wordpiece", unk_token=model.unk_token, prefix=model.continuing_subword_prefix,
                        max_input_chars_per_word=model.max_input_chars_per_word, decoder_cleanup=dec["cleanup"])
@@ -224,9 +227,17 @@ def _sized(obj: dict, key: str, default, low: int, high: int, where: str, prefix
     return value
 
 
-def _added_tokens(entries: list, vocab: list[str], where: str) -> list[AddedToken]:
-    """The added tokens with their flags; one placed right past the vocabulary takes the next id."""
-    added = []
+def _added_tokens(entries: list, vocab: list[str | None], where: str) -> list[AddedToken]:
+    """The added tokens with their flags and the ids tokenizers gives them; `vocab` (the model's tokens
+    by id) gets each one that is not a model token at its id.
+
+    tokenizers ignores the ids the file writes: a model token keeps its model id, any other takes the
+    next id past the model's vocabulary (past its count of tokens, or past the last added id beyond it).
+    A token listed again replaces the first listing (flags included) at the first one's id.
+    """
+    model_ids = {tok: i for i, tok in enumerate(vocab) if tok is not None}
+    count = len(model_ids)
+    added: dict[str, AddedToken] = {}
     for i, entry in enumerate(entries):
         name = f"{where}: added_tokens[{i}]"
         _typed(entry, (dict,), where, f"added_tokens[{i}]")
@@ -236,12 +247,15 @@ def _added_tokens(entries: list, vocab: list[str], where: str) -> list[AddedToke
         idx, content = entry.get("id"), entry.get("content")
         if not isinstance(idx, int) or isinstance(idx, bool) or not isinstance(content, str) or not content:
             raise TokkitError(f"{name}: needs an integer 'id' and a non-empty 'content'")
-        if idx == len(vocab):
-            vocab.append(content)  # an added token outside the model vocabulary takes the next id
-        elif not 0 <= idx < len(vocab) or vocab[idx] != content:
-            raise TokkitError(f"{name}: id {idx} does not hold {content!r} in the vocabulary")
-        added.append(AddedToken(idx, content, special, **flags))
-    return added
+        known = added[content].id if content in added else model_ids.get(content)
+        if known is None:
+            top = max((a.id for a in added.values()), default=None)
+            known = count if top is None or top < count else top + 1
+        added[content] = AddedToken(known, content, special, **flags)
+    for token in added.values():
+        vocab.extend([None] * (token.id + 1 - len(vocab)))
+        vocab[token.id] = token.content
+    return sorted(added.values(), key=lambda a: a.id)
 
 
 def _bytelevel_pattern(pre) -> tuple[str | None, bool] | None:
@@ -286,7 +300,7 @@ def to_json(spec: Spec) -> dict:
         out["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
             {"type": "Split", "pattern": {"Regex": spec.pattern}, "behavior": "Isolated", "invert": False},
             dict(bytelevel, use_regex=False)]}
-    out["post_processor"] = post_json(spec.post, ids)
+    out["post_processor"] = post_json(spec.post)
     if spec.kind == "wordpiece":
         out["decoder"] = {"type": "WordPiece", "prefix": spec.prefix, "cleanup": spec.decoder_cleanup}
         out["model"] = {"type": "WordPiece", "unk_token": spec.unk_token, "continuing_subword_prefix": spec.prefix,
@@ -312,7 +326,7 @@ def pipeline_json(spec: Spec) -> dict:
     return {"version": "1.0", "truncation": spec.extra.get("truncation"), "padding": spec.extra.get("padding"),
             "added_tokens": [added_json(a) for a in spec.added],
             "normalizer": normalizer_to_json(p.normalizer), "pre_tokenizer": pre_tokenizer_to_json(p.pre_tokenizer),
-            "post_processor": post_json(spec.post, spec.token_ids()), "decoder": decoder_to_json(p.decoder),
+            "post_processor": post_json(spec.post), "decoder": decoder_to_json(p.decoder),
             "model": model_to_json(p.model)}
 
 

@@ -10,10 +10,10 @@ BertProcessing, and is written back as one.
 >>> from tokkit.tokenizer.spec import Template
 >>> post = {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0], "trim_offsets": True,
 ...         "add_prefix_space": False}
->>> t = read_post(post, {"<s>": 0, "</s>": 2}, "tokenizer.json")
+>>> t = read_post(post, "tokenizer.json")
 >>> t.pair
 (('<s>', 0), ('$A', 0), ('</s>', 0), ('</s>', 0), ('$B', 0), ('</s>', 0))
->>> post_json(t, {"<s>": 0, "</s>": 2}) == post
+>>> post_json(t) == post
 True
 """
 from __future__ import annotations
@@ -58,10 +58,7 @@ class BertProcessing:
         return {"type": "BertProcessing", "sep": list(self.sep), "cls": list(self.cls)}
 
     def template(self) -> Template:
-        return bert_template(self.cls[0], self.sep[0], style="BertProcessing")
-
-    def named_ids(self) -> dict[str, tuple[str, int]]:
-        return {self.cls[0]: ("cls", self.cls[1]), self.sep[0]: ("sep", self.sep[1])}
+        return bert_template(self.cls[0], self.sep[0], style="BertProcessing", ids=dict((self.cls, self.sep)))
 
 
 @dataclass(frozen=True)
@@ -93,10 +90,7 @@ class RobertaProcessing:
         return Template(single=((cls, 0), ("$A", 0), (sep, 0)),
                         pair=((cls, 0), ("$A", 0), (sep, 0), (sep, 0), ("$B", 0), (sep, 0)),
                         trim_offsets=self.trim_offsets, add_prefix_space=self.add_prefix_space,
-                        style="RobertaProcessing")
-
-    def named_ids(self) -> dict[str, tuple[str, int]]:
-        return {self.cls[0]: ("cls", self.cls[1]), self.sep[0]: ("sep", self.sep[1])}
+                        style="RobertaProcessing", ids=(self.cls, self.sep))
 
 
 @dataclass(frozen=True)
@@ -130,9 +124,6 @@ class PostByteLevel:
         return Template(single=(("$A", 0),), pair=(("$A", 0), ("$B", 1)), trim_offsets=self.trim_offsets,
                         add_prefix_space=self.add_prefix_space, style="ByteLevel")
 
-    def named_ids(self) -> dict[str, tuple[str, int]]:
-        return {}
-
 
 @dataclass(frozen=True)
 class TemplateProcessing:
@@ -140,7 +131,7 @@ class TemplateProcessing:
 
     `single` and `pair` hold (name, type id): "$A" and "$B" for the texts, anything else a special
     token. `special_tokens` holds tokenizers' map, sorted by key, as (key, id, ids, tokens); the
-    ones the template names must be one token each, themselves (tokkit supports no other).
+    ones the template names must be one token each (tokkit supports no other).
 
     >>> t = TemplateProcessing(single=(("$A", 0), ("</s>", 0)), pair=(("$A", 0), ("</s>", 0), ("$B", 1), ("</s>", 1)),
     ...                        special_tokens=(("</s>", "</s>", (1,), ("</s>",)),))
@@ -167,19 +158,18 @@ class TemplateProcessing:
                                    for key, tid, ids, toks in self.special_tokens}}
 
     def template(self) -> Template:
-        return Template(single=self.single, pair=self.pair)
-
-    def named_ids(self) -> dict[str, tuple[str, int]]:
-        """(field, id) of each special token the template names (one-token entries that stand for themselves)."""
-        entries = {key: (tid, ids, toks) for key, tid, ids, toks in self.special_tokens}
-        out = {}
-        for name in self.template().tokens():
-            tid, ids, toks = entries.get(name, (None, (), ()))
-            if tid != name or toks != (name,) or len(ids) != 1:
-                raise TokkitError(f"post_processor.special_tokens[{name!r}] must hold the one token {name!r} and its "
-                                  f"id (tokkit supports no other), got {entries.get(name)!r}")
-            out[name] = (f"special_tokens[{name!r}]", ids[0])
-        return out
+        """The template, each special token it names with the one id its entry gives (looked up by
+        key, as tokenizers does; the id need not be the vocabulary's)."""
+        entries = {key: (ids, toks) for key, _, ids, toks in self.special_tokens}
+        ids = []
+        for name in Template(self.single, self.pair).tokens():
+            if name not in entries:
+                raise TokkitError(f"post_processor.special_tokens[{name!r}] is missing, and the template names it")
+            if len(entries[name][0]) != 1 or len(entries[name][1]) != 1:
+                raise TokkitError(f"post_processor.special_tokens[{name!r}] must hold one token and its id (tokkit "
+                                  f"supports no other), got ids {list(entries[name][0])}")
+            ids.append((name, entries[name][0][0]))
+        return Template(single=self.single, pair=self.pair, ids=tuple(ids))
 
 
 def _parts(items: list, sequences: tuple[str, ...], where: str, field: str) -> tuple[Part, ...]:
@@ -239,7 +229,7 @@ class PostSequence:
     ...      {"Sequence": {"id": "A", "type_id": 0}}], "pair": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
     ...      {"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
     ...      "special_tokens": {"<s>": {"id": "<s>", "ids": [7], "tokens": ["<s>"]}}}]}, "t.json")
-    >>> t = post_template(seq, {"<s>": 7}, "t.json")
+    >>> t = post_template(seq, "t.json")
     >>> t.single, t.trim_offsets, t.add_prefix_space, t.style
     ((('<s>', 0), ('$A', 0)), False, True, 'Sequence')
     """
@@ -274,10 +264,8 @@ class PostSequence:
         base = adders[0].template() if adders else PostByteLevel().template()
         spaces = trimmers[0] if trimmers else next((p for p in steps if hasattr(p, "add_prefix_space")), None)
         return Template(single=base.single, pair=base.pair, trim_offsets=bool(trimmers),
-                        add_prefix_space=bool(spaces and spaces.add_prefix_space), style="Sequence")
+                        add_prefix_space=bool(spaces and spaces.add_prefix_space), style="Sequence", ids=base.ids)
 
-    def named_ids(self) -> dict[str, tuple[str, int]]:
-        return {name: named for p in self.flat() for name, named in p.named_ids().items()}
 
 
 PostProcessor = Union[BertProcessing, RobertaProcessing, PostByteLevel, TemplateProcessing, PostSequence]
@@ -309,51 +297,44 @@ def post_to_json(post: PostProcessor | None) -> dict | None:
     return None if post is None else post.to_json()
 
 
-def post_template(post: PostProcessor | None, ids: dict[str, int], where: str) -> Template | None:
-    """The Template the encoder runs for `post`, its special tokens checked against the vocabulary (`ids`)."""
+def post_template(post: PostProcessor | None, where: str) -> Template | None:
+    """The Template the encoder runs for `post` (None for none), its special tokens with the ids the
+    post-processor gives them: tokenizers writes those, whatever the vocabulary holds."""
     if post is None:
         return None
     try:
-        template, named = post.template(), post.named_ids()
+        return post.template()
     except TokkitError as exc:
         raise TokkitError(f"{where}: {exc}") from None
-    for tok in template.tokens():
-        if tok not in ids:
-            raise TokkitError(f"{where}: post_processor names {tok!r}, which is not in the vocabulary")
-        field, tid = named.get(tok, ("", ids[tok]))
-        if tid != ids[tok]:
-            raise TokkitError(f"{where}: post_processor.{field} gives {tok!r} id {tid}, "
-                              f"but the vocabulary gives it {ids[tok]}")
-    return template
 
 
-def read_post(post: dict | None, ids: dict[str, int], where: str) -> Template | None:
-    """The Template a `post_processor` object describes (None for null); `ids`: token -> id."""
-    return post_template(post_from_json(post, where), ids, where)
+def read_post(post: dict | None, where: str) -> Template | None:
+    """The Template a `post_processor` object describes (None for null)."""
+    return post_template(post_from_json(post, where), where)
 
 
-def post_json(template: Template | None, ids: dict[str, int]) -> dict | None:
+def post_json(template: Template | None) -> dict | None:
     """A `post_processor` object for `template`, as tokenizers writes its style.
 
     A "Sequence" template is written as Llama 3's: ByteLevel (use_regex true), then the template.
     """
     if template is None:
         return None
-    return post_to_json(_component(template, ids))
+    return post_to_json(_component(template))
 
 
-def _component(template: Template, ids: dict[str, int]) -> PostProcessor:
+def _component(template: Template) -> PostProcessor:
     if template.style in ("ByteLevel", "Sequence"):
         bytelevel = PostByteLevel(add_prefix_space=template.add_prefix_space, trim_offsets=template.trim_offsets)
         if template.style == "ByteLevel":
             return bytelevel
-        return PostSequence((bytelevel, _component(Template(template.single, template.pair), ids)))
+        return PostSequence((bytelevel, _component(Template(template.single, template.pair, ids=template.ids))))
     if template.style in ("BertProcessing", "RobertaProcessing"):
         cls, sep = template.single[0][0], template.single[2][0]
-        pairs = {"cls": (cls, ids[cls]), "sep": (sep, ids[sep])}
+        pairs = {"cls": (cls, template.id_of(cls)), "sep": (sep, template.id_of(sep))}
         if template.style == "BertProcessing":
             return BertProcessing(**pairs)
         return RobertaProcessing(**pairs, trim_offsets=template.trim_offsets,
                                  add_prefix_space=template.add_prefix_space)
-    specials = tuple((tok, tok, (ids[tok],), (tok,)) for tok in sorted(template.tokens()))
+    specials = tuple((tok, tok, (template.id_of(tok),), (tok,)) for tok in sorted(template.tokens()))
     return TemplateProcessing(single=template.single, pair=template.pair, special_tokens=specials)

@@ -39,15 +39,14 @@ def tokenizer_json_from_sentencepiece(model: SentencePieceModel, where: str = "m
         if p.score != p.score or abs(p.score) == float("inf"):
             raise TokkitError(f"{where}: piece {i} ({p.piece!r}) has a score that is not a finite number")
     # Outside Unigram, a user-defined symbol can only stay whole as an added token. Matched in the
-    # normalized text (so spaces around it are normalized with the rest), it needs the dummy prefix
-    # from Metaspace's "first" scheme rather than from the normalizer, which would prefix it too.
-    users = ts.model_type != "unigram" and any(p.type == "USER_DEFINED" for p in model.pieces)
-    plain_suffix = ns.escape_whitespaces and not ts.treat_whitespace_as_suffix
-    first = users and ns.add_dummy_prefix and plain_suffix
+    # normalized text, it lets the dummy prefix go before the whole text only, as sentencepiece puts it
+    # (before a space or a symbol there too), from a normalizer step that leaves the symbols alone (_prefix).
+    users = tuple(p.piece for p in model.pieces if p.type == "USER_DEFINED") if ts.model_type != "unigram" else ()
+    in_normalized = bool(users) and not ts.treat_whitespace_as_suffix
     return {"version": "1.0", "truncation": None, "padding": None,
-            "added_tokens": _added_tokens(model, users, normalized=first or not ns.add_dummy_prefix),
-            "normalizer": _normalizer(model, prefix=ns.add_dummy_prefix and not first),
-            "pre_tokenizer": _pre_tokenizer(model, first), "post_processor": None, "decoder": _decoder(model),
+            "added_tokens": _added_tokens(model, bool(users), normalized=in_normalized or not ns.add_dummy_prefix),
+            "normalizer": _normalizer(model, users), "pre_tokenizer": _pre_tokenizer(model),
+            "post_processor": None, "decoder": _decoder(model),
             "model": _unigram(model) if ts.model_type == "unigram" else _bpe(model)}
 
 
@@ -66,7 +65,7 @@ def _replace(pattern: str, content: str, regex: bool = False) -> dict:
     return {"type": "Replace", "pattern": {"Regex" if regex else "String": pattern}, "content": content}
 
 
-def _normalizer(model: SentencePieceModel, prefix: bool) -> dict | None:
+def _normalizer(model: SentencePieceModel, users: tuple[str, ...]) -> dict | None:
     """sentencepiece's normalizer in order: character map, spaces, escaping, trailing spaces, dummy prefix."""
     ns = model.normalizer_spec
     space = SPACE if ns.escape_whitespaces else " "
@@ -75,29 +74,52 @@ def _normalizer(model: SentencePieceModel, prefix: bool) -> dict | None:
         steps.append({"type": "Precompiled", "precompiled_charsmap": base64.b64encode(ns.precompiled_charsmap)
                       .decode("ascii")})
     if ns.remove_extra_whitespaces:
-        steps.append(_replace(" {2,}", " ", regex=True))
-        if prefix or not ns.add_dummy_prefix:  # otherwise the one space left acts as the dummy prefix
-            steps.append(_replace(r"\A ", "", regex=True))
+        steps += [_replace(" {2,}", " ", regex=True), _replace(r"\A ", "", regex=True)]
     if ns.escape_whitespaces:
         steps.append(_replace(" ", SPACE))
     if ns.remove_extra_whitespaces:  # sentencepiece drops trailing U+2581 too, typed or escaped
         steps.append(_replace(space + r"+\z", "", regex=True))
-    if prefix:
+    if ns.add_dummy_prefix:
         if model.trainer_spec.treat_whitespace_as_suffix:
             steps.append(_replace(r"\z", space, regex=True))
         else:
-            steps.append({"type": "Prepend", "prepend": space})
+            steps.append(_prefix(space, users))
     return {"type": "Sequence", "normalizers": steps} if steps else None
 
 
-def _pre_tokenizer(model: SentencePieceModel, first: bool) -> dict | None:
+def _prefix(space: str, users: tuple[str, ...]) -> dict:
+    """The dummy prefix before the text. With user-defined symbols (added tokens matched in the
+    normalized text, whose own text the normalizer runs over too) it skips a text that is exactly
+    one symbol: the symbol's own text must stay itself to be found.
+
+    >>> print(_prefix("\u2581", ("<a>", "x.y"))["pattern"]["Regex"])
+    \\A(?!(?:<a>|x\\.y)\\z)
+    """
+    if not users:
+        return {"type": "Prepend", "prepend": space}
+    symbols = "|".join(onig_escape(u) for u in sorted(users, key=len, reverse=True))
+    return _replace(rf"\A(?!(?:{symbols})\z)", space, regex=True)
+
+
+def onig_escape(text: str) -> str:
+    """`text` as an Oniguruma pattern matching itself: its metacharacters escaped.
+
+    >>> print(onig_escape("[INST] a.b"))
+    \\[INST\\] a\\.b
+    """
+    return "".join("\\" + c if c in _META else c for c in text)
+
+
+_META = frozenset("\\^$.|?*+()[]{}")
+
+
+def _pre_tokenizer(model: SentencePieceModel) -> dict | None:
     """Metaspace, splitting before each U+2581 where no piece holds one inside (so splitting changes nothing)."""
     split = (model.normalizer_spec.escape_whitespaces and not model.trainer_spec.treat_whitespace_as_suffix
              and all(SPACE not in p.piece[1:] for p in model.pieces if p.type in ("NORMAL", "UNUSED")))
-    if not (split or first):
+    if not split:
         return None
-    return {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "first" if first else "never",
-            "split": split}
+    return {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "never", "split": True}
 
 
 def _decoder(model: SentencePieceModel) -> dict:

@@ -15,7 +15,8 @@ file is one TokkitError naming it.
   - model: Unigram with the file's scores, or BPE with merges from the pieces' scores (a char model
     is BPE without merges), fuse_unk and byte_fallback as sentencepiece joins unknown runs;
   - control pieces become special added tokens; user-defined pieces stay whole in Unigram through the
-    score sentencepiece gives them when encoding, and are normalized added tokens elsewhere;
+    score sentencepiece gives them when encoding, and are normalized added tokens elsewhere, where
+    the dummy prefix is a Replace of the text's start that leaves a text of one symbol alone;
   - decoder: U+2581 -> " ", ByteFallback, the unknown piece shown as unk_surface, Fuse, Strip one space.
 
 Where no combination of components gives sentencepiece's ids:
@@ -29,9 +30,8 @@ Where no combination of components gives sentencepiece's ids:
     in the text become those ids;
   - Unigram ties: sentencepiece sums path scores in 32-bit floats, tokenizers in 64-bit, so two
     segmentations of equal score may be picked differently;
-  - BPE and char models with user-defined symbols: a text that starts with a symbol gets no U+2581
-    piece before it, and a normalized text starting with U+2581 gets no dummy prefix (Metaspace's
-    "first" scheme); a symbol the character map changes is matched in its normalized form;
+  - BPE and char models with user-defined symbols: a text that is one symbol and nothing else gets no
+    U+2581 piece before it; a symbol the character map changes is matched in its normalized form;
   - decoding: sentencepiece drops a leading U+2581 from each piece until some text is written, the
     decoder one space (they differ on a text that began with a typed U+2581); without the dummy prefix
     nothing is dropped, where sentencepiece would drop a typed leading U+2581;

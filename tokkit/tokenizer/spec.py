@@ -55,13 +55,14 @@ class Template:
     `single` and `pair` list the row's parts in order as (name, type id): "$A" and "$B" stand for
     the texts, any other name is a special token. `trim_offsets` drops the spaces a byte-level
     token carries from its offsets (`add_prefix_space`: except the one space of a first token).
-    `style` is the tokenizer.json type it is written back as.
+    `style` is the tokenizer.json type it is written back as. `ids` gives each special token's id
+    as the post-processor says, which need not be the vocabulary's (nor the token in it).
 
-    >>> t = bert_template("[CLS]", "[SEP]")
+    >>> t = bert_template("[CLS]", "[SEP]", ids={"[CLS]": 2, "[SEP]": 3})
     >>> t.pair
     (('[CLS]', 0), ('$A', 0), ('[SEP]', 0), ('$B', 1), ('[SEP]', 1))
-    >>> t.specials(pair=True)
-    3
+    >>> t.specials(pair=True), t.id_of("[SEP]")
+    (3, 3)
     """
 
     single: tuple[tuple[str, int], ...]
@@ -69,6 +70,11 @@ class Template:
     trim_offsets: bool = False
     add_prefix_space: bool = False
     style: str = "TemplateProcessing"
+    ids: tuple[tuple[str, int], ...] = ()
+
+    def id_of(self, name: str) -> int:
+        """The id a special token of the template is written as."""
+        return dict(self.ids)[name]
 
     def parts(self, pair: bool) -> tuple[tuple[str, int], ...]:
         return self.pair if pair else self.single
@@ -85,10 +91,11 @@ class Template:
 SEQUENCES = ("$A", "$B")
 
 
-def bert_template(cls: str, sep: str, style: str = "TemplateProcessing") -> Template:
-    """`cls $A sep` and `cls $A sep $B:1 sep:1`: BERT's template."""
+def bert_template(cls: str, sep: str, style: str = "TemplateProcessing", *, ids: dict[str, int]) -> Template:
+    """`cls $A sep` and `cls $A sep $B:1 sep:1`: BERT's template, `ids` giving the two tokens' ids."""
     return Template(single=((cls, 0), ("$A", 0), (sep, 0)),
-                    pair=((cls, 0), ("$A", 0), (sep, 0), ("$B", 1), (sep, 1)), style=style)
+                    pair=((cls, 0), ("$A", 0), (sep, 0), ("$B", 1), (sep, 1)), style=style,
+                    ids=((cls, ids[cls]), (sep, ids[sep])))
 
 
 @dataclass
@@ -124,29 +131,45 @@ class Spec:
     source: Pipeline | None = field(default=None, compare=False)
 
     def token_ids(self) -> dict[str, int]:
-        return {tok: i for i, tok in enumerate(self.vocab)}
+        return {tok: i for i, tok in enumerate(self.vocab) if tok is not None}
 
     def with_options(self, **changes) -> "Spec":
         return replace(self, **changes)
 
 
-def bert_post(vocab: list[str] | dict, specials: list[str]) -> Template | None:
+def bert_post(vocab: list[str], specials: list[str]) -> Template | None:
     """The BERT template when both [CLS] and [SEP] are special tokens, else None."""
-    return bert_template("[CLS]", "[SEP]") if "[CLS]" in specials and "[SEP]" in specials else None
+    if "[CLS]" not in specials or "[SEP]" not in specials:
+        return None
+    return bert_template("[CLS]", "[SEP]", ids={tok: vocab.index(tok) for tok in ("[CLS]", "[SEP]")})
 
 
-def vocab_from_mapping(mapping: dict, where: str) -> list[str]:
-    """Turn {token: id} into a list by id; ids must be 0..n-1 without holes or repeats."""
+def vocab_from_mapping(mapping: dict, where: str) -> list[str | None]:
+    """Turn {token: id} into a list by id. Ids may leave gaps (None there), as tokenizers allows
+    (OpenAI-style files leave ids unused below their special tokens); no id may be given twice.
+
+    >>> vocab_from_mapping({"a": 0, "c": 2}, "v.json")
+    ['a', None, 'c']
+    """
     if not isinstance(mapping, dict) or not mapping:
         raise TokkitError(f"{where}: expected a non-empty object of token -> id")
-    vocab: list[str | None] = [None] * len(mapping)
     for token, idx in mapping.items():
-        if not isinstance(idx, int) or isinstance(idx, bool) or not 0 <= idx < len(mapping):
-            raise TokkitError(f"{where}: token {token!r} has id {idx!r}; ids must be 0..{len(mapping) - 1}")
+        if not isinstance(idx, int) or isinstance(idx, bool) or not 0 <= idx < MAX_ID:
+            raise TokkitError(f"{where}: token {token!r} has id {idx!r}; ids must be integers from 0 to {MAX_ID - 1}")
+    size = max(mapping.values()) + 1
+    if size > HOLES_PER_TOKEN * len(mapping):
+        raise TokkitError(f"{where}: ids run to {size - 1:,} for {len(mapping):,} tokens; tokkit reads "
+                          f"vocabularies whose ids leave at most {HOLES_PER_TOKEN - 1} unused per token")
+    vocab: list[str | None] = [None] * size
+    for token, idx in mapping.items():
         if vocab[idx] is not None:
             raise TokkitError(f"{where}: id {idx} is given to both {vocab[idx]!r} and {token!r}")
         vocab[idx] = token
-    return vocab  # type: ignore[return-value]
+    return vocab
+
+
+MAX_ID = 2**31 - 1  # ids are int32 in the encoders' outputs
+HOLES_PER_TOKEN = 16  # a vocabulary list by id is made as long as its highest id: a few unused ids, not millions
 
 
 def check_merge(pair: tuple[str, str], known: set[str], where: str) -> None:
@@ -160,7 +183,7 @@ def check_merge(pair: tuple[str, str], known: set[str], where: str) -> None:
 def detect_kind(vocab: list[str], where: str) -> str:
     """`</w>` tokens mean char BPE; the full GPT-2 byte alphabet means bytelevel."""
 
-    if any(tok.endswith("</w>") for tok in vocab):
+    if any(tok and tok.endswith("</w>") for tok in vocab):
         return "bpe"
     if set(bytes_to_unicode()) <= set(vocab):
         return "bytelevel"
@@ -170,7 +193,7 @@ def detect_kind(vocab: list[str], where: str) -> str:
 
 def specials_in(vocab: list[str], extra: list[str] | None) -> list[AddedToken]:
     """The BERT specials present in `vocab` plus any extra ones asked for, as added tokens."""
-    ids = {tok: i for i, tok in enumerate(vocab)}
+    ids = {tok: i for i, tok in enumerate(vocab) if tok is not None}
     names = [t for t in BERT_SPECIALS if t in ids]
     for tok in extra or ():
         if tok not in ids:

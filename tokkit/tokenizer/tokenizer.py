@@ -293,7 +293,8 @@ class Tokenizer:
         """
 
         if self._spec.pipeline is not None:
-            tokens = [self._spec.vocab[i] for i in picked_ids(self, ids, skip_special_tokens)]
+            vocab = self._spec.vocab
+            tokens = [vocab[i] for i in picked_ids(self, ids, skip_special_tokens) if vocab[i] is not None]
             if self._spec.pipeline.decoder is None:
                 return " ".join(tokens)  # tokenizers joins the tokens with spaces when there is no decoder
             return decode_tokens(self._spec.pipeline.decoder, tokens)
@@ -314,7 +315,7 @@ class Tokenizer:
         out.mkdir(parents=True, exist_ok=True)
         spec = self._spec
         atomic_write(out / "tokenizer.json", dump_json(to_json(spec)))
-        if spec.pipeline is not None:
+        if spec.pipeline is not None or None in spec.vocab:
             pass  # tokenizer.json says it all; vocab files are only written for the kinds tokkit trains
         elif spec.kind == "wordpiece":
             atomic_write(out / "vocab.txt", "".join(tok + "\n" for tok in spec.vocab))

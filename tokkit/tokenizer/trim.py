@@ -21,12 +21,12 @@ def _is_space(ch: str) -> bool:
     return ch == SPACE_SYMBOL or (ch.isspace() and ch not in _NOT_WHITE_SPACE)
 
 
-def space_counts(vocab: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Leading and trailing space characters of every token, by id."""
+def space_counts(vocab: list[str | None]) -> tuple[np.ndarray, np.ndarray]:
+    """Leading and trailing space characters of every token, by id (none at an unused id)."""
     lead = np.zeros(len(vocab), dtype=np.int64)
     trail = np.zeros(len(vocab), dtype=np.int64)
     for i, tok in enumerate(vocab):
-        if _is_space(tok[:1]) or _is_space(tok[-1:]):
+        if tok and (_is_space(tok[:1]) or _is_space(tok[-1:])):
             lead[i] = _run(tok)
             trail[i] = _run(tok[::-1])
     return lead, trail

@@ -48,7 +48,7 @@ class BPE:
     [(1, 0, 1), (0, 1, 3), (1, 3, 4)]
     """
 
-    vocab: tuple[str, ...]
+    vocab: tuple[str | None, ...]  # by id; None at an id the file leaves unused
     merges: tuple[tuple[str, str], ...]
     dropout: float | None = None
     unk_token: str | None = None

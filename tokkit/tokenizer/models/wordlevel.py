@@ -73,14 +73,14 @@ def check_type(obj: dict, name: str, where: str) -> None:
         raise TokkitError(f"{where}: field 'type' must be {name!r}, got {obj['type']!r}")
 
 
-def read_vocab(obj: dict, where: str) -> tuple[str, ...]:
-    """The "vocab" object {token: id} as tokens in id order (ids 0..n-1, no holes, no repeats)."""
+def read_vocab(obj: dict, where: str) -> tuple[str | None, ...]:
+    """The "vocab" object {token: id} as tokens in id order (None at an unused id; no id twice)."""
     return tuple(vocab_from_mapping(json_field(obj, "vocab", (dict,), where), f"{where}: field 'vocab'"))
 
 
-def vocab_json(vocab: tuple[str, ...]) -> dict:
-    """{token: id} in id order, as tokenizers writes a vocabulary."""
-    return {tok: i for i, tok in enumerate(vocab)}
+def vocab_json(vocab: tuple[str | None, ...]) -> dict:
+    """{token: id} in id order, as tokenizers writes a vocabulary (unused ids left out)."""
+    return {tok: i for i, tok in enumerate(vocab) if tok is not None}
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class WordLevel:
     [(0, 0, 3)]
     """
 
-    vocab: tuple[str, ...]
+    vocab: tuple[str | None, ...]  # by id; None at an id the file leaves unused
     unk_token: str
 
     @classmethod

@@ -28,7 +28,7 @@ class WordPiece:
     [(0, 0, 3)]
     """
 
-    vocab: tuple[str, ...]
+    vocab: tuple[str | None, ...]  # by id; None at an id the file leaves unused
     unk_token: str = "[UNK]"
     continuing_subword_prefix: str = "##"
     max_input_chars_per_word: int = 100
