@@ -139,8 +139,11 @@ class TaskModel(nn.Module):
 
     def forward(self, input_ids: Tensor, token_type_ids: Optional[Tensor] = None,
                 attention_mask: Optional[Tensor] = None, labels: Optional[Tensor] = None) -> TaskOutput:
-        hidden = self.encoder(input_ids, token_type_ids, attention_mask)  # (B, T, C)
-        if self.task in ("classify", "regress"):
+        sentence = self.task in ("classify", "regress")
+        # A [CLS] classifier asks the last layer for that one position only.
+        cls_only = sentence and self.head_config.pooling == "cls"
+        hidden = self.encoder(input_ids, token_type_ids, attention_mask, cls_only=cls_only)  # (B, T or 1, C)
+        if sentence:
             hidden = self.encoder.sentence_vector(hidden, attention_mask, self.head_config.pooling)  # (B, C)
         logits = self.head(hidden)
         if self.task == "regress":

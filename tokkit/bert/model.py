@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from tokkit.bert.blocks import MaskedLMHead, gelu
+from tokkit.bert.packing import Rows, attend, project
 from tokkit.bert.sparse import sparse_mlm_loss
 
 
@@ -86,14 +87,15 @@ class Embeddings(nn.Module):
         self.ln = nn.LayerNorm(cfg.hidden_size, eps=cfg.layer_norm_eps)
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, input_ids: Tensor, token_type_ids: Optional[Tensor]) -> Tensor:
+    def forward(self, input_ids: Tensor, token_type_ids: Optional[Tensor], rows: Rows) -> Tensor:
+        """Packed (N, C) embeddings of the real tokens."""
         T = input_ids.shape[1]
         x = self.tok(input_ids) + self.pos.weight[:T]  # (B, T, C) + (T, C)
         if token_type_ids is None:
             x = x + self.seg.weight[0]
         else:
             x = x + self.seg(token_type_ids)
-        return self.drop(self.ln(x))
+        return self.drop(self.ln(rows.pack(x)))
 
 
 class EncoderLayer(nn.Module):
@@ -113,13 +115,12 @@ class EncoderLayer(nn.Module):
         self.ln2 = nn.LayerNorm(C, eps=cfg.layer_norm_eps)
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x: Tensor, attn_mask: Optional[Tensor]) -> Tensor:
-        B, T, C = x.shape
-        H = self.n_head
-        q, k, v = self.qkv(x).view(B, T, 3, H, C // H).permute(2, 0, 3, 1, 4)  # each (B, H, T, D)
-        a = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask,
-                                           dropout_p=self.attn_p if self.training else 0.0)
-        a = a.transpose(1, 2).reshape(B, T, C)
+    def forward(self, x: Tensor, attn_mask: Optional[Tensor], rows: Rows, cls_only: bool = False) -> Tensor:
+        """Packed states (N, C) -> (N, C); with `cls_only`, the first position of each row alone, (B, C)."""
+        q, k, v = project(x, self.qkv, rows, self.n_head, cls_only)  # each (B, H, T, D)
+        a = attend(q, k, v, attn_mask, rows, self.attn_p if self.training else 0.0, cls_only)
+        if cls_only:
+            x = x[rows.firsts]
         x = self.ln1(x + self.drop(self.attn_out(a)))
         h = self.ffn_out(gelu(self.ffn_in(x), self.act))
         return self.ln2(x + self.drop(h))
@@ -145,19 +146,26 @@ class BertModel(nn.Module):
         return self.embeddings.tok
 
     def forward(self, input_ids: Tensor, token_type_ids: Optional[Tensor] = None,
-                attention_mask: Optional[Tensor] = None, *, all_layers: bool = False) -> Tensor | list[Tensor]:
-        """Hidden states (B, T, C); with `all_layers`, [embeddings, layer 1, ..., layer L] instead."""
+                attention_mask: Optional[Tensor] = None, *, all_layers: bool = False,
+                cls_only: bool = False) -> Tensor | list[Tensor]:
+        """Hidden states (B, T, C); with `all_layers`, [embeddings, layer 1, ..., layer L] instead; with
+        `cls_only`, the first position's alone, (B, 1, C), the last layer computing nothing else.
+        Padding positions hold zeros: the layers run on the real tokens only (tokkit.bert.packing)."""
+        B, T = input_ids.shape
         check_length(input_ids, self.config.max_position_embeddings)
+        rows = Rows(attention_mask, B, T)
         mask = None
         # Without padding SDPA takes its fast path; with padding, keys at pad positions are hidden.
-        if attention_mask is not None and not bool(attention_mask.all()):
+        if rows.index is not None:
             mask = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, T), True = attend
-        x = self.embeddings(input_ids, token_type_ids)
+        x = self.embeddings(input_ids, token_type_ids, rows)
         states = [x]
-        for layer in self.layers:
-            x = layer(x, mask)
+        for i, layer in enumerate(self.layers):
+            x = layer(x, mask, rows, cls_only and i == len(self.layers) - 1)
             states.append(x)
-        return states if all_layers else x
+        if cls_only:
+            return (x if self.layers else x[rows.firsts])[:, None]
+        return [rows.unpack(s) for s in states] if all_layers else rows.unpack(x)
 
     def sentence_vector(self, hidden: Tensor, attention_mask: Optional[Tensor] = None,
                         pooling: str = "cls") -> Tensor:

@@ -30,11 +30,11 @@ from dataclasses import asdict, dataclass
 from typing import Optional
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from tokkit.bert.blocks import MaskedLMHead, gelu
 from tokkit.bert.model import PreTrainingOutput, check_length, config_from_dict, masked_lm
+from tokkit.bert.packing import Rows, attend, project
 
 
 @dataclass
@@ -98,17 +98,15 @@ class Rotary(nn.Module):
         super().__init__()
         inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)  # (D/2,)
         angles = torch.arange(max_positions, dtype=torch.float32)[:, None] * inv_freq          # (P, D/2)
-        angles = torch.cat([angles, angles], dim=-1)                                            # (P, D)
         self.register_buffer("cos", angles.cos(), persistent=False)
         self.register_buffer("sin", angles.sin(), persistent=False)
 
-    def forward(self, x: Tensor) -> Tensor:
-        """Rotate (B, H, T, D) queries or keys; computed in float32, returned in x's dtype."""
-        T = x.shape[2]
-        xf = x.float()
-        half = x.shape[-1] // 2
-        rotated = torch.cat([-xf[..., half:], xf[..., :half]], dim=-1)  # (x1, x2) -> (-x2, x1)
-        return (xf * self.cos[:T] + rotated * self.sin[:T]).to(x.dtype)
+    def forward(self, x: Tensor, positions: Tensor) -> Tensor:
+        """Rotate packed (N, H, D) queries or keys at `positions` (N,); computed in float32, returned
+        in x's dtype."""
+        c, s = self.cos[positions][:, None], self.sin[positions][:, None]  # (N, 1, D/2)
+        x1, x2 = x.float().chunk(2, dim=-1)
+        return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=-1).to(x.dtype)
 
 
 class EncoderLayer(nn.Module):
@@ -131,15 +129,14 @@ class EncoderLayer(nn.Module):
         self.mlp_out = nn.Linear(cfg.intermediate_size, C, bias=False)
         self.mlp_drop = nn.Dropout(cfg.mlp_dropout)
 
-    def forward(self, x: Tensor, mask: Optional[Tensor], rotary: Rotary) -> Tensor:
-        B, T, C = x.shape
-        H = self.n_head
-        q, k, v = self.qkv(self.attn_norm(x)).view(B, T, 3, H, C // H).permute(2, 0, 3, 1, 4)  # each (B, H, T, D)
-        q, k = rotary(q), rotary(k)
-        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
-                                           dropout_p=self.attn_p if self.training else 0.0)
-        x = x + self.attn_drop(self.attn_out(a.transpose(1, 2).reshape(B, T, C)))
-        value, gate = self.mlp_in(self.mlp_norm(x)).chunk(2, dim=-1)  # each (B, T, I)
+    def forward(self, x: Tensor, mask: Optional[Tensor], rotary: Rotary, rows: Rows, cls_only: bool = False) -> Tensor:
+        """Packed states (N, C) -> (N, C); with `cls_only`, the first position of each row alone, (B, C)."""
+        q, k, v = project(self.attn_norm(x), self.qkv, rows, self.n_head, cls_only, rotary)  # each (B, H, T, D)
+        a = attend(q, k, v, mask, rows, self.attn_p if self.training else 0.0, cls_only)
+        if cls_only:
+            x = x[rows.firsts]
+        x = x + self.attn_drop(self.attn_out(a))
+        value, gate = self.mlp_in(self.mlp_norm(x)).chunk(2, dim=-1)  # each (N, I)
         return x + self.mlp_out(self.mlp_drop(gelu(value, self.act) * gate))
 
 
@@ -185,19 +182,25 @@ class ModernBertModel(nn.Module):
         return self.tok
 
     def forward(self, input_ids: Tensor, token_type_ids: Optional[Tensor] = None,
-                attention_mask: Optional[Tensor] = None, *, all_layers: bool = False) -> Tensor | list[Tensor]:
+                attention_mask: Optional[Tensor] = None, *, all_layers: bool = False,
+                cls_only: bool = False) -> Tensor | list[Tensor]:
         """Final-normed hidden states (B, T, C); token types are accepted and ignored (ModernBERT has
-        none). With `all_layers`: [embeddings, layer 1, ..., layer L-1, final-normed layer L]."""
-        T = input_ids.shape[1]
+        none). With `all_layers`: [embeddings, layer 1, ..., layer L-1, final-normed layer L]. With
+        `cls_only`: the first position's alone, (B, 1, C), the last layer computing nothing else.
+        Padding positions hold zeros: the layers run on the real tokens only (tokkit.bert.packing)."""
+        B, T = input_ids.shape
         check_length(input_ids, self.config.max_position_embeddings)
+        rows = Rows(attention_mask, B, T)
         masks = self.masks(T, attention_mask, input_ids.device)
-        x = self.emb_drop(self.emb_norm(self.tok(input_ids)))  # (B, T, C)
+        x = self.emb_drop(self.emb_norm(self.tok(rows.pack(input_ids))))  # (N, C)
         states = [x]
-        for layer in self.layers:
-            x = layer(x, masks[layer.kind], self.rotary[layer.kind])
+        for i, layer in enumerate(self.layers):
+            x = layer(x, masks[layer.kind], self.rotary[layer.kind], rows, cls_only and i == len(self.layers) - 1)
             states.append(x)
+        if cls_only:
+            return self.final_norm(x if self.layers else x[rows.firsts])[:, None]
         states[-1] = self.final_norm(x)
-        return states if all_layers else states[-1]
+        return [rows.unpack(s) for s in states] if all_layers else rows.unpack(states[-1])
 
     def sentence_vector(self, hidden: Tensor, attention_mask: Optional[Tensor] = None,
                         pooling: str = "cls") -> Tensor:
