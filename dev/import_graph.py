@@ -8,7 +8,7 @@ imports some module of B. The layer order is the one `lint-imports` checks (pypr
 """
 import grimp
 
-STAGES = ["cli", "bench", "quality", "bert", "pretraining", "inputs", "train", "tokenizer", "text", "_native",
+STAGES = ["cli", "bench", "quality", "bert", "pretraining", "labelled", "inputs", "train", "tokenizer", "text", "_native",
           "helpers"]
 HELPERS = {"_files", "_threads", "_progress", "_charts", "errors"}
 

@@ -8,6 +8,7 @@ import click
 from tokkit._files import atomic_write
 from tokkit.cli.task_options import field_options, fields_from
 from tokkit.errors import TokkitError
+from tokkit.labelled import format_report
 
 
 @click.command("evaluate")
@@ -22,7 +23,6 @@ def command(files, model_dir, output, threads, device, **params):
     (tag), exact match and F1 (qa), or MSE and Pearson's r (regress) of OUT on each FILE."""
     try:
         from tokkit.bert.predict import evaluate_file, load_finetuned
-        from tokkit.labelled import format_report
     except ImportError as exc:
         raise TokkitError(f"tokkit evaluate needs torch and safetensors: pip install 'tokkit[bert]' ({exc})")
 

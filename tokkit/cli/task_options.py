@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from tokkit.labelled import Fields
+
 FIELD_OPTIONS = (("text", "text"), ("text_pair", "text_pair"), ("label", "label"), ("tokens", "tokens"),
                  ("tags", "tags"), ("question", "question"), ("context", "context"), ("answers", "answers"),
                  ("id", "id"))
@@ -19,6 +21,4 @@ def field_options(command):
 
 def fields_from(params: dict):
     """The Fields named by a command's field options (removed from `params`)."""
-    from tokkit.labelled import Fields
-
     return Fields(**{name: params.pop(f"{name}_field") for name, _ in FIELD_OPTIONS})
