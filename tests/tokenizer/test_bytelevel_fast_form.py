@@ -38,12 +38,14 @@ def hub_pair(request, tmp_path_factory):
 
 
 def test_these_files_take_the_fast_path(hub_pair):
+    from tokkit.tokenizer.plan import plan
+
     kind, tok, _ = hub_pair
-    spec = tok.spec
-    assert spec.pipeline is None and spec.kind == "bytelevel"
-    assert spec.nfc == (kind in ("modernbert", "qwen2"))
-    assert spec.ignore_merges == (kind == "llama3")
-    assert tok._encoder.__class__.__name__ == ("NfcEncoder" if spec.nfc else "Encoder")
+    the_plan = plan(tok.spec)
+    assert the_plan.engine == tok.spec.kind == "bytelevel"
+    assert the_plan.nfc == (kind in ("modernbert", "qwen2"))
+    assert the_plan.form.ignore_merges == tok.spec.pipeline.model.ignore_merges == (kind == "llama3")
+    assert tok._encoder.__class__.__name__ == ("NfcEncoder" if the_plan.nfc else "Encoder")
 
 
 @settings(max_examples=120, deadline=None)
@@ -138,25 +140,19 @@ def test_normalizing_the_windows_is_normalizing_the_text(modernbert_general, tex
 
 @pytest.fixture(scope="module")
 def modernbert_general(tmp_path_factory):
-    from dataclasses import replace
-
     from helpers.hub_files import hub_folder
 
     import tokkit
-    from tokkit.tokenizer.tokenizer import pipeline_encoder
-    spec = tokkit.load(hub_folder("modernbert", tmp_path_factory)).spec
-    return pipeline_encoder(replace(spec, pipeline=spec.source), False)
+    from tokkit.tokenizer.plan import general_encoder
+    return general_encoder(tokkit.load(hub_folder("modernbert", tmp_path_factory)).spec, False)
 
 
 def test_the_scan_agrees_with_the_general_paths_nfc(tmp_path_factory):
-    from dataclasses import replace
-
     from helpers.hub_files import hub_folder
 
     import tokkit
-    from tokkit.tokenizer.tokenizer import pipeline_encoder
-    spec = tokkit.load(hub_folder("modernbert", tmp_path_factory)).spec
-    general = pipeline_encoder(replace(spec, pipeline=spec.source), False)
+    from tokkit.tokenizer.plan import general_encoder
+    general = general_encoder(tokkit.load(hub_folder("modernbert", tmp_path_factory)).spec, False)
     table = nfc_table()
     rng = random.Random(1)
     for _ in range(20000):

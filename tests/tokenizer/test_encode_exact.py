@@ -112,7 +112,7 @@ def test_bytelevel_equals_tiktoken(oracle_paths):
 
     tok = tokkit.load(oracle_paths["bytelevel"])
     ranks = {bytes([b]): b for b in range(256)}
-    for a, b in tok.spec.merges:
+    for a, b in tok.spec.pipeline.model.merges:
         ranks.setdefault(decode_symbols(a) + decode_symbols(b), len(ranks))
     enc = tiktoken.Encoding("oracle", pat_str=r50k_pat_str, mergeable_ranks=ranks, special_tokens={})
     table = {i: decode_symbols(t) for i, t in enumerate(tok.spec.vocab)}
@@ -151,14 +151,18 @@ def test_bytelevel_custom_pattern_equals_tokenizers(oracle_paths, tmp_path):
     """A non-GPT-2 pattern: tokkit writes Split(regex, isolated) + ByteLevel(use_regex=false)."""
     from tokkit.text.pretokenize import GPT2_PATTERN
     from tokkit.tokenizer import Tokenizer
+    from tokkit.tokenizer.plan import plan
 
     base = tokkit.load(oracle_paths["bytelevel"])
     spec = base.spec
-    same = Tokenizer.from_trained(kind="bytelevel", vocab=spec.vocab, merges=spec.merges,
+    merges = spec.pipeline.model.merges
+    same = Tokenizer.from_trained(kind="bytelevel", vocab=spec.vocab, merges=merges,
                                   special_tokens=base.special_tokens, pattern=GPT2_PATTERN)
-    assert same.spec.pattern is None  # the GPT-2 pattern spelled out is the built-in scanner
+    # the GPT-2 pattern spelled out is ByteLevel's own regex, which the built-in scanner runs
+    assert type(same.spec.pipeline.pre_tokenizer).__name__ == "ByteLevel"
+    assert plan(same.spec).form.pattern is None and same.encode_batch(sample_lines(5)) == base.encode_batch(sample_lines(5))
     pattern = r"\p{L}+|\p{N}|[^\s\p{L}\p{N}]+|\s+"
-    tok = Tokenizer.from_trained(kind="bytelevel", vocab=spec.vocab, merges=spec.merges,
+    tok = Tokenizer.from_trained(kind="bytelevel", vocab=spec.vocab, merges=merges,
                                  special_tokens=base.special_tokens, pattern=pattern)
     tok.save(tmp_path)
     ref = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))

@@ -86,7 +86,7 @@ def test_bad_inputs_raise(tok):
 
 def test_custom_pattern_bytelevel(oracle_paths, tmp_path):
     base = tokkit.load(oracle_paths["bytelevel"])
-    tok = tokkit.Tokenizer.from_trained(kind="bytelevel", vocab=base.spec.vocab, merges=base.spec.merges,
+    tok = tokkit.Tokenizer.from_trained(kind="bytelevel", vocab=base.spec.vocab, merges=base.spec.pipeline.model.merges,
                                         special_tokens=["[PAD]", "[CLS]", "[SEP]"], pattern=r"\w+|\s+|[^\w\s]+")
     texts = ["hello world [SEP] again", "", "x" * 300, "😀 ok"]
     assert_flat_equals_lists(tok, texts, 2)
@@ -257,14 +257,12 @@ def test_bert_ascii_path_equals_the_general_path(oracle_paths, kind, flags):
     the general per-code-point normalizer, for every BertNorm setting."""
     import dataclasses
 
-    from tokkit.text.normalize import BertNorm
     from tokkit.tokenizer import Tokenizer
+    from tokkit.tokenizer.normalizers import BertNormalizer
 
     base = tokkit.load(oracle_paths[kind])
-    clean, chinese, strip, lower = flags
-    spec = dataclasses.replace(base._spec, normalizer=BertNorm(clean_text=clean, handle_chinese_chars=chinese,
-                                                               strip_accents=strip, lowercase=lower))
-    tok = Tokenizer(spec)
+    pipeline = dataclasses.replace(base.spec.pipeline, normalizer=BertNormalizer(*flags))
+    tok = Tokenizer(dataclasses.replace(base.spec, pipeline=pipeline))
 
     @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
     @given(st.lists(st.one_of(BERT_TEXT, TEXT), min_size=1, max_size=4))

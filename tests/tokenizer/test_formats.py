@@ -78,14 +78,14 @@ def test_folder_precedence(tmp_path, oracle_paths):
     data["normalizer"]["lowercase"] = False
     (tmp_path / "tokenizer.json").write_text(json.dumps(data))
     (tmp_path / "vocab.txt").write_text((wp / "vocab.txt").read_text())
-    assert tokkit.load(tmp_path).spec.normalizer.lowercase is False
+    assert tokkit.load(tmp_path).spec.pipeline.normalizer.lowercase is False
     (tmp_path / "tokenizer.json").unlink()
-    assert tokkit.load(tmp_path).spec.normalizer.lowercase is True  # bert-base-uncased default
-    assert tokkit.load(tmp_path, lowercase=False).spec.normalizer.lowercase is False
+    assert tokkit.load(tmp_path).spec.pipeline.normalizer.lowercase is True  # bert-base-uncased default
+    assert tokkit.load(tmp_path, lowercase=False).spec.pipeline.normalizer.lowercase is False
     (tmp_path / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": False, "model_max_length": 128}))
     tok = tokkit.load(tmp_path)
-    assert tok.spec.normalizer.lowercase is False and tok.model_max_length == 128
-    assert tokkit.load(tmp_path, lowercase=True).spec.normalizer.lowercase is True
+    assert tok.spec.pipeline.normalizer.lowercase is False and tok.model_max_length == 128
+    assert tokkit.load(tmp_path, lowercase=True).spec.pipeline.normalizer.lowercase is True
 
 
 def test_kind_detection(tmp_path, oracle_paths):

@@ -16,15 +16,17 @@ from hypothesis import strategies as st
 
 from tokkit._native.pipeline import PipelineEncoder
 from tokkit.errors import TokkitError
-from tokkit.tokenizer.tokenizer import charsmap_parts, regex_finder
+from tokkit.tokenizer.hf_json import spec_from_json
+from tokkit.tokenizer.plan import general_encoder, plan
 
 WORDLEVEL = {"type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}
 SETTINGS = settings(max_examples=80, deadline=None)
 
 
 def compiled(normalizer=None, pre_tokenizer=None) -> PipelineEncoder:
-    return PipelineEncoder.build(["[UNK]"], pre_tokenizer, normalizer, WORDLEVEL, [], finder=regex_finder,
-                                 charsmap=charsmap_parts)
+    """The general path for the components of these JSON objects (and a WordLevel of [UNK] alone)."""
+    doc = {"normalizer": normalizer, "pre_tokenizer": pre_tokenizer, "model": WORDLEVEL}
+    return general_encoder(spec_from_json(doc, "t.json"), False)
 
 
 def reference(obj: dict, text: str):
@@ -154,5 +156,5 @@ def test_fast_lane_ids_are_the_whole_pipelines(hub_kind, text):
 def test_fast_lane_is_on_for_the_common_hub_files(hub_kind):
     tok, _ = hub_kind
     encoder = tok._encoder
-    if tok.spec.pipeline is not None and tok.spec.pipeline.model.__class__.__name__ == "Unigram":
+    if plan(tok.spec).engine == "general" and tok.spec.kind == "unigram":
         assert encoder.fast_lane

@@ -22,6 +22,8 @@ import tokkit
 from tokkit._native.patterns import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, QWEN2_PATTERN
 from tokkit._native.pipeline import PipelineEncoder
 from tokkit._native.pipeline_tables import pipeline_tables
+from tokkit.tokenizer.hf_json import spec_from_json
+from tokkit.tokenizer.plan import general_encoder, native
 
 FAMILIES = {"cl100k": CL100K_PATTERN, "qwen2": QWEN2_PATTERN, "o200k": O200K_PATTERN}
 WORDLEVEL = {"type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}
@@ -160,12 +162,14 @@ def test_chunked_texts_equal_tokenizers(hub_file, text):
 
 
 # ------------------------------------------------------------------------------ the Split step alone
-def refuse(pattern):
-    raise AssertionError(f"{pattern} went to the Python regex path")
-
-
-def compiled(pre_tokenizer, normalizer=None, finder=refuse) -> PipelineEncoder:
-    return PipelineEncoder.build(["[UNK]"], pre_tokenizer, normalizer, WORDLEVEL, [], finder=finder)
+def compiled(pre_tokenizer, normalizer=None, python=False, model=WORDLEVEL) -> PipelineEncoder:
+    """The general path for the components of these JSON objects; unless `python`, no step may call
+    back into Python for a regex."""
+    spec = spec_from_json({"normalizer": normalizer, "pre_tokenizer": pre_tokenizer, "model": model}, "t.json")
+    steps = native(spec.pipeline.normalizer) + native(spec.pipeline.pre_tokenizer)
+    if not python and any("finder" in step for step in steps):
+        raise AssertionError(f"{pre_tokenizer} went to the Python regex path")
+    return general_encoder(spec, False)
 
 
 BEHAVIORS = [("isolated", False), ("isolated", True), ("removed", False), ("removed", True),
@@ -203,7 +207,7 @@ def test_other_patterns_still_go_to_the_python_path():
 
 # ------------------------------------------------------------------------------ where the lane stays off
 def lane_of(pre, normalizer=None) -> bool:
-    return compiled(pre, normalizer, finder=None).fast_lane
+    return compiled(pre, normalizer, python=True).fast_lane
 
 
 @pytest.mark.parametrize("pattern", list(FAMILIES.values()) + [GPT2_PATTERN], ids=list(FAMILIES) + ["gpt2"])
@@ -247,21 +251,21 @@ def test_lane_stays_off_where_chunks_would_split_otherwise(pattern, normalizer, 
     vocab = {"[UNK]": 0, **{p: k + 1 for k, p in enumerate(dict.fromkeys(whole + parts))}}
     data["model"]["vocab"] = vocab
     hf = tokenizers.Tokenizer.from_str(json.dumps(data))
-    encoder = PipelineEncoder.build(list(vocab), data["pre_tokenizer"], data["normalizer"], data["model"], [])
+    encoder = compiled(data["pre_tokenizer"], data["normalizer"], python=True, model=data["model"])
     assert encoder.encode(text) == hf.encode(text).ids
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("form", ["NFD", "NFKD", "NFC", "NFKC", "Lowercase"])
 def test_forms_and_lowercase_keep_every_char_ending_in_no_white_space(form):
-    """What the lane's rule for regex splits takes from these normalizers (pipeline_build.hpp's
-    keeps_solid_end): a char that is no white space never becomes nothing, nor text ending in white
+    """What the lane's rule for regex splits takes from these normalizers (plan.py's
+    _keeps_solid_end): a char that is no white space never becomes nothing, nor text ending in white
     space, with the compiled tables; each char is followed by a space, which nothing joins."""
     flags, pages = pipeline_tables()["flags"]
     cps = np.arange(0x110000)
     white = (pages[flags[cps >> 8].astype(np.int64) * 256 + (cps & 255)] & 1) != 0
     solid = [c for c in range(0x110000) if not white[c] and not 0xD800 <= c < 0xE000]
-    encoder = PipelineEncoder.build(["[UNK]"], None, {"type": form}, WORDLEVEL, [])
+    encoder = compiled(None, {"type": form})
     for a in range(0, len(solid), 1 << 16):
         block = solid[a:a + (1 << 16)]
         (out, spans), = encoder.inspect("".join(chr(c) + " " for c in block), pre_tokenize=False)

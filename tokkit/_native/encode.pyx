@@ -1,7 +1,8 @@
 """The compiled encode path: special tokens, BERT or GPT-2 pre-tokenisation, WordPiece / BPE.
 
 All per-character and per-word work runs without the GIL; the tables are read-only after
-`Encoder.from_spec`, so one Encoder serves any number of threads.
+`Encoder.build`, so one Encoder serves any number of threads. tokkit/tokenizer/plan.py decides
+which pipelines it runs.
 
 >>> from tokkit.tokenizer import Tokenizer
 >>> tok = Tokenizer.from_trained(kind="wordpiece", vocab=["[UNK]", "un", "##aff"], merges=None,
@@ -21,8 +22,7 @@ from tokkit._native.text cimport (TextView, text_view, text_view_of, str_length,
                                   bert_pieces, bert_norm_pieces, gpt2_pieces_tokenizers, gpt2_tokenizers_classes,
                                   bert_ascii_actions, BERT_WORD, BERT_DROP, BERT_SPLIT, BERT_PUNCT,
                                   Gpt2Classes, gpt2_piece_ends, utf8_from_str, PatternClasses, pattern_piece_ends,
-                                  pattern_piece_ends_units, pattern_tokenizers_classes, FAMILY_GPT2,
-                                  FAMILY_CL100K, FAMILY_QWEN2, FAMILY_O200K)
+                                  pattern_piece_ends_units, pattern_tokenizers_classes, FAMILY_GPT2)
 from tokkit._native.short_keys cimport PieceEntry, PieceTable, piece_key, prefetch_line, short_key_hash
 from tokkit._native.encode_tables cimport StrMap, PairMap, PieceCache
 from tokkit._native.hashing cimport hash_bytes
@@ -30,11 +30,9 @@ from tokkit._native.bpe cimport bpe_merge
 from tokkit._native.rows cimport Rows
 
 import numpy as np
-import regex
 
 from tokkit._native import regex_limit
 from tokkit._native.byte_symbols import bytes_to_unicode, decode_symbols
-from tokkit._native.patterns import CL100K_PATTERN, O200K_PATTERN, QWEN2_PATTERN
 from tokkit._native.rows import rows_to_lists
 from tokkit.errors import TokkitError
 
@@ -189,10 +187,6 @@ cdef int32_t bert_ascii_words(Encoder e, const unit_t* u, TextView t, Py_ssize_t
         e.ascii_word(u, t.kind, ws, b, n, w0, w1, word, s, out)
         word += 1
     return word
-
-
-# The Split patterns a compiled scanner covers, by their exact text (anything else runs on `regex`)
-SCANNED_PATTERNS = {CL100K_PATTERN: FAMILY_CL100K, QWEN2_PATTERN: FAMILY_QWEN2, O200K_PATTERN: FAMILY_O200K}
 
 
 def texts_nfc_may_change(list texts, Py_ssize_t a, Py_ssize_t b, const uint16_t[::1] table) -> list:
@@ -1014,45 +1008,46 @@ cdef class Encoder:
         self.pool.clear()
 
     @staticmethod
-    def from_spec(spec, bint split_special_tokens=False):
-        """Compile a Spec (tokkit.tokenizer.spec) into read-only lookup tables.
+    def build(form, bint split_special_tokens=False):
+        """Compile a fast form (tokkit.tokenizer.plan.FastForm: the planner's reading of a pipeline this
+        encoder runs) into read-only lookup tables.
 
-        >>> from tokkit.tokenizer.spec import Spec, AddedToken
-        >>> spec = Spec(kind="wordpiece", vocab=["[UNK]", "a"], merges=None, added=[AddedToken(0, "[UNK]")],
-        ...             unk_token="[UNK]")
-        >>> Encoder.from_spec(spec).encode("a [UNK] b")
+        >>> from tokkit.tokenizer.plan import FastForm
+        >>> from tokkit.tokenizer.spec import AddedToken
+        >>> form = FastForm("wordpiece", ["[UNK]", "a"], (AddedToken(0, "[UNK]"),), "[UNK]")
+        >>> Encoder.build(form).encode("a [UNK] b")
         [1, 0, 0]
         """
         cdef Encoder e = Encoder.__new__(Encoder)
-        vocab = spec.vocab
-        ids = spec.token_ids()
-        e.kind = KIND_CODES[spec.kind]
-        norm = spec.normalizer
+        vocab = form.vocab
+        ids = form.token_ids()
+        e.kind = KIND_CODES[form.kind]
+        norm = form.normalizer
         e.opts.clean_text = norm is not None and norm.clean_text
         e.opts.handle_chinese_chars = norm is not None and norm.handle_chinese_chars
         e.opts.strip_accents = norm is not None and norm.strips_accents
         e.opts.lowercase = norm is not None and norm.lowercase
         bert_ascii_actions(&e.opts, e.bert_act, e.bert_out)
-        e.unk_id = ids[spec.unk_token] if spec.unk_token is not None else -1
-        e.max_chars = spec.max_input_chars_per_word
+        e.unk_id = ids[form.unk_token] if form.unk_token is not None else -1
+        e.max_chars = form.max_input_chars_per_word
         e.max_token_chars = max(len(t) for t in vocab if t is not None)
         e.max_token_bytes = max(len(t.encode("utf-8", "surrogatepass")) for t in vocab if t is not None)
-        e.pattern = None
-        e.family = FAMILY_GPT2
+        e.pattern = form.pattern
+        e.family = form.family
         e.pool = []
         e.piece_table_slots = PIECE_TABLE_SLOTS
         e.ints = tuple(range(len(vocab)))
         tokens = [(i, t) for i, t in enumerate(vocab) if t is not None]  # an id may be unused
         utf8 = [None if t is None else t.encode("utf-8", "surrogatepass") for t in vocab]
         if e.kind == WORDPIECE:
-            p = spec.prefix
+            p = form.prefix
             e.vocab = prefix_table([(t, i) for i, t in tokens])
             e.cont = prefix_table([(t[len(p):], i) for i, t in tokens if t.startswith(p) and len(t) > len(p)])
             e.merges = PairMap([], [])
         else:
             try:
-                pairs = [(ids[a], ids[b]) for a, b in spec.merges or ()]
-                merged = [ids[a + b] for a, b in spec.merges or ()]
+                pairs = [(ids[a], ids[b]) for a, b in form.merges]
+                merged = [ids[a + b] for a, b in form.merges]
             except KeyError as exc:
                 raise TokkitError(f"a merge names or makes {exc.args[0]!r}, which is not in the vocabulary") from None
             e.merges = PairMap(pairs, merged)
@@ -1063,18 +1058,15 @@ cdef class Encoder:
                 for byte, sym in enumerate(bytes_to_unicode()):
                     e.byte_ids[byte] = ids.get(sym, -1)
                 words = raw
-                e.family = SCANNED_PATTERNS.get(spec.pattern, FAMILY_GPT2)
-                if spec.pattern is not None and e.family == FAMILY_GPT2:
-                    e.pattern = regex.compile(spec.pattern)
             else:
                 e.vocab = StrMap([utf8[i] for i, _ in tokens], [i for i, _ in tokens])
-                suffix = (spec.suffix or "").encode()
+                suffix = (form.suffix or "").encode()
                 for ch in suffix:
                     e.suffix.push_back(ch)
                 words = [u[: len(u) - len(suffix)] if u is not None and u.endswith(suffix) and len(u) > len(suffix)
                          else None for u in utf8]
-            e.compute_direct(words, spec.ignore_merges)
-        added = [a for a in spec.added if not (split_special_tokens and a.special)]
+            e.compute_direct(words, form.ignore_merges)
+        added = [a for a in form.added if not (split_special_tokens and a.special)]
         e.classes.init(gpt2_tokenizers_classes())
         e.pattern_classes.init(pattern_tokenizers_classes())
         e.sp_ustart.push_back(0)

@@ -26,15 +26,17 @@ Definitions (all computed on the corpus's non-empty lines, each encoded without 
 """
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from functools import lru_cache
 from typing import Iterable
 
 import numpy as np
+import regex
 
 from tokkit._native.byte_symbols import decode_symbols
 from tokkit.errors import TokkitError
-from tokkit.tokenizer.spec import detect_kind as detect_vocab_kind
+from tokkit.tokenizer.vocab import detect_kind as detect_vocab_kind
 
 SCRIPTS = ("Latin", "Greek", "Cyrillic", "Armenian", "Hebrew", "Arabic", "Syriac", "Thaana", "Devanagari",
            "Bengali", "Gurmukhi", "Gujarati", "Oriya", "Tamil", "Telugu", "Kannada", "Malayalam", "Sinhala",
@@ -49,16 +51,12 @@ LABELS = {"fertility": "tokens per word", "bytes_per_token": "bytes per token", 
 
 @lru_cache(maxsize=None)
 def _script_patterns():
-    import regex
-
     return [(name, regex.compile(rf"\p{{Script={name}}}")) for name in SCRIPTS]
 
 
 @lru_cache(maxsize=65536)
 def script_of(ch: str) -> str | None:
     """The script group of a letter, 'Other' for a letter of an unlisted script, None for a non-letter."""
-    import unicodedata
-
     if not unicodedata.category(ch).startswith("L"):
         return None
     for name, pattern in _script_patterns():

@@ -67,6 +67,15 @@ def apply_changes(text: Aligned, changes: list[Change], removed_first: int = 0, 
     return chars[:first] + "".join(c for c, _ in changes), spans[:first] + new_spans
 
 
+def code_points(text: str) -> list[int]:
+    """The code points of `text`, as the compiled steps take a string.
+
+    >>> code_points("a\u2581")
+    [97, 9601]
+    """
+    return [ord(c) for c in text]
+
+
 def origin_of(text: Aligned, origin: int | None) -> int:
     return origin if origin is not None else (text[1][0][0] if text[1] else 0)
 

@@ -1,12 +1,11 @@
-"""Decoding ids back to text with the `tokenizers` decoders' rules.
+"""Decoding ids back to text: the ids checked and turned into tokens, then the tokenizer's decoder
+(tokkit.tokenizer.decoders) turns the tokens into text, as tokenizers does.
 
-WordPiece: a token starting with the prefix is glued to the previous one, every other token gets
-a space in front, then each token goes through the cleanup replacements. Byte-level: the tokens'
-bytes are joined and read as UTF-8 (invalid sequences become U+FFFD). Char BPE: the `</w>` suffix
-becomes a space, except on the last token.
+An id the vocabulary leaves unused decodes to nothing (tokenizers skips it too); an id outside the
+vocabulary is an error, and a value that is no integer a TypeError.
 
->>> wordpiece_join(["[CLS]", "hel", "##lo", ",", "world", "[SEP]"], "##", True)
-'[CLS] hello, world [SEP]'
+>>> picked_ids([3, 1, 2], size=4, skip={1})
+[3, 2]
 """
 from __future__ import annotations
 
@@ -15,39 +14,19 @@ from typing import Iterable
 
 import numpy as np
 
-from tokkit._native.byte_symbols import decode_symbols
 from tokkit.errors import TokkitError
-
-# The cleanup of tokenizers' WordPiece decoder, applied to each token in this order.
-CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
-           (" 'm", "'m"), (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
+from tokkit.tokenizer.decoders import decode_tokens
 
 
-def wordpiece_join(tokens: list[str], prefix: str, cleanup: bool) -> str:
-    out = []
-    for i, tok in enumerate(tokens):
-        if i:
-            tok = tok.replace(prefix, "", 1) if tok.startswith(prefix) else " " + tok
-        if cleanup:
-            for old, new in CLEANUP:
-                tok = tok.replace(old, new)
-        out.append(tok)
-    return "".join(out)
+def decode(decoder, vocab: list[str | None], ids: Iterable[int], skip: set[int] | tuple = ()) -> str:
+    """The text of `ids` under `decoder` (None: the tokens joined by spaces), leaving out the ids in `skip`.
 
-
-def bpe_join(tokens: list[str], suffix: str) -> str:
-    last = len(tokens) - 1
-    return "".join(tok.replace(suffix, "" if i == last else " ") for i, tok in enumerate(tokens))
-
-
-def byte_table(vocab: list[str]) -> list[bytes]:
-    """Each token's bytes: its GPT-2 symbols read back, or its own UTF-8 when it is not all symbols."""
-
-    out = []
-    for tok in vocab:
-        raw = decode_symbols(tok or "")
-        out.append(tok.encode("utf-8", "surrogatepass") if raw is None else raw)
-    return out
+    >>> from tokkit.tokenizer.decoders import WordPiece
+    >>> decode(WordPiece(), ["[CLS]", "hel", "##lo", None, "!"], [0, 1, 2, 3, 4], skip={0})
+    'hello!'
+    """
+    tokens = [vocab[i] for i in picked_ids(ids, len(vocab), skip)]
+    return decode_tokens(decoder, [t for t in tokens if t is not None])
 
 
 def check_ids(ids) -> Iterable:
@@ -70,31 +49,13 @@ def _as_id(value, pos: int) -> int:
         raise TypeError(f"ids[{pos}] must be an int, not {type(value).__name__} ({value!r})") from None
 
 
-def picked_ids(tokenizer, ids: Iterable[int], skip_special_tokens: bool) -> list[int]:
-    """`ids` checked against the vocabulary, without the special ones when asked."""
-    n = tokenizer.vocab_size
-    skip = set(tokenizer.special_ids) if skip_special_tokens else ()
+def picked_ids(ids: Iterable[int], size: int, skip: set[int] | tuple = ()) -> list[int]:
+    """`ids` checked against a vocabulary of `size` ids, without those in `skip`."""
     picked = []
     for pos, i in enumerate(check_ids(ids)):
         i = i if type(i) is int else _as_id(i, pos)
-        if not 0 <= i < n:
-            raise TokkitError(f"id {i} at position {pos} is outside the vocabulary (size {n})")
+        if not 0 <= i < size:
+            raise TokkitError(f"id {i} at position {pos} is outside the vocabulary (size {size})")
         if i not in skip:
             picked.append(i)
     return picked
-
-
-def decode(tokenizer, ids: Iterable[int], skip_special_tokens: bool) -> str:
-    """Text of `ids` for the fast kinds (the general ones go through their decoder component)."""
-    spec = tokenizer.spec
-    vocab = spec.vocab
-    picked = picked_ids(tokenizer, ids, skip_special_tokens)
-    if spec.kind == "bytelevel":
-        if tokenizer._decode_table is None:
-            tokenizer._decode_table = byte_table(vocab)
-        table = tokenizer._decode_table
-        return b"".join(table[i] for i in picked).decode("utf-8", "replace")
-    tokens = [vocab[i] for i in picked if vocab[i] is not None]  # an unused id decodes to nothing
-    if spec.kind == "wordpiece":
-        return wordpiece_join(tokens, spec.prefix, spec.decoder_cleanup)
-    return bpe_join(tokens, spec.suffix or "</w>")

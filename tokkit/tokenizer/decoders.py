@@ -13,17 +13,19 @@ tokkit gives the empty string instead.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Union
 
 import regex
 
 from tokkit._native.byte_symbols import decode_symbols
 from tokkit.errors import TokkitError
-from tokkit.tokenizer.decode import CLEANUP
 from tokkit.tokenizer.models.wordlevel import check_type, json_field, json_object, json_uint
 
 SCHEMES = ("first", "never", "always")
+# The cleanup of tokenizers' WordPiece decoder, applied to each token in this order.
+CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
+           (" 'm", "'m"), (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
 
 
 def _char(obj: dict, key: str, where: str) -> str:
@@ -271,9 +273,18 @@ class ByteLevel:
                 "use_regex": self.use_regex}
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
-        raw = (decode_symbols(tok) for tok in tokens)
-        data = b"".join(tok.encode("utf-8", "surrogatepass") if b is None else b for tok, b in zip(tokens, raw))
-        return [data.decode("utf-8", "replace")]
+        return [b"".join(map(token_bytes, tokens)).decode("utf-8", "replace")]
+
+
+@lru_cache(maxsize=1 << 16)
+def token_bytes(token: str) -> bytes:
+    """A byte-level token's bytes: its GPT-2 symbols read back, or its own UTF-8 when it is not all symbols.
+
+    >>> token_bytes("Ġw"), token_bytes("[CLS]"), token_bytes("中")
+    (b' w', b'[CLS]', b'\\xe4\\xb8\\xad')
+    """
+    raw = decode_symbols(token)
+    return token.encode("utf-8", "surrogatepass") if raw is None else raw
 
 
 @dataclass(frozen=True)

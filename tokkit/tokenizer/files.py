@@ -1,21 +1,26 @@
-"""vocab.txt (WordPiece) and vocab.json + merges.txt (BPE): reading them into a Spec.
+"""vocab.txt (WordPiece) and vocab.json + merges.txt (BPE): read into a Spec, and written for one.
 
 tokenizer.json and the transformers side files live in tokkit.tokenizer.hf_json; `load_spec`
-(tokkit.tokenizer.load) picks the reader.
+(tokkit.tokenizer.load) picks the reader; tokkit.tokenizer.recipes holds the pipelines the files
+stand for.
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp()); _ = (d / "vocab.txt").write_text("[UNK]\\na\\n")
->>> spec_from_vocab_txt(d / "vocab.txt").vocab
-['[UNK]', 'a']
+>>> spec = spec_from_vocab_txt(d / "vocab.txt")
+>>> spec.vocab, list(vocab_files(spec))
+(['[UNK]', 'a'], ['vocab.txt'])
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from tokkit._files import read_json, read_text
+from tokkit._files import dump_json, read_json, read_text
 from tokkit.errors import TokkitError
-from tokkit.text.normalize import BertNorm
-from tokkit.tokenizer.spec import Spec, bert_post, check_merge, detect_kind, specials_in, vocab_from_mapping
+from tokkit.tokenizer.models import BPE, WordPiece
+from tokkit.tokenizer.pre_tokenizers import BertPreTokenizer
+from tokkit.tokenizer.recipes import byte_level_spec, char_bpe_spec, wordpiece_spec
+from tokkit.tokenizer.spec import Spec, specials_in
+from tokkit.tokenizer.vocab import check_merge, detect_kind, token_ids, vocab_from_mapping
 
 MERGES_HEADER = "#version: 0.2"
 # The longest vocab.txt token accepted. The WordPiece encoder keeps every prefix of every token
@@ -89,11 +94,9 @@ def spec_from_vocab_txt(path: Path, *, lowercase=None, strip_accents=None, speci
         lowercase = bool(config.get("do_lower_case", True))
     if strip_accents is None:
         strip_accents = config.get("strip_accents")
-    added = specials_in(vocab, special_tokens)
-    return Spec(kind="wordpiece", vocab=vocab, merges=None, added=added, unk_token="[UNK]",
-                normalizer=BertNorm(strip_accents=strip_accents, lowercase=lowercase),
-                post=bert_post(vocab, [a.content for a in added]),
-                model_max_length=_max_length(config))
+    specials = [a.content for a in specials_in(vocab, special_tokens)]
+    return wordpiece_spec(vocab, specials, lowercase=lowercase, strip_accents=strip_accents,
+                          model_max_length=_max_length(config))
 
 
 def spec_from_vocab_json(vocab_path: Path, merges_path: Path, *, kind=None, lowercase=None,
@@ -104,21 +107,35 @@ def spec_from_vocab_json(vocab_path: Path, merges_path: Path, *, kind=None, lowe
         kind = detect_kind(vocab, str(vocab_path))
     if kind not in ("bpe", "bytelevel"):
         raise TokkitError(f"kind={kind!r} does not fit vocab.json + merges.txt (use 'bpe' or 'bytelevel')")
-    merges = read_merges_txt(merges_path, set(vocab))
-    added = specials_in(vocab, special_tokens)
+    merges = read_merges_txt(merges_path, set(token_ids(vocab)))
+    specials = [a.content for a in specials_in(vocab, special_tokens)]
     config_path = vocab_path.parent / "tokenizer_config.json"
-    config = _config(config_path) if config_path.is_file() else {}
-    spec = Spec(kind=kind, vocab=vocab, merges=merges, added=added,
-                post=bert_post(vocab, [a.content for a in added]), model_max_length=_max_length(config))
-    if kind == "bpe":
-        if "[UNK]" not in vocab:
-            raise TokkitError(f"{vocab_path}: char BPE vocabulary without '[UNK]'")
-        spec.unk_token = "[UNK]"
-        spec.suffix = "</w>"
-        spec.normalizer = BertNorm(strip_accents=strip_accents, lowercase=bool(lowercase))
-    elif lowercase or strip_accents:
-        raise TokkitError("bytelevel tokenizers have no normalizer: lowercase/strip_accents do not apply")
-    return spec
+    max_length = _max_length(_config(config_path) if config_path.is_file() else {})
+    if kind == "bytelevel":
+        if lowercase or strip_accents:
+            raise TokkitError("bytelevel tokenizers have no normalizer: lowercase/strip_accents do not apply")
+        return byte_level_spec(vocab, merges, specials, model_max_length=max_length)
+    if "[UNK]" not in vocab:
+        raise TokkitError(f"{vocab_path}: char BPE vocabulary without '[UNK]'")
+    return char_bpe_spec(vocab, merges, specials, lowercase=bool(lowercase), strip_accents=strip_accents,
+                         model_max_length=max_length)
+
+
+def vocab_files(spec: Spec) -> dict[str, str]:
+    """The vocab files (name -> text) that hold the same model as `spec`: vocab.txt for a WordPiece
+    split by BERT's pre-tokenizer, vocab.json + merges.txt for a BPE split by it or byte-level (what
+    the readers above make of them); none for other pipelines, nor where a line number or a vocab.json
+    cannot say it (an unused id, an added token outside the model, a token holding a line break)."""
+    model, vocab = spec.pipeline.model, spec.vocab
+    if None in vocab or len(vocab) != len(model.tokens):
+        return {}
+    bert_split = isinstance(spec.pipeline.pre_tokenizer, BertPreTokenizer)
+    if isinstance(model, WordPiece) and bert_split and not any("\n" in t or "\r" in t for t in vocab):
+        return {"vocab.txt": "".join(tok + "\n" for tok in vocab)}
+    if isinstance(model, BPE) and (bert_split or spec.kind == "bytelevel"):
+        return {"vocab.json": dump_json(token_ids(vocab)),
+                "merges.txt": MERGES_HEADER + "\n" + "".join(f"{a} {b}\n" for a, b in model.merges)}
+    return {}
 
 
 def _config(path: Path) -> dict:

@@ -21,7 +21,7 @@ from pathlib import Path
 from tokkit._files import read_json
 from tokkit.errors import TokkitError
 from tokkit.tokenizer.files import spec_from_vocab_json, spec_from_vocab_txt
-from tokkit.tokenizer.hf_json import fast_form, read_spec
+from tokkit.tokenizer.hf_json import spec_from_json
 from tokkit.tokenizer.normalizers import BertNormalizer
 from tokkit.tokenizer.sentencepiece_json import tokenizer_json_from_sentencepiece
 from tokkit.tokenizer.sentencepiece_model import read_model
@@ -98,16 +98,16 @@ def json_kind(data, where: str = "JSON file") -> str:
 def _from_tokenizer_json(data: dict, path: Path, *, kind, lowercase, strip_accents, special_tokens) -> Spec:
     """A Spec from a tokenizer.json object, with the caller's options applied to its components (so the
     options act alike whichever encode path the components end up on)."""
-    spec = read_spec(data, str(path))
+    spec = spec_from_json(data, str(path))
     if kind is not None and kind != spec.kind:
         raise TokkitError(f"{path}: holds a {spec.kind} tokenizer, not kind={kind!r}")
     normalizer = with_bert_options(spec.pipeline.normalizer, lowercase, strip_accents, str(path))
-    spec.pipeline = replace(spec.pipeline, normalizer=normalizer)
+    added = spec.added
     if special_tokens:
-        extra = [a for a in specials_in(spec.vocab, special_tokens) if a.content not in
-                 {b.content for b in spec.added}]
-        spec.added = sorted(spec.added + extra, key=lambda a: a.id)
-    return fast_form(spec, str(path)) or spec
+        known = {a.content for a in added}
+        extra = tuple(a for a in specials_in(spec.vocab, special_tokens) if a.content not in known)
+        added = tuple(sorted(added + extra, key=lambda a: a.id))
+    return replace(spec, pipeline=replace(spec.pipeline, normalizer=normalizer), added=added)
 
 
 def with_bert_options(normalizer, lowercase: bool | None, strip_accents: bool | None, where: str):

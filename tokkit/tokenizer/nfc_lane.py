@@ -122,6 +122,9 @@ class NfcEncoder:
         np.cumsum([len(r) for r in rows], out=ptr[1:])
         return np.array([i for r in rows for i in r], dtype=np.uint32), ptr
 
+    def flat_job(self, texts: list[str], bounds) -> None:
+        return None  # each slice is checked for NFC first: encode_flat
+
     def encode_rows(self, texts: list[str], a: int, b: int, offsets: bool = True):
         # a slice with any text NFC may change runs whole on the general path: its rows carry
         # the word ids and offsets of tokenizers' alignments, and they cannot be spliced cheaply

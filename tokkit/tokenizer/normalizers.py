@@ -30,6 +30,7 @@ from functools import lru_cache
 from typing import Union
 
 from tokkit._native import unicode_tables as ut
+from tokkit._native.pipeline import NormKind
 from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm, bert_alignments
 from tokkit.tokenizer import precompiled
@@ -37,6 +38,7 @@ from tokkit.tokenizer.aligned import (
     Aligned,
     aligned,  # noqa: F401 (the doctests' way to make an Aligned string)
     apply_changes,
+    code_points,
     has_flag,
     keep_chars,
     lowercased,
@@ -44,7 +46,7 @@ from tokkit.tokenizer.aligned import (
     unicode_form,
 )
 from tokkit.tokenizer.component_json import REQUIRED, component_from_json, fields_of, read_fields, read_pattern
-from tokkit.tokenizer.onig_regex import find_matches, regex_of
+from tokkit.tokenizer.onig_regex import find_matches, finder, regex_of
 
 
 def _simple(cls, obj: dict, where: str):
@@ -54,7 +56,8 @@ def _simple(cls, obj: dict, where: str):
 # ------------------------------------------------------------------------------------ components
 
 class _NoFields:
-    """JSON reading and writing of a normalizer that has no fields besides its type."""
+    """JSON reading and writing of a normalizer that has no fields besides its type, and its compiled
+    step (`_KIND`)."""
 
     @classmethod
     def from_json(cls, obj: dict, where: str):
@@ -62,6 +65,10 @@ class _NoFields:
 
     def to_json(self) -> dict:
         return {"type": type(self).__name__}
+
+    def native(self) -> list[dict]:
+        """The compiled steps' descriptions (tokkit._native.pipeline.PipelineEncoder.build)."""
+        return [{"kind": self._KIND}]
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,7 @@ class NFC(_NoFields):
     ('é', [(0, 1)])
     """
 
+    _KIND = NormKind.N_NFC
     def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
         return unicode_form(text, compatibility=False, compose=True)
 
@@ -85,6 +93,7 @@ class NFD(_NoFields):
     (True, [(0, 1), (0, 1)])
     """
 
+    _KIND = NormKind.N_NFD
     def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
         return unicode_form(text, compatibility=False, compose=False)
 
@@ -97,6 +106,7 @@ class NFKC(_NoFields):
     ('fi', [(0, 1), (0, 1)])
     """
 
+    _KIND = NormKind.N_NFKC
     def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
         return unicode_form(text, compatibility=True, compose=True)
 
@@ -109,6 +119,7 @@ class NFKD(_NoFields):
     '1'
     """
 
+    _KIND = NormKind.N_NFKD
     def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
         return unicode_form(text, compatibility=True, compose=False)
 
@@ -121,6 +132,7 @@ class Lowercase(_NoFields):
     ('i̇a', [(0, 1), (0, 1), (1, 2)])
     """
 
+    _KIND = NormKind.N_LOWER
     def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
         return lowercased(text)
 
@@ -133,6 +145,7 @@ class StripAccents(_NoFields):
     ('é e', [(0, 1), (1, 2), (2, 3)])
     """
 
+    _KIND = NormKind.N_STRIP_ACCENTS
     def normalize(self, text: Aligned, origin: int | None = None) -> Aligned:
         return keep_chars(text, lambda c: not has_flag(c, ut.STRIP_ACCENT))
 
@@ -145,6 +158,7 @@ class Nmt(_NoFields):
     ('a b', [(0, 1), (2, 3), (3, 4)])
     """
 
+    _KIND = NormKind.N_NMT
     _DROP = frozenset([*range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F])
     _SPACE = frozenset([0x09, 0x0A, 0x0C, 0x0D, 0x1680, *range(0x200B, 0x2010), 0x2028, 0x2029, 0x2581, 0xFEFF, 0xFFFD])
 
@@ -186,6 +200,9 @@ class Strip:
 
     def to_json(self) -> dict:
         return {"type": "Strip", "strip_left": self.strip_left, "strip_right": self.strip_right}
+
+    def native(self) -> list[dict]:
+        return [{"kind": NormKind.N_STRIP, "strip_left": self.strip_left, "strip_right": self.strip_right}]
 
 
 @dataclass(frozen=True)
@@ -231,6 +248,16 @@ class Replace:
     def to_json(self) -> dict:
         return {"type": "Replace", "pattern": dict(self.pattern), "content": self.content}
 
+    def native(self) -> list[dict]:
+        """A String pattern and " {2,}" are compiled; any other regex runs through its finder."""
+        kind, text = next(iter(self.pattern.items()))
+        content = code_points(self.content)
+        if kind == "String":
+            return [{"kind": NormKind.N_REPLACE, "pattern": code_points(text), "content": content}]
+        if text == " {2,}":
+            return [{"kind": NormKind.N_REPLACE, "collapse_spaces": True, "content": content}]
+        return [{"kind": NormKind.N_PYTHON, "content": content, "finder": finder(self.pattern)}]
+
 
 @dataclass(frozen=True)
 class Prepend:
@@ -259,6 +286,9 @@ class Prepend:
 
     def to_json(self) -> dict:
         return {"type": "Prepend", "prepend": self.prepend}
+
+    def native(self) -> list[dict]:
+        return [{"kind": NormKind.N_PREPEND, "content": code_points(self.prepend)}]
 
 
 @dataclass(frozen=True)
@@ -297,6 +327,12 @@ class BertNormalizer:
                 "handle_chinese_chars": self.handle_chinese_chars, "strip_accents": self.strip_accents,
                 "lowercase": self.lowercase}
 
+    def native(self) -> list[dict]:
+        options = self.options
+        return [{"kind": NormKind.N_BERT, "clean_text": options.clean_text,
+                 "handle_chinese_chars": options.handle_chinese_chars, "strip_accents": options.strips_accents,
+                 "lowercase": options.lowercase}]
+
 
 @dataclass(frozen=True)
 class Precompiled:
@@ -326,6 +362,10 @@ class Precompiled:
 
     def to_json(self) -> dict:
         return {"type": "Precompiled", "precompiled_charsmap": self.precompiled_charsmap}
+
+    def native(self) -> list[dict]:
+        charsmap = self.charsmap
+        return [{"kind": NormKind.N_PRECOMPILED, "charsmap_parts": (charsmap.trie, charsmap.pool)}]
 
 
 @lru_cache(maxsize=8)
@@ -360,6 +400,9 @@ class Sequence:
 
     def to_json(self) -> dict:
         return {"type": "Sequence", "normalizers": [n.to_json() for n in self.normalizers]}
+
+    def native(self) -> list[dict]:
+        return [step for n in self.normalizers for step in n.native()]
 
 
 Normalizer = Union[NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Nmt, Strip, Replace, Prepend, BertNormalizer,

@@ -9,6 +9,7 @@ tokkit._native.regex_limit's time limit.
 """
 from __future__ import annotations
 
+import json
 import time
 from functools import lru_cache
 from typing import Tuple
@@ -86,8 +87,6 @@ def _translate(source: str) -> str:
 @lru_cache(maxsize=4)
 def _onig_ranges(name: str) -> str:
     """A class's ranges as Oniguruma sees it (the gpt2_tokenizers section), for inside [...]."""
-    import json
-
     with open(ut.TABLES, encoding="utf-8") as f:
         runs = json.load(f)["gpt2_tokenizers"][name]
     return "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in runs)
@@ -100,6 +99,17 @@ def _class(name: str, depth: int, negated: bool = False) -> str:
 
 _ESCAPES = {"\\h": "[0-9a-fA-F]", "\\H": "[^0-9a-fA-F]"}
 _ESCAPES_IN_CLASS = {"\\h": "0-9a-fA-F"}
+
+
+def finder(pattern: dict):
+    """text -> find_matches(...) for a JSON pattern: the callback the compiled pipeline runs for a
+    pattern it has no scanner of its own for.
+
+    >>> finder({"Regex": "b+"})("abba")
+    [(1, 3)]
+    """
+    compiled = regex_of(pattern)
+    return lambda text: find_matches(compiled, text, pattern)
 
 
 def find_matches(pattern: regex.Pattern, text: str, source: dict | None = None) -> list[Span]:

@@ -3,17 +3,16 @@
 BertProcessing, RobertaProcessing, ByteLevel (offset trimming, no special tokens), TemplateProcessing
 and a Sequence of them are understood; anything else is one error naming the file and the field.
 `post_from_json` gives the component (written back exactly by `post_to_json`), `post_template` the
-Template the encoder runs. tokenizers tells Roberta, Bert and TemplateProcessing apart by their
-fields, not by "type": a "RobertaProcessing" without `trim_offsets` and `add_prefix_space` is a
-BertProcessing, and is written back as one.
+Template tokkit.encode lays rows out by. tokenizers tells Roberta, Bert and TemplateProcessing apart
+by their fields, not by "type": a "RobertaProcessing" without `trim_offsets` and `add_prefix_space`
+is a BertProcessing, and is written back as one.
 
->>> from tokkit.tokenizer.spec import Template
 >>> post = {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0], "trim_offsets": True,
 ...         "add_prefix_space": False}
->>> t = read_post(post, "tokenizer.json")
->>> t.pair
-(('<s>', 0), ('$A', 0), ('</s>', 0), ('</s>', 0), ('$B', 0), ('</s>', 0))
->>> post_json(t) == post
+>>> t = post_template(post_from_json(post, "tokenizer.json"), "tokenizer.json")
+>>> t.pair, t.id_of("</s>")
+((('<s>', 0), ('$A', 0), ('</s>', 0), ('</s>', 0), ('$B', 0), ('</s>', 0)), 2)
+>>> post_to_json(post_from_json(post, "tokenizer.json")) == post
 True
 """
 from __future__ import annotations
@@ -23,11 +22,69 @@ from typing import Union
 
 from tokkit.errors import TokkitError
 from tokkit.tokenizer.models.wordlevel import json_field, json_object
-from tokkit.tokenizer.spec import SEQUENCES, Template, bert_template
 
 STYLES = ("BertProcessing", "RobertaProcessing", "ByteLevel", "TemplateProcessing", "Sequence")
 TYPE_IDS = 1 << 32  # tokenizers keeps type ids in a u32
+SEQUENCES = ("$A", "$B")
 Part = tuple[str, int]  # ("$A" | "$B" | special token, type id)
+
+
+@dataclass(frozen=True)
+class Template:
+    """What a post-processor does to a row: the special tokens around one text or a pair, and the
+    offset trimming.
+
+    `single` and `pair` list the row's parts in order as (name, type id): "$A" and "$B" stand for
+    the texts, any other name is a special token. `trim_offsets` drops the spaces a byte-level
+    token carries from its offsets (`add_prefix_space`: except the one space of a first token).
+    `ids` gives each special token's id as the post-processor says, which need not be the
+    vocabulary's (nor the token in it).
+
+    >>> t = bert_template("[CLS]", "[SEP]", ids={"[CLS]": 2, "[SEP]": 3})
+    >>> t.pair
+    (('[CLS]', 0), ('$A', 0), ('[SEP]', 0), ('$B', 1), ('[SEP]', 1))
+    >>> t.specials(pair=True), t.id_of("[SEP]")
+    (3, 3)
+    """
+
+    single: tuple[Part, ...]
+    pair: tuple[Part, ...]
+    trim_offsets: bool = False
+    add_prefix_space: bool = False
+    ids: tuple[tuple[str, int], ...] = ()
+
+    def id_of(self, name: str) -> int:
+        """The id a special token of the template is written as."""
+        return dict(self.ids)[name]
+
+    def parts(self, pair: bool) -> tuple[Part, ...]:
+        return self.pair if pair else self.single
+
+    def specials(self, pair: bool) -> int:
+        """How many special tokens a row gets (what truncation leaves room for)."""
+        return sum(name not in SEQUENCES for name, _ in self.parts(pair))
+
+    def tokens(self) -> list[str]:
+        """The special tokens the template names, each once, in order of appearance."""
+        return list(dict.fromkeys(n for n, _ in self.single + self.pair if n not in SEQUENCES))
+
+
+def bert_template(cls: str, sep: str, *, ids: dict[str, int]) -> Template:
+    """`cls $A sep` and `cls $A sep $B:1 sep:1`: BERT's template, `ids` giving the two tokens' ids."""
+    return Template(single=((cls, 0), ("$A", 0), (sep, 0)), pair=((cls, 0), ("$A", 0), (sep, 0), ("$B", 1), (sep, 1)),
+                    ids=((cls, ids[cls]), (sep, ids[sep])))
+
+
+def bert_processing(ids: dict[str, int]) -> TemplateProcessing:
+    """BERT's template as tokenizers' trainers and transformers write it: `[CLS] $A [SEP]` and
+    `[CLS] $A [SEP] $B:1 [SEP]:1`, `ids` giving [CLS]'s and [SEP]'s ids.
+
+    >>> bert_processing({"[CLS]": 2, "[SEP]": 3}).template().id_of("[CLS]")
+    2
+    """
+    template = bert_template("[CLS]", "[SEP]", ids=ids)
+    return TemplateProcessing(single=template.single, pair=template.pair,
+                              special_tokens=tuple((t, t, (ids[t],), (t,)) for t in ("[CLS]", "[SEP]")))
 
 
 def _token_and_id(obj: dict, key: str, where: str) -> tuple[str, int]:
@@ -58,7 +115,7 @@ class BertProcessing:
         return {"type": "BertProcessing", "sep": list(self.sep), "cls": list(self.cls)}
 
     def template(self) -> Template:
-        return bert_template(self.cls[0], self.sep[0], style="BertProcessing", ids=dict((self.cls, self.sep)))
+        return bert_template(self.cls[0], self.sep[0], ids=dict((self.cls, self.sep)))
 
 
 @dataclass(frozen=True)
@@ -90,7 +147,7 @@ class RobertaProcessing:
         return Template(single=((cls, 0), ("$A", 0), (sep, 0)),
                         pair=((cls, 0), ("$A", 0), (sep, 0), (sep, 0), ("$B", 0), (sep, 0)),
                         trim_offsets=self.trim_offsets, add_prefix_space=self.add_prefix_space,
-                        style="RobertaProcessing", ids=(self.cls, self.sep))
+                        ids=(self.cls, self.sep))
 
 
 @dataclass(frozen=True)
@@ -122,7 +179,7 @@ class PostByteLevel:
 
     def template(self) -> Template:
         return Template(single=(("$A", 0),), pair=(("$A", 0), ("$B", 1)), trim_offsets=self.trim_offsets,
-                        add_prefix_space=self.add_prefix_space, style="ByteLevel")
+                        add_prefix_space=self.add_prefix_space)
 
 
 @dataclass(frozen=True)
@@ -221,7 +278,7 @@ class PostSequence:
     """tokenizers' Sequence post-processor: the processors in turn (Llama 3: ByteLevel, then a template).
 
     tokkit runs at most one processor that adds special tokens and at most one that trims offsets,
-    the trimming first; the Template it makes has style "Sequence".
+    the trimming first.
 
     >>> seq = post_from_json({"type": "Sequence", "processors": [
     ...     {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
@@ -230,8 +287,8 @@ class PostSequence:
     ...      {"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
     ...      "special_tokens": {"<s>": {"id": "<s>", "ids": [7], "tokens": ["<s>"]}}}]}, "t.json")
     >>> t = post_template(seq, "t.json")
-    >>> t.single, t.trim_offsets, t.add_prefix_space, t.style
-    ((('<s>', 0), ('$A', 0)), False, True, 'Sequence')
+    >>> t.single, t.trim_offsets, t.add_prefix_space
+    ((('<s>', 0), ('$A', 0)), False, True)
     """
 
     processors: tuple
@@ -264,7 +321,7 @@ class PostSequence:
         base = adders[0].template() if adders else PostByteLevel().template()
         spaces = trimmers[0] if trimmers else next((p for p in steps if hasattr(p, "add_prefix_space")), None)
         return Template(single=base.single, pair=base.pair, trim_offsets=bool(trimmers),
-                        add_prefix_space=bool(spaces and spaces.add_prefix_space), style="Sequence", ids=base.ids)
+                        add_prefix_space=bool(spaces and spaces.add_prefix_space), ids=base.ids)
 
 
 
@@ -306,35 +363,3 @@ def post_template(post: PostProcessor | None, where: str) -> Template | None:
         return post.template()
     except TokkitError as exc:
         raise TokkitError(f"{where}: {exc}") from None
-
-
-def read_post(post: dict | None, where: str) -> Template | None:
-    """The Template a `post_processor` object describes (None for null)."""
-    return post_template(post_from_json(post, where), where)
-
-
-def post_json(template: Template | None) -> dict | None:
-    """A `post_processor` object for `template`, as tokenizers writes its style.
-
-    A "Sequence" template is written as Llama 3's: ByteLevel (use_regex true), then the template.
-    """
-    if template is None:
-        return None
-    return post_to_json(_component(template))
-
-
-def _component(template: Template) -> PostProcessor:
-    if template.style in ("ByteLevel", "Sequence"):
-        bytelevel = PostByteLevel(add_prefix_space=template.add_prefix_space, trim_offsets=template.trim_offsets)
-        if template.style == "ByteLevel":
-            return bytelevel
-        return PostSequence((bytelevel, _component(Template(template.single, template.pair, ids=template.ids))))
-    if template.style in ("BertProcessing", "RobertaProcessing"):
-        cls, sep = template.single[0][0], template.single[2][0]
-        pairs = {"cls": (cls, template.id_of(cls)), "sep": (sep, template.id_of(sep))}
-        if template.style == "BertProcessing":
-            return BertProcessing(**pairs)
-        return RobertaProcessing(**pairs, trim_offsets=template.trim_offsets,
-                                 add_prefix_space=template.add_prefix_space)
-    specials = tuple((tok, tok, (template.id_of(tok),), (tok,)) for tok in sorted(template.tokens()))
-    return TemplateProcessing(single=template.single, pair=template.pair, special_tokens=specials)

@@ -21,107 +21,31 @@ piece starts at 2 and gets no prefix, as in tokenizers).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Tuple, Union
+from typing import Union
 
 from tokkit._native import unicode_tables as ut
 from tokkit._native.byte_symbols import bytes_to_unicode
+from tokkit._native.patterns import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, QWEN2_PATTERN
+from tokkit._native.pipeline import SCANNER_FAMILIES, Behavior, PreKind, PrependScheme
 from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm, bert_split
 from tokkit.text.pretokenize import gpt2_spans
-from tokkit.tokenizer.aligned import Aligned, aligned, apply_changes, unicode_data
+from tokkit.tokenizer.aligned import Aligned, aligned, apply_changes, code_points, unicode_data
 from tokkit.tokenizer.component_json import REQUIRED, component_from_json, read_fields, read_pattern
 from tokkit.tokenizer.normalizers import Prepend
-from tokkit.tokenizer.onig_regex import find_matches, regex_of
+from tokkit.tokenizer.onig_regex import finder, regex_of
+from tokkit.tokenizer.splitting import BEHAVIORS, char_matches, cut, regex_matches, split_by
 
-Span = Tuple[int, int]
-Match = Tuple[Span, bool]  # a stretch of the piece and whether the pattern matched it
-
-BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
-PREPEND_SCHEMES = ("always", "first", "never")
+PREPEND_SCHEMES = {"always": PrependScheme.PS_ALWAYS, "first": PrependScheme.PS_FIRST,
+                   "never": PrependScheme.PS_NEVER}
+BEHAVIOR_KINDS = dict(zip(BEHAVIORS, (Behavior.B_REMOVED, Behavior.B_ISOLATED, Behavior.B_MERGED_PREVIOUS,
+                                      Behavior.B_MERGED_NEXT, Behavior.B_CONTIGUOUS)))
+# The Split patterns the compiled code scans without a regex engine (pattern_scan.hpp, gpt2_utf8.hpp),
+# by the text tokenizer.json files spell them in
+SCANNERS = {GPT2_PATTERN: "gpt2", CL100K_PATTERN: "cl100k", QWEN2_PATTERN: "qwen2", O200K_PATTERN: "o200k"}
 _NO_SPLIT = BertNorm(clean_text=False, handle_chinese_chars=False, strip_accents=False, lowercase=False)
 
 __all__ = ["aligned", "pre_tokenizer_from_json", "pre_tokenizer_to_json", "PreTokenizer"]
-
-
-# ------------------------------------------------------------------------------------ splitting
-
-def char_matches(text: str, is_delimiter) -> list[Match]:
-    """Each delimiter character is a match of its own; the stretches between are not matches.
-
-    >>> char_matches("a,,b", lambda c: c == ",")
-    [((0, 1), False), ((1, 2), True), ((2, 3), True), ((3, 4), False)]
-    """
-    if not text:
-        return [((0, 0), False)]
-    out: list[Match] = []
-    last = 0
-    for i, ch in enumerate(text):
-        if is_delimiter(ch):
-            if last < i:
-                out.append(((last, i), False))
-            out.append(((i, i + 1), True))
-            last = i + 1
-    if last < len(text):
-        out.append(((last, len(text)), False))
-    return out
-
-
-def regex_matches(pattern, text: str, source: dict | None = None) -> list[Match]:
-    """The matches of a compiled pattern (Oniguruma's iteration, empty matches included) and the
-    stretches between them.
-
-    >>> regex_matches(regex_of({"Regex": "x*"}), "axb")
-    [((0, 0), True), ((0, 1), False), ((1, 2), True), ((2, 3), False), ((3, 3), True)]
-    """
-    if not text:
-        return [((0, 0), False)]
-    out: list[Match] = []
-    last = 0
-    for start, end in find_matches(pattern, text, source):
-        if last != start:
-            out.append(((last, start), False))
-        out.append(((start, end), True))
-        last = end
-    if last != len(text):
-        out.append(((last, len(text)), False))
-    return out
-
-
-def split_by(matches: list[Match], behavior: str) -> list[Span]:
-    """tokenizers' NormalizedString.split: the stretches to keep, for one of BEHAVIORS.
-
-    >>> m = char_matches("a-b", lambda c: c == "-")
-    >>> split_by(m, "Removed"), split_by(m, "MergedWithPrevious"), split_by(m, "MergedWithNext")
-    ([(0, 1), (2, 3)], [(0, 2), (2, 3)], [(0, 1), (1, 3)])
-    """
-    if behavior == "Removed":
-        return [span for span, is_match in matches if not is_match]
-    if behavior == "Isolated":
-        return [span for span, _ in matches]
-    if behavior == "MergedWithNext":
-        backwards = _merge([((-e, -s), m) for (s, e), m in reversed(matches)], join=lambda m, prev: m and not prev)
-        return [(-e, -s) for s, e in reversed(backwards)]
-    join = (lambda m, prev: m == prev) if behavior == "Contiguous" else (lambda m, prev: m and not prev)
-    return _merge(matches, join)
-
-
-def _merge(matches: list[Match], join) -> list[Span]:
-    """Stretches in order, each joining the one before when join(is_match, previous is_match)."""
-    out: list[list[int]] = []
-    previous = False
-    for (start, end), is_match in matches:
-        if join(is_match, previous) and out:
-            out[-1][1] = end
-        else:
-            out.append([start, end])
-        previous = is_match
-    return [(s, e) for s, e in out]
-
-
-def cut(piece: Aligned, spans: list[Span]) -> list[Aligned]:
-    """The non-empty slices of a piece."""
-    text, align = piece
-    return [(text[s:e], align[s:e]) for s, e in spans if e > s]
 
 
 class _Base:
@@ -197,6 +121,11 @@ class Metaspace(_Base):
         return {"type": "Metaspace", "replacement": self.replacement, "prepend_scheme": self.prepend_scheme,
                 "split": self.split}
 
+    def native(self) -> list[dict]:
+        """The compiled steps' descriptions (tokkit._native.pipeline.PipelineEncoder.build)."""
+        return [{"kind": PreKind.P_METASPACE, "replacement": ord(self.replacement),
+                 "prepend_scheme": PREPEND_SCHEMES[self.prepend_scheme], "split": self.split}]
+
 
 @dataclass(frozen=True)
 class Split(_Base):
@@ -229,6 +158,22 @@ class Split(_Base):
     def to_json(self) -> dict:
         return {"type": "Split", "pattern": dict(self.pattern), "behavior": self.behavior, "invert": self.invert}
 
+    @property
+    def scanner(self) -> str | None:
+        """The compiled scanner of a regex pattern ("gpt2", "cl100k", "qwen2", "o200k"), or None."""
+        return SCANNERS.get(self.pattern.get("Regex"))
+
+    def native(self) -> list[dict]:
+        """A String pattern and the scanned regexes are compiled; any other regex runs through its finder."""
+        step = {"behavior": BEHAVIOR_KINDS[self.behavior], "invert": self.invert}
+        if "String" in self.pattern:
+            return [{**step, "kind": PreKind.P_SPLIT_STRING, "pattern": code_points(self.pattern["String"])}]
+        if self.scanner == "gpt2":
+            return [{**step, "kind": PreKind.P_SPLIT_GPT2}]
+        if self.scanner is not None:
+            return [{**step, "kind": PreKind.P_SPLIT_FAMILY, "family": SCANNER_FAMILIES[self.scanner]}]
+        return [{**step, "kind": PreKind.P_SPLIT_PYTHON, "finder": finder(self.pattern)}]
+
 
 @dataclass(frozen=True)
 class ByteLevel(_Base):
@@ -260,6 +205,9 @@ class ByteLevel(_Base):
     def to_json(self) -> dict:
         return {"type": "ByteLevel", "add_prefix_space": self.add_prefix_space, "trim_offsets": self.trim_offsets,
                 "use_regex": self.use_regex}
+
+    def native(self) -> list[dict]:
+        return [{"kind": PreKind.P_BYTELEVEL, "add_prefix_space": self.add_prefix_space, "use_regex": self.use_regex}]
 
 
 def byte_symbols(piece: Aligned) -> Aligned:
@@ -295,6 +243,9 @@ class Whitespace(_Base):
     def to_json(self) -> dict:
         return {"type": "Whitespace"}
 
+    def native(self) -> list[dict]:
+        return [{"kind": PreKind.P_WHITESPACE}]
+
 
 @dataclass(frozen=True)
 class WhitespaceSplit(_Base):
@@ -309,6 +260,9 @@ class WhitespaceSplit(_Base):
 
     def to_json(self) -> dict:
         return {"type": "WhitespaceSplit"}
+
+    def native(self) -> list[dict]:
+        return [{"kind": PreKind.P_WHITESPACE_SPLIT}]
 
 
 @dataclass(frozen=True)
@@ -332,6 +286,9 @@ class Punctuation(_Base):
     def to_json(self) -> dict:
         return {"type": "Punctuation", "behavior": self.behavior}
 
+    def native(self) -> list[dict]:
+        return [{"kind": PreKind.P_PUNCTUATION, "behavior": BEHAVIOR_KINDS[self.behavior]}]
+
 
 @dataclass(frozen=True)
 class Digits(_Base):
@@ -352,6 +309,9 @@ class Digits(_Base):
 
     def to_json(self) -> dict:
         return {"type": "Digits", "individual_digits": self.individual_digits}
+
+    def native(self) -> list[dict]:
+        return [{"kind": PreKind.P_DIGITS, "individual_digits": self.individual_digits}]
 
 
 @dataclass(frozen=True)
@@ -378,6 +338,10 @@ class CharDelimiterSplit(_Base):
     def to_json(self) -> dict:
         return {"type": "CharDelimiterSplit", "delimiter": self.delimiter}
 
+    def native(self) -> list[dict]:
+        return [{"kind": PreKind.P_SPLIT_STRING, "pattern": code_points(self.delimiter),
+                 "behavior": Behavior.B_REMOVED}]
+
 
 @dataclass(frozen=True)
 class BertPreTokenizer(_Base):
@@ -392,6 +356,9 @@ class BertPreTokenizer(_Base):
 
     def to_json(self) -> dict:
         return {"type": "BertPreTokenizer"}
+
+    def native(self) -> list[dict]:
+        return [{"kind": PreKind.P_BERT}]
 
 
 @dataclass(frozen=True)
@@ -417,6 +384,9 @@ class Sequence(_Base):
 
     def to_json(self) -> dict:
         return {"type": "Sequence", "pretokenizers": [p.to_json() for p in self.pretokenizers]}
+
+    def native(self) -> list[dict]:
+        return [step for p in self.pretokenizers for step in p.native()]
 
 
 PreTokenizer = Union[Metaspace, Split, ByteLevel, Whitespace, WhitespaceSplit, Punctuation, Digits,

@@ -80,6 +80,9 @@ class PrefixSpaceEncoder:
     def encode_flat(self, texts: list[str], a: int, b: int) -> tuple:
         return self._inner.encode_flat(self._texts(texts, a, b), 0, b - a)
 
+    def flat_job(self, texts: list[str], bounds) -> None:
+        return None  # each slice's texts are spaced first: encode_flat
+
     def encode_full(self, text: str) -> tuple:
         new, where = spaced(text, self._added)
         ids, starts, ends, words = self._inner.encode_full(new)

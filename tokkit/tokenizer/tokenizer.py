@@ -1,4 +1,4 @@
-"""Tokenizer: a vocabulary plus its normalizer and pre-tokenizer, with a compiled encode path.
+"""Tokenizer: a pipeline of components (tokkit.tokenizer.spec) with the compiled encoder plan.py picks.
 
 >>> tok = Tokenizer.from_trained(kind="wordpiece", vocab=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "low", "##er"],
 ...                              merges=None, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"])
@@ -9,39 +9,29 @@
 """
 from __future__ import annotations
 
-import base64
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
 from tokkit._files import atomic_write, dump_json
-from tokkit._native.encode import Encoder
-from tokkit._native.pipeline import PipelineEncoder
 from tokkit._native.text_api import text_lengths
 from tokkit._threads import SLICES_PER_THREAD, resolve_threads, run_shared, run_sliced, split_by_size
 from tokkit.errors import TokkitError
-from tokkit.text.normalize import BertNorm
-from tokkit.text.pretokenize import GPT2_PATTERN
-from tokkit.tokenizer.decode import decode, picked_ids
-from tokkit.tokenizer.decoders import decode_tokens
+from tokkit.tokenizer.decode import decode
+from tokkit.tokenizer.files import vocab_files
 from tokkit.tokenizer.hf_json import encode_defaults, special_tokens_map, to_json, tokenizer_config
 from tokkit.tokenizer.load import load_spec
-from tokkit.tokenizer.models import model_to_json
-from tokkit.tokenizer.nfc_lane import NfcEncoder
-from tokkit.tokenizer.aligned import aligned
-from tokkit.tokenizer.normalizers import normalizer_to_json
-from tokkit.tokenizer.onig_regex import find_matches, regex_of
-from tokkit.tokenizer.pre_tokenizers import pre_tokenizer_to_json
-from tokkit.tokenizer.precompiled import parse_charsmap
-from tokkit.tokenizer.prefix_space import PrefixSpaceEncoder
-from tokkit.tokenizer.spec import KINDS, AddedToken, Spec, Template, bert_post
+from tokkit.tokenizer.plan import build_encoder
+from tokkit.tokenizer.post import Template
+from tokkit.tokenizer.recipes import byte_level_spec, char_bpe_spec, wordpiece_spec
+from tokkit.tokenizer.spec import KINDS, Spec
 from tokkit.tokenizer.trim import space_counts, trim
 
 __all__ = ["Tokenizer", "Encoding", "load"]
-
+SENTENCEPIECE_FILE = "tokenizer.model"  # the name transformers' sentencepiece-based tokenizers look for
 
 
 @dataclass(frozen=True)
@@ -58,7 +48,7 @@ class Encoding:
 
 
 class Tokenizer:
-    """Encode and decode with a WordPiece, char-BPE or byte-level BPE vocabulary.
+    """Encode and decode with any supported pipeline (WordPiece, BPE, byte-level BPE, Unigram, WordLevel).
 
     Build one with `tokkit.load(path)`, `tokkit.train(...)` or `Tokenizer.from_trained(...)`.
     Instances hold no open files and no global state: they are safe to share between threads,
@@ -70,13 +60,12 @@ class Tokenizer:
     """
 
     def __init__(self, spec: Spec, *, split_special_tokens: bool = False):
-        if spec.kind not in KINDS:
-            raise TokkitError(f"unknown tokenizer kind {spec.kind!r} (one of {', '.join(KINDS)})")
         self._spec = spec
         self.split_special_tokens = bool(split_special_tokens)
+        self._vocab = spec.vocab
         self._ids = spec.token_ids()
+        self._template = spec.template
         self._kernel = None
-        self._decode_table = None
         self._spaces = None
 
     # ------------------------------------------------------------------------------ construction
@@ -84,34 +73,21 @@ class Tokenizer:
     def from_trained(cls, *, kind: str, vocab: list[str], merges: list[tuple[str, str]] | None,
                      special_tokens: list[str], lowercase: bool | None = None, strip_accents: bool | None = None,
                      pattern: str | None = None) -> "Tokenizer":
-        """Wrap a trainer's output: `vocab` in id order (specials first), merges in rank order.
+        """Wrap a trainer's output: `vocab` in id order (specials first), merges in rank order, in the
+        pipeline tokkit.tokenizer.recipes builds for `kind`.
 
         `lowercase=None` means True for "wordpiece" (bert-base-uncased) and False for "bpe"
-        (tokenizers' CharBPE normalizer); "bytelevel" has no normalizer.
+        (tokenizers' CharBPE normalizer); "bytelevel" has no normalizer (`pattern`: its Split regex).
         """
-        ids = {tok: i for i, tok in enumerate(vocab)}
-        if len(ids) != len(vocab):
-            raise TokkitError("vocabulary holds a token twice")
-        missing = [t for t in special_tokens if t not in ids]
-        if missing:
-            raise TokkitError(f"special tokens {missing} are not in the vocabulary")
-        added = sorted((AddedToken(ids[t], t) for t in special_tokens), key=lambda a: a.id)
-        spec = Spec(kind=kind, vocab=list(vocab), merges=None if merges is None else [tuple(m) for m in merges],
-                    added=added, post=bert_post(vocab, list(special_tokens)))
+        specials = list(special_tokens)
         if kind == "wordpiece":
-            spec.unk_token = "[UNK]"
-            spec.normalizer = BertNorm(strip_accents=strip_accents, lowercase=lowercase is not False)
+            spec = wordpiece_spec(list(vocab), specials, lowercase=lowercase is not False, strip_accents=strip_accents)
         elif kind == "bpe":
-            spec.unk_token = "[UNK]"
-            spec.suffix = "</w>"
-            spec.normalizer = BertNorm(strip_accents=strip_accents, lowercase=bool(lowercase))
+            spec = char_bpe_spec(list(vocab), merges, specials, lowercase=bool(lowercase), strip_accents=strip_accents)
         elif kind == "bytelevel":
-            if pattern is not None:
-                spec.pattern = None if pattern == GPT2_PATTERN else pattern
+            spec = byte_level_spec(list(vocab), merges, specials, pattern=pattern)
         else:
-            raise TokkitError(f"unknown tokenizer kind {kind!r} (one of {', '.join(KINDS)})")
-        if spec.unk_token is not None and spec.unk_token not in ids:
-            raise TokkitError(f"{kind} vocabulary without {spec.unk_token!r}")
+            raise TokkitError(f"unknown tokenizer kind {kind!r} (one of {', '.join(KINDS[:3])})")
         return cls(spec)
 
     # ------------------------------------------------------------------------------ properties
@@ -124,7 +100,8 @@ class Tokenizer:
 
     @property
     def vocab_size(self) -> int:
-        return len(self._spec.vocab)
+        """One more than the highest id the tokenizer writes (a file may leave some ids unused)."""
+        return len(self._vocab)
 
     @property
     def special_tokens(self) -> list[str]:
@@ -142,7 +119,7 @@ class Tokenizer:
     @property
     def template(self) -> Template | None:
         """The post-processor's template (the special tokens around a text or a pair), or None."""
-        return self._spec.post
+        return self._template
 
     @property
     def encode_defaults(self) -> dict:
@@ -160,7 +137,7 @@ class Tokenizer:
         return self._ids.get(token)
 
     def id_to_token(self, idx: int) -> str | None:
-        return self._spec.vocab[idx] if 0 <= idx < len(self._spec.vocab) else None
+        return self._vocab[idx] if 0 <= idx < len(self._vocab) else None
 
     def __repr__(self) -> str:
         return f"Tokenizer(kind={self.kind!r}, vocab_size={self.vocab_size})"
@@ -179,19 +156,9 @@ class Tokenizer:
     # ------------------------------------------------------------------------------ encoding
     @property
     def _encoder(self):
-        """The compiled encoder (built on first use; read-only afterwards, so threads share it)."""
-        if self._kernel is None and self._spec.pipeline is not None:
-            self._kernel = pipeline_encoder(self._spec, self.split_special_tokens)
+        """The compiled encoder plan.py builds (on first use; read-only afterwards, so threads share it)."""
         if self._kernel is None:
-            kernel = Encoder.from_spec(self._spec, self.split_special_tokens)
-            if self._spec.add_prefix_space:
-                kernel = PrefixSpaceEncoder(kernel, [a.content for a in self._spec.added
-                                                     if not (self.split_special_tokens and a.special)])
-            if self._spec.nfc:
-                general = replace(self._spec, pipeline=self._spec.source)
-                kernel = NfcEncoder(kernel, lambda: pipeline_encoder(general, self.split_special_tokens),
-                                    [a.content for a in self._spec.added])
-            self._kernel = kernel
+            self._kernel = build_encoder(self._spec, self.split_special_tokens)
         return self._kernel
 
     def trimmed_offsets(self, ids: np.ndarray, starts: np.ndarray, ends: np.ndarray, first: np.ndarray
@@ -200,11 +167,11 @@ class Tokenizer:
 
         `first` marks each sequence's first token (tokenizers trims every sequence on its own).
         """
-        post = self._spec.post
+        post = self._template
         if post is None or not post.trim_offsets:
             return starts, ends
         if self._spaces is None:
-            self._spaces = space_counts(self._spec.vocab)
+            self._spaces = space_counts(self._vocab)
         return trim(ids, starts, ends, first, *self._spaces, add_prefix_space=post.add_prefix_space)
 
     def encode(self, text: str) -> list[int]:
@@ -233,8 +200,8 @@ class Tokenizer:
         template's special tokens).
         """
         ids, starts, ends, words = self._encoder.encode_full(as_str(text))
-        vocab = self._spec.vocab
-        if self._spec.post is not None and self._spec.post.trim_offsets and ids:
+        vocab = self._vocab
+        if self._template is not None and self._template.trim_offsets and ids:
             first = np.arange(len(ids)) == 0
             s, e = self.trimmed_offsets(np.array(ids), np.array(starts), np.array(ends), first)
             starts, ends = s.tolist(), e.tolist()
@@ -291,14 +258,8 @@ class Tokenizer:
         >>> tok.decode([1, 2, 1, 3])
         'ab a.'
         """
-
-        if self._spec.pipeline is not None:
-            vocab = self._spec.vocab
-            tokens = [vocab[i] for i in picked_ids(self, ids, skip_special_tokens) if vocab[i] is not None]
-            if self._spec.pipeline.decoder is None:
-                return " ".join(tokens)  # tokenizers joins the tokens with spaces when there is no decoder
-            return decode_tokens(self._spec.pipeline.decoder, tokens)
-        return decode(self, ids, skip_special_tokens)
+        skip = set(self.special_ids) if skip_special_tokens else ()
+        return decode(self._spec.pipeline.decoder, self._vocab, ids, skip)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], *, skip_special_tokens: bool = False) -> list[str]:
         return [self.decode(ids, skip_special_tokens=skip_special_tokens) for ids in batch]
@@ -315,42 +276,16 @@ class Tokenizer:
         out.mkdir(parents=True, exist_ok=True)
         spec = self._spec
         atomic_write(out / "tokenizer.json", dump_json(to_json(spec)))
-        if spec.pipeline is not None or None in spec.vocab:
-            pass  # tokenizer.json says it all; vocab files are only written for the kinds tokkit trains
-        elif spec.kind == "wordpiece":
-            atomic_write(out / "vocab.txt", "".join(tok + "\n" for tok in spec.vocab))
-        else:
-            atomic_write(out / "vocab.json", dump_json({tok: i for i, tok in enumerate(spec.vocab)}))
-            atomic_write(out / "merges.txt", "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in spec.merges or ()))
+        for name, text in vocab_files(spec).items():
+            atomic_write(out / name, text)
         atomic_write(out / "tokenizer_config.json", dump_json(tokenizer_config(spec)))
         atomic_write(out / "special_tokens_map.json", dump_json(special_tokens_map(spec)))
+        if spec.sentencepiece_model is not None:
+            atomic_write(out / SENTENCEPIECE_FILE, spec.sentencepiece_model)
         return out
 
 
 # ---------------------------------------------------------------------------------------- helpers
-def pipeline_encoder(spec: Spec, split_special_tokens: bool) -> PipelineEncoder:
-    """The general compiled encoder for a spec read from components (see tokkit._native.pipeline)."""
-    p = spec.pipeline
-    norm = normalizer_to_json(p.normalizer)
-    added = [(a.content, a.id, a.single_word, a.lstrip, a.rstrip, a.normalized, a.special) for a in spec.added]
-    return PipelineEncoder.build(spec.vocab, pre_tokenizer_to_json(p.pre_tokenizer), norm, model_to_json(p.model),
-                                 added, split_special_tokens,
-                                 (lambda text: p.normalizer.normalize(aligned(text))[0]) if norm else None,
-                                 getattr(p.model, "ranks", None), regex_finder, charsmap_parts)
-
-
-def charsmap_parts(blob: str) -> tuple:
-    """A Precompiled normalizer's trie units and replacement pool (precompiled.parse_charsmap checks them)."""
-    charsmap = parse_charsmap(base64.b64decode(blob))
-    return charsmap.trie, charsmap.pool
-
-
-def regex_finder(pattern: dict):
-    """The matches of a tokenizer.json regex as tokenizers' engine finds them (normalizers.regex_of,
-    find_matches), under tokkit._native.regex_limit's time limit."""
-    compiled = regex_of(pattern)
-    return lambda text: find_matches(compiled, text, pattern)
-
 def as_str(text) -> str:
     """`text` as an exact str: subclasses (numpy.str_, enum members) are copied, anything else is a TypeError."""
     if type(text) is str:
@@ -372,12 +307,9 @@ def check_texts(texts, name: str = "texts") -> tuple[list[str], np.ndarray]:
 
 def flat_job(kernel, texts: list[str], sizes: np.ndarray, num_threads: int | None):
     """The compiled encoder's shared job over `texts` cut as run_sliced cuts them, or None where the
-    kernel has none (the general path, a custom split pattern)."""
-    make = getattr(kernel, "flat_job", None)
-    if make is None:
-        return None
+    kernel has none (the general path, the lanes, a custom split pattern)."""
     slices = split_by_size(sizes, resolve_threads(num_threads, len(sizes)) * SLICES_PER_THREAD)
-    return make(texts, [a for a, _ in slices] + [len(texts)])
+    return kernel.flat_job(texts, [a for a, _ in slices] + [len(texts)])
 
 
 def join_flat(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:

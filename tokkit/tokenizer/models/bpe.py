@@ -14,9 +14,11 @@ import heapq
 from dataclasses import dataclass
 from functools import cached_property
 
+from tokkit._native.pipeline import ModelKind
 from tokkit.errors import TokkitError
-from tokkit.tokenizer.models.wordlevel import check_type, json_field, json_kind, json_object, read_vocab, vocab_json
-from tokkit.tokenizer.spec import check_merge
+from tokkit.tokenizer.models.wordlevel import (PlainState, check_type, json_field, json_kind, json_object, read_vocab,
+                                               utf8_tokens)
+from tokkit.tokenizer.vocab import check_merge, token_ids
 
 
 def byte_token(byte: int) -> str:
@@ -28,6 +30,23 @@ def byte_token(byte: int) -> str:
     return f"<0x{byte:02X}>"
 
 
+def byte_ids(ids: dict[str, int]) -> list[int]:
+    """The ids of the 256 byte-fallback tokens by byte value (-1 where the vocabulary has none)."""
+    return [ids.get(byte_token(b), -1) for b in range(256)]
+
+
+def metaspace_cut_is_safe(tokens) -> bool:
+    """Whether no token holds U+2581 past its first char while U+2581 is a token itself: no piece of
+    the model can then cross a U+2581 (nor join unknown chars across it), so the compiled path may cut
+    the text before each one and remember words instead of whole lines (a Metaspace without split, or
+    a Replace of " " by U+2581 with no pre-tokenizer).
+
+    >>> metaspace_cut_is_safe(["\u2581", "\u2581a", "b"]), metaspace_cut_is_safe(["\u2581", "a\u2581"])
+    (True, False)
+    """
+    return "\u2581" in tokens and not any(tok and "\u2581" in tok[1:] for tok in tokens)
+
+
 def utf8_len(ch: str) -> int:
     """Bytes of one character in UTF-8 (a lone surrogate counts 3, as surrogatepass writes it)."""
     code = ord(ch)
@@ -35,7 +54,7 @@ def utf8_len(ch: str) -> int:
 
 
 @dataclass(frozen=True)
-class BPE:
+class BPE(PlainState):
     """tokenizers' BPE model: the vocabulary in id order, the merges in rank order, and the options.
 
     `unk_token` (or None: unknown characters are dropped), `fuse_unk` (consecutive unknown
@@ -92,12 +111,12 @@ class BPE:
                 "unk_token": self.unk_token, "continuing_subword_prefix": self.continuing_subword_prefix,
                 "end_of_word_suffix": self.end_of_word_suffix, "fuse_unk": self.fuse_unk,
                 "byte_fallback": self.byte_fallback, "ignore_merges": self.ignore_merges,
-                "vocab": vocab_json(self.vocab), "merges": [list(pair) for pair in self.written_merges]}
+                "vocab": token_ids(self.vocab), "merges": [list(pair) for pair in self.written_merges]}
 
     @cached_property
     def ids(self) -> dict[str, int]:
         """token -> id."""
-        return vocab_json(self.vocab)
+        return token_ids(self.vocab)
 
     @cached_property
     def ranks(self) -> dict[tuple[int, int], tuple[int, int]]:
@@ -108,6 +127,27 @@ class BPE:
     def written_merges(self) -> list[tuple[str, str]]:
         """The merges as tokenizers writes them back: each pair once, at its last rank."""
         return [self.merges[rank] for rank, _ in sorted(self.ranks.values())]
+
+    @property
+    def tokens(self) -> tuple[str | None, ...]:
+        """The tokens by id."""
+        return self.vocab
+
+    @cached_property
+    def cuts_at_metaspace(self) -> bool:
+        """Whether the compiled path may cut pieces before each U+2581 (see metaspace_cut_is_safe)."""
+        plain = not (self.ignore_merges or self.continuing_subword_prefix or self.end_of_word_suffix)
+        return plain and metaspace_cut_is_safe(self.vocab)
+
+    def native(self) -> dict:
+        """The compiled model's description (tokkit._native.pipeline.PipelineEncoder.build)."""
+        return {"kind": ModelKind.M_BPE, "unk_id": -1 if self.unk_token is None else self.ids[self.unk_token],
+                "prefix": (self.continuing_subword_prefix or "").encode("utf-8", "surrogatepass"),
+                "suffix": (self.end_of_word_suffix or "").encode("utf-8", "surrogatepass"),
+                "byte_fallback": self.byte_fallback, "fuse_unk": self.fuse_unk, "ignore_merges": self.ignore_merges,
+                "byte_ids": byte_ids(self.ids), "cut_at_metaspace": self.cuts_at_metaspace,
+                "tokens": utf8_tokens(self.vocab),
+                "merges": [(a, b, rank, merged) for (a, b), (rank, merged) in self.ranks.items()]}
 
     def tokenize(self, piece: str) -> list[tuple[int, int, int]]:
         """[(id, start, end)] for one piece, offsets in characters as tokenizers reports them."""

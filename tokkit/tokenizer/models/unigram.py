@@ -13,9 +13,10 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from tokkit._native.pipeline import ModelKind
 from tokkit.errors import TokkitError
-from tokkit.tokenizer.models.bpe import byte_token
-from tokkit.tokenizer.models.wordlevel import check_type, json_field, json_object, json_uint
+from tokkit.tokenizer.models.bpe import byte_ids, byte_token, metaspace_cut_is_safe
+from tokkit.tokenizer.models.wordlevel import PlainState, check_type, json_field, json_object, json_uint
 
 UNK_PENALTY = 10.0  # the unknown token scores this much below the lowest piece score
 _NUMBER = re.compile(r"(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?)(\d+))?")
@@ -23,7 +24,7 @@ _POW10 = [float(f"1e{k}") for k in range(309)]
 
 
 @dataclass(frozen=True)
-class Unigram:
+class Unigram(PlainState):
     """tokenizers' Unigram model: (piece, score) in id order, the unknown token's id, byte fallback.
 
     Every position of the piece starts a node for each vocabulary piece found there, plus an
@@ -65,6 +66,25 @@ class Unigram:
     def ids(self) -> dict[str, int]:
         """piece -> id."""
         return {piece: i for i, (piece, _) in enumerate(self.vocab)}
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        """The pieces by id (without their scores)."""
+        return tuple(piece for piece, _ in self.vocab)
+
+    @cached_property
+    def cuts_at_metaspace(self) -> bool:
+        """Whether the compiled path may cut pieces before each U+2581 (see models.bpe.metaspace_cut_is_safe)."""
+        return metaspace_cut_is_safe(self.tokens)
+
+    def native(self) -> dict:
+        """The compiled model's description (tokkit._native.pipeline.PipelineEncoder.build)."""
+        return {"kind": ModelKind.M_UNIGRAM, "unk_id": -1 if self.unk_id is None else self.unk_id,
+                "byte_fallback": self.byte_fallback, "scores": [score for _, score in self.vocab],
+                "unk_score": self.unk_score, "byte_ids": byte_ids(self.ids),
+                "cut_at_metaspace": self.cuts_at_metaspace,
+                "tokens": [(piece.encode("utf-8", "surrogatepass"), i) for i, (piece, _) in enumerate(self.vocab)],
+                "token_prefixes": True}
 
     @cached_property
     def unk_score(self) -> float:

@@ -12,11 +12,12 @@ tokkit.errors.TokkitError: t.json: model.WordLevel: field 'unk_token' must be a 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property
 
+from tokkit._native.pipeline import ModelKind
 from tokkit.errors import TokkitError
-from tokkit.tokenizer.spec import vocab_from_mapping
+from tokkit.tokenizer.vocab import token_ids, vocab_from_mapping
 
 _MISSING = object()
 _KINDS = {str: "a string", bool: "true or false", int: "an integer", float: "a number", list: "a list",
@@ -78,13 +79,20 @@ def read_vocab(obj: dict, where: str) -> tuple[str | None, ...]:
     return tuple(vocab_from_mapping(json_field(obj, "vocab", (dict,), where), f"{where}: field 'vocab'"))
 
 
-def vocab_json(vocab: tuple[str | None, ...]) -> dict:
-    """{token: id} in id order, as tokenizers writes a vocabulary (unused ids left out)."""
-    return {tok: i for i, tok in enumerate(vocab) if tok is not None}
+class PlainState:
+    """Pickles a frozen dataclass as its fields alone: its cached lookups (ids, ranks) are rebuilt on
+    use, so a tokenizer sent to a worker process carries its vocabulary once."""
+
+    def __getstate__(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def __setstate__(self, state: dict) -> None:
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
 
 
 @dataclass(frozen=True)
-class WordLevel:
+class WordLevel(PlainState):
     """tokenizers' WordLevel model: a piece in the vocabulary is its token, any other piece is `unk_token`.
 
     `vocab` lists the tokens in id order. `unk_token` must be in the vocabulary (tokenizers fails on
@@ -108,14 +116,28 @@ class WordLevel:
         return model
 
     def to_json(self) -> dict:
-        return {"type": "WordLevel", "vocab": vocab_json(self.vocab), "unk_token": self.unk_token}
+        return {"type": "WordLevel", "vocab": token_ids(self.vocab), "unk_token": self.unk_token}
 
     @cached_property
     def ids(self) -> dict[str, int]:
         """token -> id."""
-        return vocab_json(self.vocab)
+        return token_ids(self.vocab)
+
+    @property
+    def tokens(self) -> tuple[str | None, ...]:
+        """The tokens by id."""
+        return self.vocab
+
+    def native(self) -> dict:
+        """The compiled model's description (tokkit._native.pipeline.PipelineEncoder.build)."""
+        return {"kind": ModelKind.M_WORDLEVEL, "unk_id": self.ids[self.unk_token], "tokens": utf8_tokens(self.vocab)}
 
     def tokenize(self, piece: str) -> list[tuple[int, int, int]]:
         """[(id, start, end)] for one piece, offsets in characters: always one token, even for ""."""
         tid = self.ids.get(piece)
         return [(self.ids[self.unk_token] if tid is None else tid, 0, len(piece))]
+
+
+def utf8_tokens(vocab) -> list[tuple[bytes, int]]:
+    """(UTF-8, id) of each token of a vocabulary by id, as the compiled models take them."""
+    return [(tok.encode("utf-8", "surrogatepass"), i) for i, tok in enumerate(vocab) if tok is not None]

@@ -11,12 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from tokkit._native.pipeline import ModelKind
 from tokkit.errors import TokkitError
-from tokkit.tokenizer.models.wordlevel import check_type, json_field, json_object, json_uint, read_vocab, vocab_json
+from tokkit.tokenizer.models.wordlevel import (PlainState, check_type, json_field, json_object, json_uint, read_vocab,
+                                               utf8_tokens)
+from tokkit.tokenizer.vocab import token_ids
 
 
 @dataclass(frozen=True)
-class WordPiece:
+class WordPiece(PlainState):
     """tokenizers' WordPiece model.
 
     From the start of the piece, the longest vocabulary token that matches is taken (after the first,
@@ -48,12 +51,23 @@ class WordPiece:
     def to_json(self) -> dict:
         return {"type": "WordPiece", "unk_token": self.unk_token,
                 "continuing_subword_prefix": self.continuing_subword_prefix,
-                "max_input_chars_per_word": self.max_input_chars_per_word, "vocab": vocab_json(self.vocab)}
+                "max_input_chars_per_word": self.max_input_chars_per_word, "vocab": token_ids(self.vocab)}
 
     @cached_property
     def ids(self) -> dict[str, int]:
         """token -> id."""
-        return vocab_json(self.vocab)
+        return token_ids(self.vocab)
+
+    @property
+    def tokens(self) -> tuple[str | None, ...]:
+        """The tokens by id."""
+        return self.vocab
+
+    def native(self) -> dict:
+        """The compiled model's description (tokkit._native.pipeline.PipelineEncoder.build)."""
+        return {"kind": ModelKind.M_WORDPIECE, "unk_id": self.ids[self.unk_token],
+                "prefix": self.continuing_subword_prefix.encode("utf-8", "surrogatepass"),
+                "max_input_chars": self.max_input_chars_per_word, "tokens": utf8_tokens(self.vocab)}
 
     def tokenize(self, piece: str) -> list[tuple[int, int, int]]:
         """[(id, start, end)] for one piece, offsets in characters ("" gives no tokens)."""

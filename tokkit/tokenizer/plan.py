@@ -1,0 +1,334 @@
+"""Which compiled code encodes a tokenizer's text, and why: the one place that decides.
+
+Two compiled engines run a tokenizer's pipeline:
+
+- the general path, tokkit._native.pipeline.PipelineEncoder, runs any supported pipeline: each
+  component describes its compiled step (its `native()` method), and the engine composes them;
+- the fast encoder, tokkit._native.encode.Encoder, runs three common pipelines with lookup tables
+  of its own (the general path's special cases):
+
+  engine     normalizer              pre-tokenizer                              model
+  wordpiece  none or BertNormalizer  BertPreTokenizer                           WordPiece
+  bpe        none or BertNormalizer  BertPreTokenizer                           BPE (an end-of-word suffix at most)
+  bytelevel  none or NFC             ByteLevel with its regex, or a Split regex BPE (no prefix nor suffix)
+                                     (Isolated) then ByteLevel without it
+
+  and only when every added token is a model token, at its id, without flags (the fast encoder's
+  model may make an added token; flags need the general path's matching). A BPE with byte fallback,
+  fuse_unk, dropout or a continuing-subword prefix, and a WordPiece token longer than MAX_TOKEN_CHARS
+  (the fast tables hold every prefix of every token), take the general path.
+
+Lanes decide how a text goes through an engine:
+
+- around the byte-level fast path, per text: PrefixSpaceEncoder (prefix_space.py) puts ByteLevel's
+  `add_prefix_space` space before each text part; NfcEncoder (nfc_lane.py) gives the few texts NFC
+  may change to the general path's normalizer (or, when an added token is near, to the general path);
+- inside the general path: the chunk lane (`chunk_lane`) encodes the ids of a text without offsets
+  chunk by chunk between spaces, through a memo of chunks, where that gives the whole text's ids.
+
+The decoder and the post-processor play no part: they act after encoding. `plan(spec).reason` says
+in words why a pipeline runs where it does; `build_encoder` builds what the plan says.
+
+>>> from tokkit.tokenizer.recipes import wordpiece_spec
+>>> spec = wordpiece_spec(["[UNK]", "a"], ["[UNK]"])
+>>> plan(spec).engine, plan(spec).reason
+('wordpiece', "BERT's normalizer and split, then WordPiece")
+>>> build_encoder(spec, False).encode("a A b")
+[1, 1, 0]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import regex
+
+from tokkit._native import unicode_tables as ut
+from tokkit._native.encode import Encoder
+from tokkit._native.pipeline import SCANNER_FAMILIES, PipelineEncoder
+from tokkit.text.normalize import BertNorm
+from tokkit.tokenizer import normalizers as norm
+from tokkit.tokenizer import pre_tokenizers as pre
+from tokkit.tokenizer.aligned import aligned, code_points, has_flag
+from tokkit.tokenizer.files import MAX_TOKEN_CHARS
+from tokkit.tokenizer.models import BPE, WordPiece
+from tokkit.tokenizer.nfc_lane import NfcEncoder
+from tokkit.tokenizer.precompiled import transform
+from tokkit.tokenizer.prefix_space import PrefixSpaceEncoder
+from tokkit.tokenizer.spec import AddedToken, Spec
+
+
+class TokenEncoder(Protocol):
+    """What every encoder build_encoder returns offers: the fast Encoder, the PipelineEncoder, and the
+    lanes around them. A slice (texts, a, b) means texts[a:b]; offsets count code points."""
+
+    def encode(self, text: str) -> list[int]: ...
+    def encode_numpy(self, text: str) -> np.ndarray: ...
+    def encode_full(self, text: str) -> tuple[list[int], list[int], list[int], list[int]]:
+        """(ids, starts, ends, word ids)."""
+    def encode_many(self, texts: list[str], a: int, b: int) -> list[list[int]]: ...
+    def encode_flat(self, texts: list[str], a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """(uint32 ids, int64 row pointers)."""
+    def encode_rows(self, texts: list[str], a: int, b: int, offsets: bool = True):
+        """Rows (tokkit._native.rows), or anything whose arrays() gives theirs."""
+    def flat_job(self, texts: list[str], bounds: list[int]):
+        """A job threads share to encode the slices texts[bounds[i]:bounds[i + 1]], or None."""
+
+
+@dataclass(frozen=True)
+class FastForm:
+    """What the fast Encoder is built from (tokkit._native.encode.Encoder.build): plain values read
+    off the components."""
+
+    kind: str                             # "wordpiece", "bpe" (char BPE) or "bytelevel"
+    vocab: list[str | None]               # tokens by id
+    added: tuple[AddedToken, ...]
+    unk_token: str | None = None
+    normalizer: BertNorm | None = None    # BERT's normalization (wordpiece, bpe), or none
+    prefix: str = "##"                    # WordPiece
+    max_input_chars_per_word: int = 100
+    merges: tuple[tuple[str, str], ...] = ()
+    suffix: str | None = None             # char BPE's end-of-word suffix
+    family: int = SCANNER_FAMILIES["gpt2"]  # the byte-level scanner ...
+    pattern: regex.Pattern | None = None  # ... or a Split regex none of them covers
+    ignore_merges: bool = False
+
+    def token_ids(self) -> dict[str, int]:
+        return {tok: i for i, tok in enumerate(self.vocab) if tok is not None}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Where a pipeline runs: `engine` ("wordpiece", "bpe", "bytelevel" or "general"), why, and the lanes."""
+
+    engine: str
+    reason: str
+    form: FastForm | None = None   # the fast engines'
+    prefix_space: bool = False     # bytelevel: PrefixSpaceEncoder around it
+    nfc: bool = False              # bytelevel: NfcEncoder around it
+    chunk_lane: bool = False       # general: ids without offsets chunk by chunk
+
+
+def plan(spec: Spec) -> Plan:
+    """The engine and lanes for `spec`'s pipeline (see the module docstring)."""
+    model, tokens = spec.pipeline.model, spec.pipeline.model.tokens
+    if not all(a.plain for a in spec.added):
+        return general(spec, "an added token has flags (single_word, lstrip, rstrip or normalized)")
+    if not all(a.id < len(tokens) and tokens[a.id] == a.content for a in spec.added):
+        return general(spec, "an added token is outside the model's vocabulary")
+    if isinstance(model, WordPiece):
+        return _wordpiece(spec)
+    if isinstance(model, BPE):
+        return _bpe(spec)
+    return general(spec, f"no fast path runs a {type(model).__name__} model")
+
+
+def general(spec: Spec, reason: str) -> Plan:
+    return Plan("general", reason, chunk_lane=chunk_lane(spec))
+
+
+def _wordpiece(spec: Spec) -> Plan:
+    p, model = spec.pipeline, spec.pipeline.model
+    if not _bert_or_none(p.normalizer) or not isinstance(p.pre_tokenizer, pre.BertPreTokenizer):
+        return general(spec, "WordPiece behind another normalizer or pre-tokenizer than BERT's")
+    if max(len(t) for t in model.tokens if t) > MAX_TOKEN_CHARS:
+        return general(spec, f"a token longer than {MAX_TOKEN_CHARS} characters (the fast tables hold every "
+                             "prefix of every token)")
+    form = FastForm("wordpiece", spec.vocab, spec.added, model.unk_token, _bert_options(p.normalizer),
+                    prefix=model.continuing_subword_prefix, max_input_chars_per_word=model.max_input_chars_per_word)
+    return Plan("wordpiece", "BERT's normalizer and split, then WordPiece", form)
+
+
+def _bpe(spec: Spec) -> Plan:
+    p, model = spec.pipeline, spec.pipeline.model
+    if model.byte_fallback or model.fuse_unk or model.dropout or model.continuing_subword_prefix:
+        return general(spec, "a BPE with byte_fallback, fuse_unk, dropout or a continuing_subword_prefix")
+    if not isinstance(p.pre_tokenizer, pre.BertPreTokenizer):
+        return _byte_level(spec)
+    if model.ignore_merges or not _bert_or_none(p.normalizer):
+        return general(spec, "a BPE behind BERT's split with ignore_merges, or another normalizer than BERT's")
+    form = FastForm("bpe", spec.vocab, spec.added, model.unk_token, _bert_options(p.normalizer),
+                    merges=model.merges, suffix=model.end_of_word_suffix or None)
+    return Plan("bpe", "BERT's normalizer and split, then character BPE", form)
+
+
+def _byte_level(spec: Spec) -> Plan:
+    p, model = spec.pipeline, spec.pipeline.model
+    split = byte_level_split(p.pre_tokenizer)
+    if split is None or not (p.normalizer is None or isinstance(p.normalizer, norm.NFC)) or model.end_of_word_suffix:
+        return general(spec, "a BPE behind a normalizer or pre-tokenizer no fast path runs")
+    scanner, pattern, prefix_space = split
+    if prefix_space and any(a.content.startswith(" ") for a in spec.added):
+        # the space put before the text after such a token would let it match where it did not
+        return general(spec, "add_prefix_space with an added token that starts with a space")
+    form = FastForm("bytelevel", spec.vocab, spec.added, model.unk_token, merges=model.merges,
+                    family=SCANNER_FAMILIES[scanner or "gpt2"], pattern=None if scanner else regex.compile(pattern),
+                    ignore_merges=model.ignore_merges)
+    nfc = isinstance(p.normalizer, norm.NFC)
+    lanes = " and ".join(name for name, on in (("NFC", nfc), ("add_prefix_space", prefix_space)) if on)
+    reason = f"a byte-level BPE{f', with {lanes} as lanes around it' if lanes else ''}"
+    return Plan("bytelevel", reason, form, prefix_space=prefix_space, nfc=nfc)
+
+
+def byte_level_split(pre_tokenizer) -> tuple[str | None, str | None, bool] | None:
+    """(compiled scanner or None, Split pattern, add_prefix_space) of the byte-level pre-tokenizers the
+    fast path runs, or None for any other.
+
+    >>> byte_level_split(pre.ByteLevel(add_prefix_space=True, trim_offsets=True, use_regex=True))
+    ('gpt2', None, True)
+    """
+    if isinstance(pre_tokenizer, pre.ByteLevel) and pre_tokenizer.use_regex:
+        return "gpt2", None, pre_tokenizer.add_prefix_space
+    if not (isinstance(pre_tokenizer, pre.Sequence) and len(pre_tokenizer.pretokenizers) == 2):
+        return None
+    split, byte_level = pre_tokenizer.pretokenizers
+    if not (isinstance(byte_level, pre.ByteLevel) and not byte_level.use_regex and not byte_level.add_prefix_space
+            and isinstance(split, pre.Split) and "Regex" in split.pattern and split.behavior == "Isolated"
+            and not split.invert):
+        return None
+    return split.scanner, split.pattern["Regex"], False
+
+
+def _bert_or_none(normalizer) -> bool:
+    return normalizer is None or isinstance(normalizer, norm.BertNormalizer)
+
+
+def _bert_options(normalizer) -> BertNorm | None:
+    return None if normalizer is None else normalizer.options
+
+
+# ------------------------------------------------------------------------------ building
+def build_encoder(spec: Spec, split_special_tokens: bool) -> TokenEncoder:
+    """The encoder plan(spec) describes; read-only once built, so threads share it."""
+    the_plan = plan(spec)
+    if the_plan.form is None:
+        return general_encoder(spec, split_special_tokens, the_plan.chunk_lane)
+    encoder = Encoder.build(the_plan.form, split_special_tokens)
+    if the_plan.prefix_space:
+        encoder = PrefixSpaceEncoder(encoder, [a.content for a in spec.added
+                                               if not (split_special_tokens and a.special)])
+    if the_plan.nfc:
+        encoder = NfcEncoder(encoder, lambda: general_encoder(spec, split_special_tokens),
+                             [a.content for a in spec.added])
+    return encoder
+
+
+def general_encoder(spec: Spec, split_special_tokens: bool, lane: bool | None = None) -> PipelineEncoder:
+    """The general path for any pipeline (its chunk lane as chunk_lane says, unless `lane` is given)."""
+    p = spec.pipeline
+    return PipelineEncoder.build(len(spec.vocab), native(p.normalizer), native(p.pre_tokenizer), p.model.native(),
+                                 [added_native(a, p.normalizer) for a in spec.added], split_special_tokens,
+                                 chunk_lane(spec) if lane is None else lane)
+
+
+def native(component) -> list[dict]:
+    """A normalizer's or pre-tokenizer's compiled steps (none for none)."""
+    return [] if component is None else component.native()
+
+
+def added_native(token: AddedToken, normalizer) -> dict:
+    """An added token as the general path matches it: a normalized one in its normalized form."""
+    content = token.content
+    if token.normalized and normalizer is not None:
+        content = normalizer.normalize(aligned(content))[0]
+    return {"content": code_points(content), "id": token.id, "single_word": token.single_word,
+            "lstrip": token.lstrip, "rstrip": token.rstrip, "normalized": token.normalized, "special": token.special}
+
+
+# ------------------------------------------------------------------------------ the chunk lane
+def chunk_lane(spec: Spec) -> bool:
+    """Whether the general path's chunk lane gives the whole pipeline's ids (see Pipeline::encode_chunks
+    in pipeline.hpp): every normalizer step leaves a space alone and keeps its effects inside the
+    chunks, and every pre-tokenizer step splits at spaces (or keeps pieces whole).
+
+    A regex split (GPT-2's pattern, ByteLevel's regex, the cl100k / qwen2 / o200k scanners, Isolated
+    and not inverted) is exact over chunks when it sees, at each cut, a char X that is no white space
+    and then the chunk's ' ' (or when an earlier step already starts pieces there). Then no piece holds
+    both X and the ' ', so the pieces of the whole are the pieces of the chunks: the scan reaches the
+    cut at a piece start either way, and its one look-ahead, (?!\\S), sees the ' ' in the whole text and
+    the end in the chunk, and holds in both. Alternative by alternative, a piece holding X ends at X:
+      - the contractions (?i:'s|'t|...) hold no space; \\p{L}+, \\p{N}{1,3} or \\p{N}, o200k's cased runs
+        [\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]* / [\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+ hold no white space;
+      - a space may only start a piece: [^\\r\\n\\p{L}\\p{N}]? and GPT-2's " ?" stand first in their
+        alternatives, and what follows them (\\p{L}+, \\p{N}+, [^\\s\\p{L}\\p{N}]+, then [\\r\\n]* or
+        [\\r\\n/]*) never matches ' ';
+      - \\s*[\\r\\n]+, \\s+(?!\\S) and \\s+ hold white space only, so never X, whatever they backtrack to.
+    A piece holding X therefore ends at the cut, and the scan of the chunk from there is the scan of
+    the whole from there. What the step sees at a cut is the raw text's, when no normalizer step can
+    make X white space (_keeps_solid_end) and no earlier step made the spaces something else without
+    starting pieces there (Metaspace without split, ByteLevel without its regex).
+
+    >>> from tokkit.tokenizer.recipes import byte_level_spec
+    >>> chunk_lane(byte_level_spec(["a"], [], []))
+    True
+    """
+    p = spec.pipeline
+    if any(a.normalized or a.rstrip or " " in a.content for a in spec.added):
+        return False  # a token matched after normalizing, holding a space, or eating the spaces after it
+    steps = _leaves(p.normalizer, "normalizers")
+    if not all(_leaves_spaces_alone(step) for step in steps):
+        return False
+    solid_end = all(_keeps_solid_end(step) for step in steps)
+    cuts_at_metaspace = getattr(p.model, "cuts_at_metaspace", False)
+    splits = cut = False  # some step starts pieces at spaces / at every cut
+    raw_spaces = True     # the pieces still hold the chunks' spaces as ' '
+    for step in _leaves(p.pre_tokenizer, "pretokenizers"):
+        regex_ok = cut or (raw_spaces and solid_end)
+        if isinstance(step, pre.Metaspace):
+            splits = splits or step.split or (cuts_at_metaspace and step.replacement == "\u2581")
+            cut, raw_spaces = cut or step.split, raw_spaces and step.split
+        elif isinstance(step, (pre.Whitespace, pre.WhitespaceSplit, pre.BertPreTokenizer)):
+            splits = cut = True
+        elif isinstance(step, pre.ByteLevel) and not step.use_regex:
+            raw_spaces = False
+        elif isinstance(step, pre.ByteLevel) or (isinstance(step, pre.Split) and step.scanner is not None):
+            if not regex_ok or (isinstance(step, pre.Split) and (step.behavior != "Isolated" or step.invert)):
+                return False
+            splits = cut = True
+        elif not isinstance(step, (pre.Punctuation, pre.Digits)):
+            return False
+    return splits
+
+
+def _leaves(component, field: str) -> list:
+    """A component's steps in order, Sequences opened."""
+    if component is None:
+        return []
+    parts = getattr(component, field, None)
+    return [leaf for part in parts for leaf in _leaves(part, field)] if parts is not None else [component]
+
+
+def _leaves_spaces_alone(step) -> bool:
+    """A normalizer step that keeps the chunks' spaces as they are and acts within the chunks.
+
+    Prepend and Python patterns look at the ends or across spaces; Nmt and BertNormalizer make spaces
+    of other chars, which a later " {2,}" could join with the space before a chunk; Strip may cut
+    only the right end (a chunk but the last never ends in white space).
+    """
+    if isinstance(step, (norm.NFD, norm.NFKD, norm.NFC, norm.NFKC, norm.Lowercase, norm.StripAccents)):
+        return True
+    if isinstance(step, norm.Replace):
+        kind, text = next(iter(step.pattern.items()))
+        if kind == "Regex":
+            return text == " {2,}"
+        # an empty pattern matches at both ends of every chunk: its content would come twice
+        return bool(text) and " " not in text and " " not in step.content
+    if isinstance(step, norm.Precompiled):
+        return transform(step.charsmap, " ") is None
+    return isinstance(step, norm.Strip) and not step.strip_left
+
+
+def _keeps_solid_end(step) -> bool:
+    """A normalizer step that keeps the last char of each chunk but the last (never white space in the
+    raw text) a char that is no white space. NFD, NFKD, NFC, NFKC and Lowercase never make white space
+    of other chars, nor end an image of one with it (a test checks every code point); StripAccents
+    deletes marks, a Precompiled map or an empty Replace may delete chars and a Replace may end in
+    white space, and the char before the chunk's spaces can then be white space (a mark after a tab)."""
+    if isinstance(step, (norm.NFD, norm.NFKD, norm.NFC, norm.NFKC, norm.Lowercase, norm.Strip)):
+        return True
+    if isinstance(step, norm.Replace):  # a match is inside a chunk: its pattern holds no space
+        if step.pattern.get("Regex") == " {2,}":
+            return True
+        return "String" in step.pattern and bool(step.content) and not has_flag(step.content[-1], ut.WHITESPACE)
+    return False
