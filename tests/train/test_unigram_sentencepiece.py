@@ -13,7 +13,7 @@ import pytest
 import tokkit
 from tokkit.errors import TokkitError
 from tokkit.text.default_corpus import default_texts
-from tokkit.train.unigram import SENTENCEPIECE_FILE
+from tokkit.tokenizer.tokenizer import SENTENCEPIECE_FILE
 
 spm = pytest.importorskip("sentencepiece")
 pb = pytest.importorskip("sentencepiece.sentencepiece_model_pb2", reason="protobuf is not installed")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tokkit.tokenizer import Tokenizer
+from tokkit.tokenizer.recipes import char_bpe_spec
 from tokkit.train.alphabet import char_alphabet
 from tokkit.train.flow import Algorithm
 
@@ -28,5 +29,4 @@ class CharBPE(Algorithm):
         return char_alphabet(table, base, limit, variant=lambda c: c + SUFFIX, variant_at="last")
 
     def build(self, vocab, merges, specials):
-        return Tokenizer.from_trained(kind="bpe", vocab=vocab, merges=merges, special_tokens=specials,
-                                      lowercase=self.lowercase, strip_accents=None)
+        return Tokenizer(char_bpe_spec(vocab, merges, specials, lowercase=bool(self.lowercase)))

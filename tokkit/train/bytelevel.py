@@ -15,6 +15,7 @@ from tokkit._native.symbols import symbolize_bytes
 from tokkit._native.text_api import FAMILY
 from tokkit.text.pretokenize import GPT2_PATTERN
 from tokkit.tokenizer import Tokenizer
+from tokkit.tokenizer.recipes import byte_level_spec
 from tokkit.train.flow import Algorithm, Alphabet
 
 
@@ -49,5 +50,4 @@ class ByteLevel(Algorithm):
         return Alphabet(tokens=[b2u[b] for b in order], symbols=symbols, offsets=offsets, counts=table.counts)
 
     def build(self, vocab, merges, specials):
-        return Tokenizer.from_trained(kind="bytelevel", vocab=vocab, merges=merges, special_tokens=specials,
-                                      pattern=self.pattern)
+        return Tokenizer(byte_level_spec(vocab, merges, specials, pattern=self.pattern))

@@ -24,7 +24,7 @@ from tokkit.errors import TokkitError
 from tokkit.text.corpus import Source
 from tokkit.text.count import WordTable, count_words
 from tokkit.tokenizer.files import MAX_TOKEN_CHARS
-from tokkit.tokenizer.spec import BERT_SPECIALS
+from tokkit.tokenizer.vocab import BERT_SPECIALS
 from tokkit.train.dask_count import count_words_dask
 from tokkit.train.engine import get_engine
 

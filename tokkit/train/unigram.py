@@ -22,12 +22,18 @@ from typing import ClassVar
 
 import numpy as np
 
-from tokkit._files import atomic_write
 from tokkit._threads import available_cores
 from tokkit.errors import TokkitError
-from tokkit.tokenizer.hf_json import spec_from_json
+from tokkit.tokenizer import decoders
+from tokkit.tokenizer import normalizers as norm
+from tokkit.tokenizer.models import Unigram as UnigramModel
+from tokkit.tokenizer.post import bert_processing
+from tokkit.tokenizer.pre_tokenizers import Metaspace
+from tokkit.tokenizer.recipes import added_specials
 from tokkit.tokenizer.sentencepiece_model import NormalizerSpec, Piece, SentencePieceModel, TrainerSpec
 from tokkit.tokenizer.sentencepiece_write import model_to_bytes
+from tokkit.tokenizer.spec import Pipeline, Spec
+from tokkit.tokenizer.tokenizer import SENTENCEPIECE_FILE as SENTENCEPIECE_FILE  # the file name `tokkit train` checks
 from tokkit.tokenizer.tokenizer import Tokenizer
 from tokkit.train.flow import Algorithm
 from tokkit.train.unigram_em import SPACE, PieceTrainer, lattice_engine
@@ -35,7 +41,6 @@ from tokkit.train.unigram_em import SPACE, PieceTrainer, lattice_engine
 SPECIALS = ["<pad>", "</s>", "<unk>"]
 UNK = "<unk>"
 SCORE_DECIMALS = 8  # required characters the model lost come back just below its lowest score, in order
-SENTENCEPIECE_FILE = "tokenizer.model"  # the name transformers' sentencepiece-based tokenizers look for
 SENTENCEPIECE_SPECIALS = {"unk": UNK, "bos": "<s>", "eos": "</s>", "pad": "<pad>"}  # sentencepiece's own names
 
 
@@ -43,8 +48,8 @@ SENTENCEPIECE_SPECIALS = {"unk": UNK, "bos": "<s>", "eos": "</s>", "pad": "<pad>
 class Unigram(Algorithm):
     """Options as sentencepiece names them; `normalization` is "nfkc" (default) or "identity".
 
-    `sentencepiece_model=True`: the trained tokenizer's `save` also writes tokenizer.model, the same
-    vocabulary as a SentencePiece model (see `sentencepiece_model_of`).
+    `sentencepiece_model=True`: the trained tokenizer also holds the same vocabulary as a SentencePiece
+    model (see `sentencepiece_model_of`), which its `save` writes as tokenizer.model.
     """
 
     name: str = "unigram"
@@ -118,32 +123,31 @@ class Unigram(Algorithm):
         return dict(sorted(out.items()))
 
     def build_tokenizer(self, fixed: list[str], pieces: list[tuple[str, float]], specials: list[str]) -> Tokenizer:
-        """tokenizer.json's components (NFKC, Metaspace, Unigram, Metaspace) read back through spec_from_json."""
+        """The trained pieces as a Unigram behind NFKC (normalizer_of) and Metaspace, with a Metaspace
+        decoder (after ByteFallback with byte fallback) and BERT's template when [CLS] and [SEP] are special.
+
+        >>> tok = Unigram(sentencepiece_model=True).build_tokenizer(["<unk>"], [("\u2581a", -1.0)], ["<unk>"])
+        >>> tok.encode("a a"), tok.spec.sentencepiece_model[:9]
+        ([1, 1], b'\\n\\x0e\\n\\x05<unk>')
+        """
         taken = set(fixed)
         # Scores to 8 decimals: every JSON reader then parses the same doubles (tokenizers' parser is exact only
         # for short numbers), so even paths tied to the last bit are broken alike.
-        vocab = [[tok, 0.0] for tok in fixed] + [[p, round(s, SCORE_DECIMALS)] for p, s in pieces if p not in taken]
+        vocab = [(tok, 0.0) for tok in fixed] + [(p, round(s, SCORE_DECIMALS)) for p, s in pieces if p not in taken]
         ids = {tok: i for i, (tok, _) in enumerate(vocab)}
-        metaspace = {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "always", "split": True}
-        decoder = dict(metaspace)
+        metaspace = dict(replacement=SPACE, prepend_scheme="always", split=True)
+        decoder = decoders.Metaspace(**metaspace)
         if self.byte_fallback:
-            decoder = {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, metaspace]}
-        data = {
-            "version": "1.0", "truncation": None, "padding": None,
-            "added_tokens": [{"id": ids[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-                              "normalized": False, "special": True} for t in specials],
-            "normalizer": self.normalizer_json(),
-            "pre_tokenizer": metaspace,
-            "post_processor": bert_template(ids) if "[CLS]" in specials and "[SEP]" in specials else None,
-            "decoder": decoder,
-            "model": {"type": "Unigram", "unk_id": ids[self.unk_token], "vocab": vocab,
-                      "byte_fallback": self.byte_fallback},
-        }
-        spec = spec_from_json(data, "trained unigram")
+            decoder = decoders.Sequence((decoders.ByteFallback(), decoder))
+        pipeline = Pipeline(normalizer=self.normalizer_of(), pre_tokenizer=Metaspace(**metaspace),
+                            model=UnigramModel(vocab=tuple(vocab), unk_id=ids[self.unk_token],
+                                               byte_fallback=self.byte_fallback),
+                            post=bert_processing(ids) if "[CLS]" in specials and "[SEP]" in specials else None,
+                            decoder=decoder)
+        model = None
         if self.sentencepiece_model:
-            return WithSentencePieceModel(spec, sentencepiece_model=model_to_bytes(
-                self.sentencepiece_model_of(vocab, specials), "trained unigram"))
-        return Tokenizer(spec)
+            model = model_to_bytes(self.sentencepiece_model_of([list(v) for v in vocab], specials), "trained unigram")
+        return Tokenizer(Spec(pipeline, added_specials(specials, ids), sentencepiece_model=model))
 
     def sentencepiece_model_of(self, vocab: list[list], specials: list[str]) -> SentencePieceModel:
         """The vocabulary as sentencepiece's trainer would write it for these options.
@@ -170,53 +174,16 @@ class Unigram(Algorithm):
         return SentencePieceModel(pieces=pieces, trainer_spec=trainer, normalizer_spec=normalizer)
 
 
-    def normalizer_json(self) -> dict:
+    def normalizer_of(self) -> norm.Sequence:
         """NFKC, then whitespace runs as one space, stripped at both ends: training splits words at any
         whitespace, so encoding does too (sentencepiece's nmt_nfkc also drops extra whitespace)."""
-        steps = [{"type": "NFKC"}] if self.normalization == "nfkc" else []
-        steps += [{"type": "Replace", "pattern": {"Regex": "\\s+"}, "content": " "},
-                  {"type": "Strip", "strip_left": True, "strip_right": True}]
-        return {"type": "Sequence", "normalizers": steps}
-
-
-class WithSentencePieceModel(Tokenizer):
-    """A trained Unigram tokenizer whose `save` also writes its SentencePiece model (tokenizer.model).
-
-    >>> tok = Unigram(sentencepiece_model=True).build_tokenizer(["<unk>"], [("\u2581a", -1.0)], ["<unk>"])
-    >>> tok.encode("a a"), tok.sentencepiece_model[:9]
-    ([1, 1], b'\\n\\x0e\\n\\x05<unk>')
-    """
-
-    def __init__(self, spec, *, sentencepiece_model: bytes, split_special_tokens: bool = False):
-        super().__init__(spec, split_special_tokens=split_special_tokens)
-        self.sentencepiece_model = sentencepiece_model
-
-    def save(self, directory):
-        """Tokenizer.save, then tokenizer.model beside tokenizer.json (through a temporary name too)."""
-        out = super().save(directory)
-        atomic_write(out / SENTENCEPIECE_FILE, self.sentencepiece_model)
-        return out
-
-    def __getstate__(self):
-        return {**super().__getstate__(), "sentencepiece_model": self.sentencepiece_model}
-
-    def __setstate__(self, state):
-        self.__init__(state["spec"], sentencepiece_model=state["sentencepiece_model"],
-                      split_special_tokens=state["split_special_tokens"])
+        steps = (norm.NFKC(),) if self.normalization == "nfkc" else ()
+        return norm.Sequence(steps + (norm.Replace(pattern={"Regex": "\\s+"}, content=" "), norm.Strip(True, True)))
 
 
 def byte_pieces() -> list[str]:
     """The 256 byte-fallback pieces, <0x00> to <0xFF>."""
     return [f"<0x{b:02X}>" for b in range(256)]
-
-
-def bert_template(ids: dict[str, int]) -> dict:
-    """TemplateProcessing for [CLS] A [SEP] (B [SEP]), when both are special tokens."""
-    cls, sep = ({"SpecialToken": {"id": t, "type_id": 0}} for t in ("[CLS]", "[SEP]"))
-    seq = [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}]
-    sep1 = {"SpecialToken": {"id": "[SEP]", "type_id": 1}}
-    return {"type": "TemplateProcessing", "single": [cls, seq[0], sep], "pair": [cls, seq[0], sep, seq[1], sep1],
-            "special_tokens": {t: {"id": t, "ids": [ids[t]], "tokens": [t]} for t in ("[CLS]", "[SEP]")}}
 
 
 def joined_words(blob: bytes, offsets: np.ndarray) -> str:

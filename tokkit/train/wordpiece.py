@@ -8,14 +8,15 @@ whose merge most raises the log-likelihood of the training words under a unigram
 current segmentation, and ``"pmi"`` count(ab) / (count(a) * count(b)) as is (see
 `tokkit.train.merge_py`).
 
->>> WordPiece().scoring
-'frequency'
+>>> WordPiece().join("un", "##aff")
+'unaff'
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from tokkit.tokenizer import Tokenizer
+from tokkit.tokenizer.recipes import wordpiece_spec
 from tokkit.train.alphabet import char_alphabet
 from tokkit.train.flow import Algorithm
 
@@ -40,5 +41,4 @@ class WordPiece(Algorithm):
         return left + (right[len(PREFIX):] if right.startswith(PREFIX) else right)
 
     def build(self, vocab, merges, specials):
-        return Tokenizer.from_trained(kind="wordpiece", vocab=vocab, merges=None, special_tokens=specials,
-                                      lowercase=not self.cased, strip_accents=not self.cased)
+        return Tokenizer(wordpiece_spec(vocab, specials, lowercase=not self.cased, strip_accents=not self.cased))
