@@ -20,6 +20,8 @@ import importlib.util
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
+import regex
+
 from tokkit._native.counting import WordCounter
 from tokkit.bench.harness import measure_tasks
 from tokkit.bench.report import group_rows
@@ -71,8 +73,6 @@ def count_reference(data: bytes, mode: str) -> Counter:
     text = data.decode("utf-8")
     counts = Counter()
     if mode == "gpt2":
-        import regex
-
         findall = regex.compile(GPT2_PATTERN).findall
         for line in lines(text):
             counts.update(findall(line))

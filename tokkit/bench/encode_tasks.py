@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
+
 import tokkit
 from tokkit._native.byte_symbols import unicode_to_bytes
 
@@ -84,7 +86,6 @@ def tokenizers_encode(vocab_dir: str, text_path: str, mode: str = "lines"):
 
 def tokenizers_pairs(vocab_dir: str, text_path: str, max_length: int = 128):
     """tokenizers: encode_batch of pairs with truncation and padding, then the numpy arrays."""
-    import numpy as np
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(os.path.join(vocab_dir, "tokenizer.json"))

@@ -19,6 +19,9 @@ import os
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
+import regex
+
 from tokkit.bench.harness import measure_tasks
 from tokkit.bench.report import group_rows
 from tokkit.text.pretokenize import GPT2_PATTERN
@@ -27,9 +30,6 @@ from tokkit.train.engine import get_engine
 
 def build_words(files: list[str]):
     """Count GPT-2 words over the files; return (symbols, offsets, counts) of the distinct words."""
-    import numpy as np
-    import regex
-
     pattern = regex.compile(GPT2_PATTERN)
     table = Counter()
     for path in files:
@@ -47,8 +47,6 @@ def build_words(files: list[str]):
 
 def load_words(files: list[str], cache: str | None = None):
     """`build_words`, read from / written to the .npz file `cache` when one is given."""
-    import numpy as np
-
     if cache and os.path.exists(cache):
         with np.load(cache) as z:
             return z["symbols"], z["offsets"], z["counts"]

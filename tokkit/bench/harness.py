@@ -9,6 +9,7 @@ True
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import select
@@ -20,6 +21,11 @@ import time
 from dataclasses import dataclass, field
 
 from tokkit.errors import TokkitError
+
+try:
+    import psutil
+except ImportError:  # the bench extra is not installed: require_psutil says so in one line
+    psutil = None
 
 
 @dataclass
@@ -62,16 +68,12 @@ class Result:
 
 def require_psutil() -> None:
     """The harness samples memory with psutil: without it, fail at once with one line."""
-    try:
-        import psutil  # noqa: F401
-    except ImportError:
-        raise TokkitError("tokkit bench needs psutil to measure memory: pip install 'tokkit[bench]'") from None
+    if importlib.util.find_spec("psutil") is None:
+        raise TokkitError("tokkit bench needs psutil to measure memory: pip install 'tokkit[bench]'")
 
 
 def tree_rss(proc) -> int:
     """Resident memory of a psutil.Process and all its descendants, in bytes."""
-    import psutil
-
     total = 0
     try:
         procs = [proc] + proc.children(recursive=True)
@@ -88,8 +90,6 @@ def tree_rss(proc) -> int:
 def run_once(cmd: list[str], *, env: dict | None = None, cwd: str | None = None, timeout: float = 3600.0,
              interval: float = 0.02) -> tuple[float, float]:
     """Run `cmd`; return (wall seconds, peak RSS of the process tree in MB). Raises on failure."""
-    import psutil
-
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     ps = psutil.Process(proc.pid)
@@ -154,8 +154,6 @@ class Worker:
 
     def __init__(self, setup: str, kwargs: dict, *, env: dict | None = None, timeout: float = 1800.0,
                  interval: float = 0.02):
-        import psutil
-
         self.timeout, self.interval, self.peak = timeout, interval, 0
         self.setup_s, self.last = None, {}
         self._err = tempfile.TemporaryFile()

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+import tokkit
 from tokkit.bench.encode_suite import WARMUP
 from tokkit.bench.harness import measure_tasks
 from tokkit.bench.hub_files import (KINDS, MODEL_NAMES, TITLES, TRAIN_MB, VOCAB_SIZE, build_files, fraction_lines,
@@ -122,8 +123,6 @@ class Encoding:
 # ---------------------------------------------------------------------------------------- tasks
 def tokkit_task(folder: str, corpus: str, nbytes: int):
     """tokkit: encode_batch_flat(lines, num_threads=1) -> (ids, offsets)."""
-    import tokkit
-
     tok = tokkit.load(os.path.join(folder, "tokenizer.json"))
     lines = bench_lines(corpus, nbytes)
     return Encoding(lambda: tok.encode_batch_flat(lines, num_threads=1), lambda out: split_flat(*out, len(lines)))
@@ -131,8 +130,6 @@ def tokkit_task(folder: str, corpus: str, nbytes: int):
 
 def tokkit_cold_task(folder: str, corpus: str, nbytes: int):
     """tokkit as above with its memos cleared before each run: the first pass over text it has not seen."""
-    import tokkit
-
     tok = tokkit.load(os.path.join(folder, "tokenizer.json"))
     lines = bench_lines(corpus, nbytes)
 

@@ -12,6 +12,11 @@ import platform
 import subprocess
 from importlib import metadata
 
+try:
+    import psutil
+except ImportError:  # an optional extra: the machine's memory is then unknown
+    psutil = None
+
 LIBRARIES = ("tokkit", "numpy", "tokenizers", "tiktoken", "sentencepiece", "bpeasy", "transformers", "torch",
              "matplotlib")
 
@@ -28,12 +33,7 @@ def cpu_model() -> str:
 
 
 def memory_gb() -> float | None:
-    try:
-        import psutil
-
-        return round(psutil.virtual_memory().total / 2**30, 1)
-    except ImportError:
-        return None
+    return None if psutil is None else round(psutil.virtual_memory().total / 2**30, 1)
 
 
 def library_versions() -> dict[str, str | None]:

@@ -12,6 +12,10 @@ True
 from __future__ import annotations
 
 import importlib.util
+import os
+import tempfile
+
+import numpy as np
 
 import tokkit
 from tokkit.bench.harness import measure_tasks
@@ -25,8 +29,6 @@ SPECIALS = (PAD, UNK, CLS, SEP, MASK_ID)
 def make_batches(sequences: int = 16384, batch: int = 256, length: int = 128, seed: int = 0):
     """(ids, special_tokens_mask) batches laid out as BERT's: [CLS] first, [SEP] last, and a padded
     tail on about a quarter of the rows (flagged special too)."""
-    import numpy as np
-
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(max(1, sequences // batch)):
@@ -42,8 +44,6 @@ def make_batches(sequences: int = 16384, batch: int = 256, length: int = 128, se
 
 def tokkit_task(sequences: int = 16384, threads: int = 2, batch: int = 256, length: int = 128):
     """tokkit.mask_tokens over every batch, one Generator for the whole pass."""
-    import numpy as np
-
     batches = make_batches(sequences, batch, length)
     rng = np.random.default_rng(0)
 
@@ -56,8 +56,6 @@ def tokkit_task(sequences: int = 16384, threads: int = 2, batch: int = 256, leng
 
 def numpy_task(sequences: int = 16384, batch: int = 256, length: int = 128):
     """The plain vectorised numpy version (a reference point: about 4x transformers)."""
-    import numpy as np
-
     batches = make_batches(sequences, batch, length)
     rng = np.random.default_rng(0)
     allowed = np.setdiff1d(np.arange(VOCAB), SPECIALS)
@@ -77,9 +75,6 @@ def numpy_task(sequences: int = 16384, batch: int = 256, length: int = 128):
 
 def hf_collator():
     """transformers' DataCollatorForLanguageModeling over a vocab.txt with bert-base-uncased's special ids."""
-    import os
-    import tempfile
-
     from transformers import BertTokenizerFast, DataCollatorForLanguageModeling
 
     tokens = [f"[unused{i}]" for i in range(VOCAB)]

@@ -13,6 +13,7 @@ import time
 
 from tokkit._files import atomic_write, prepare_folder
 from tokkit.bench import charts
+from tokkit.bench.bert_suite import run_bert_suite
 from tokkit.bench.corpus_slice import make_slice, slice_file
 from tokkit.bench.encode_suite import run_encode_suite
 from tokkit.bench.harness import require_psutil
@@ -108,8 +109,6 @@ def run_bench(*, suite: str = "all", corpus: list[str] | None = None, size: int 
             elif name == "mask":
                 rows = run_mask_suite(threads=threads, repeat=n, log=log)
             elif name == "bert":
-                from tokkit.bench.bert_suite import run_bert_suite
-
                 rows = run_bert_suite(threads=threads, repeat=n, log=log)
             elif name == "hub":
                 rows, notes = run_hub_suite(corpus=corpus, size=hub_size, repeat=n, log=log)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
+import tempfile
 
 import tokkit
 from tokkit.bench.charts import line_chart
@@ -183,16 +185,12 @@ def encode_scaling(text_path: str, workdir: str, *, vocab_size: int, lengths, th
 
 class _tmpdir:
     def __init__(self, parent):
-        import tempfile
-
         self.path = tempfile.mkdtemp(prefix="train-", dir=parent)
 
     def __enter__(self):
         return self.path
 
     def __exit__(self, *exc):
-        import shutil
-
         shutil.rmtree(self.path, ignore_errors=True)
 
 

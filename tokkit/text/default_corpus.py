@@ -13,12 +13,15 @@ from typing import Iterator
 
 from tokkit.errors import TokkitError
 
+try:
+    from pydoc_data.topics import topics
+except ImportError:  # some distributions strip pydoc_data
+    topics = None
+
 
 def default_texts() -> Iterator[str]:
     """Yield the topic texts line by line, topics in sorted order (deterministic per Python version)."""
-    try:
-        from pydoc_data.topics import topics
-    except ImportError:  # some distributions strip pydoc_data
-        raise TokkitError("this Python has no pydoc_data; give a corpus file") from None
+    if topics is None:
+        raise TokkitError("this Python has no pydoc_data; give a corpus file")
     for name in sorted(topics):
         yield from topics[name].splitlines(keepends=True)

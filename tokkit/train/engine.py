@@ -3,8 +3,11 @@
 Set TOKKIT_PURE_PYTHON=1 to run without the extension (slow; the tests use it as the oracle).
 
 >>> from tokkit.train.engine import get_engine
->>> get_engine("python").train_merges  # doctest: +ELLIPSIS
-<function train_merges at ...>
+>>> get_engine("python").__name__
+'tokkit.train.merge_py'
+>>> get_engine("fast")
+Traceback (most recent call last):
+ValueError: unknown engine 'fast'; expected 'compiled' or 'python'
 """
 import warnings
 
