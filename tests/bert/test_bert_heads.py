@@ -157,3 +157,22 @@ def test_head_config_is_checked():
         HeadConfig("tag", labels=("a", "a"))
     with pytest.raises(ValueError, match="pooler"):
         TaskModel(encoder_config("bert"), HeadConfig("classify", labels=("a", "b"), pooling="mean"))
+
+
+@pytest.mark.parametrize("arch", ["bert", "modernbert"])
+def test_sparse_tag_head_and_cls_only_give_the_full_results(arch):
+    torch.manual_seed(0)
+    ids, types, mask = inputs()
+    tagger = TaskModel(encoder_config(arch), HEADS["tag"]).eval()
+    labels = torch.full_like(ids, -100)
+    labels[0, 1:5] = torch.tensor([0, 1, 2, 3])
+    labels[2, 3] = 1
+    with torch.no_grad():
+        full = tagger(ids, types, mask).logits
+        sparse = tagger(ids, types, mask, labels=labels)
+    assert torch.allclose(sparse.loss, task_loss("tag", full, labels), atol=1e-6)
+    classifier = TaskModel(encoder_config(arch), HEADS["classify"]).eval()
+    with torch.no_grad():
+        hidden = classifier.encoder(ids, types, mask)  # every position, then [CLS]
+        want = classifier.head(classifier.encoder.sentence_vector(hidden, mask, "cls"))
+        assert torch.allclose(classifier(ids, types, mask).logits, want, atol=1e-5)

@@ -14,6 +14,40 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 
+def dropout(x: Tensor, p: float, training: bool = True) -> Tensor:
+    """Inverted dropout whose masks come from 16-bit random integers, four to a 64-bit draw.
+
+    torch's dropout draws one random number per element, which on CPU costs more than the layer it
+    follows on short batches (a quarter of a BERT fine-tuning step); this draws a quarter as many.
+    The rate is exact to 1/65536.
+
+    >>> torch.manual_seed(0) and None
+    >>> kept = dropout(torch.ones(100_000), 0.1)
+    >>> round(float((kept == 0).float().mean()), 2), round(float(kept.max()), 4)
+    (0.1, 1.1111)
+    """
+    if not training or p == 0.0:
+        return x
+    n = x.numel()
+    draws = torch.empty(-(-n // 4), dtype=torch.int64, device=x.device).random_(-(2 ** 63), 2 ** 63 - 1)
+    keep = draws.view(torch.int16)[:n].view(x.shape) >= round(p * 65536) - 32768
+    return x * (keep.to(x.dtype) * (1.0 / (1.0 - p)))
+
+
+class Dropout(nn.Module):
+    """nn.Dropout's interface over `dropout`."""
+
+    def __init__(self, p: float = 0.5):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x: Tensor) -> Tensor:
+        return dropout(x, self.p, self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
 def gelu(x: Tensor, kind: str) -> Tensor:
     """GELU, exact ("gelu") or with the tanh approximation ("gelu_tanh")."""
     return F.gelu(x, approximate="tanh" if kind == "gelu_tanh" else "none")

@@ -41,6 +41,7 @@ from tokkit.bert.train import check_run_output, peak_rss_mb
 from tokkit.errors import TokkitError
 from tokkit.labelled import Fields, check_labels, read_examples
 
+UNSEEN_LABELS = ("error", "wrong")
 __all__ = ["finetune", "FinetuneConfig", "evaluate_data", "epoch_order"]
 log = logging.getLogger(__name__)
 
@@ -83,27 +84,31 @@ class _Run:
 
 def finetune(model, train_file, output, *, config: FinetuneConfig, eval_file=None, tokenizer=None,
              from_scratch: bool = False, arch: Optional[str] = None, model_settings: Optional[dict] = None,
-             fields: Fields = Fields(), resume: bool = False, progress: Optional[bool] = None,
-             force: bool = False) -> dict:
+             fields: Fields = Fields(), unseen_labels: str = "error", resume: bool = False,
+             progress: Optional[bool] = None, force: bool = False) -> dict:
     """Train a `config.task` head on `train_file` and write the best model to `output`.
 
     `model`: a tokkit pretraining run, or a transformers folder (BERT or ModernBERT; a fine-tuned
     one continues with its own labels), or None with `from_scratch` and `tokenizer`.
     `from_scratch`: the same architecture at random init, the baseline a claim that pretraining
     helps needs (with `model`, its shape; without, `arch` and `model_settings`).
-    `tokenizer`: a folder or Tokenizer; default the model folder's own. `resume`: continue the run
-    saved in `output`. Returns the summary (also in summary.json).
+    `tokenizer`: a folder or Tokenizer; default the model folder's own. `unseen_labels`: a label of
+    the evaluation file that the training file lacks is an error ("error"), or a prediction the
+    model cannot make, scored as wrong ("wrong"; the Brown corpus's splits have a few such tags).
+    `resume`: continue the run saved in `output`. Returns the summary (also in summary.json).
     """
+    if unseen_labels not in UNSEEN_LABELS:
+        raise TokkitError(f"unseen_labels must be one of {list(UNSEEN_LABELS)}, not {unseen_labels!r}")
     run = _set_up(model, train_file, output, config, eval_file=eval_file, tokenizer=tokenizer,
                   from_scratch=from_scratch, arch=arch, model_settings=model_settings, fields=fields,
-                  resume=resume, progress=progress, force=force)
+                  unseen_labels=unseen_labels, resume=resume, progress=progress, force=force)
     _train(run)
     return _finish(run)
 
 
 # ---------------------------------------------------------------------------------------- set-up
 def _set_up(model, train_file, output, cfg, *, eval_file, tokenizer, from_scratch, arch, model_settings, fields,
-            resume, progress, force) -> _Run:
+            unseen_labels, resume, progress, force) -> _Run:
     out = check_run_output(output, resume=output if resume else None, force=force)
     check_output_not_input(out, [train_file, eval_file, model, tokenizer if isinstance(tokenizer, (str, os.PathLike))
                                  else None])
@@ -120,7 +125,7 @@ def _set_up(model, train_file, output, cfg, *, eval_file, tokenizer, from_scratc
     train_rows = read_examples(train_file, td.reader_task(cfg.task), fields=fields)
     head = start.head_for(cfg, train_rows, train_file)
     dev_rows = read_examples(eval_file, td.reader_task(cfg.task), fields=fields) if eval_file is not None else None
-    if dev_rows is not None and cfg.task in ("classify", "tag"):
+    if dev_rows is not None and cfg.task in ("classify", "tag") and unseen_labels == "error":
         check_labels(dev_rows, cfg.task, {x: i for i, x in enumerate(head.labels)}, eval_file)
     torch.manual_seed(cfg.seed)
     net = start.build(head, state).to(device)
@@ -142,8 +147,9 @@ def _set_up(model, train_file, output, cfg, *, eval_file, tokenizer, from_scratc
 
 
 def _features(cfg: FinetuneConfig, tok, rows, head: HeadConfig, training: bool) -> td.TaskData:
+    """Training rows with their targets; evaluation rows without (they are scored from the rows' own labels)."""
     return td.task_data(cfg.task, tok, rows, head, max_length=cfg.length, stride=cfg.stride,
-                        label_all_subtokens=cfg.label_all_subtokens, training=training)
+                        label_all_subtokens=cfg.label_all_subtokens, labelled=training, training=training)
 
 
 def _sha256(path) -> str:

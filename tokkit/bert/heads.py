@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tokkit.bert.blocks import Transform
+from tokkit.bert.blocks import Dropout, Transform
 from tokkit.bert.model import BertConfig, BertModel
 from tokkit.bert.modernbert import ModernBertConfig, ModernBertModel
 
@@ -95,7 +95,8 @@ class HeadConfig:
 
 class TaskOutput(NamedTuple):
     loss: Optional[Tensor]  # mean over the labelled rows, tokens or spans; None without labels
-    logits: Tensor          # classify (B, n), regress (B,), tag (B, T, n), qa (B, T, 2): start, end
+    logits: Tensor          # classify (B, n), regress (B,), tag (B, T, n) (with labels: (labelled tokens, n)),
+                            # qa (B, T, 2): start, end
 
 
 class TaskHead(nn.Module):
@@ -109,7 +110,7 @@ class TaskHead(nn.Module):
             else nn.Identity()
         # transformers' BERT span head has no dropout; its other heads use the hidden dropout
         p = head.dropout if head.dropout is not None else (0.0 if modern or head.task == "qa" else config.dropout)
-        self.drop = nn.Dropout(p)
+        self.drop = Dropout(p)
         self.classifier = nn.Linear(C, head.outputs)
         _init_head(self, config)
 
@@ -145,6 +146,11 @@ class TaskModel(nn.Module):
         hidden = self.encoder(input_ids, token_type_ids, attention_mask, cls_only=cls_only)  # (B, T or 1, C)
         if sentence:
             hidden = self.encoder.sentence_vector(hidden, attention_mask, self.head_config.pooling)  # (B, C)
+        if self.task == "tag" and labels is not None:
+            # Training reads the words' first sub-tokens only: the head runs there alone.
+            keep = labels != IGNORE_INDEX
+            logits = self.head(hidden[keep])  # (labelled tokens, n)
+            return TaskOutput(task_loss(self.task, logits, labels[keep]), logits)
         logits = self.head(hidden)
         if self.task == "regress":
             logits = logits.squeeze(-1)

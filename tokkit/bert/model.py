@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tokkit.bert.blocks import MaskedLMHead, gelu
+from tokkit.bert.blocks import Dropout, MaskedLMHead, gelu
 from tokkit.bert.packing import Rows, attend, project
 from tokkit.bert.sparse import sparse_mlm_loss
 
@@ -85,7 +85,7 @@ class Embeddings(nn.Module):
         self.pos = nn.Embedding(cfg.max_position_embeddings, cfg.hidden_size)
         self.seg = nn.Embedding(cfg.type_vocab_size, cfg.hidden_size)
         self.ln = nn.LayerNorm(cfg.hidden_size, eps=cfg.layer_norm_eps)
-        self.drop = nn.Dropout(cfg.dropout)
+        self.drop = Dropout(cfg.dropout)
 
     def forward(self, input_ids: Tensor, token_type_ids: Optional[Tensor], rows: Rows) -> Tensor:
         """Packed (N, C) embeddings of the real tokens."""
@@ -113,7 +113,7 @@ class EncoderLayer(nn.Module):
         self.ffn_in = nn.Linear(C, cfg.intermediate_size)
         self.ffn_out = nn.Linear(cfg.intermediate_size, C)
         self.ln2 = nn.LayerNorm(C, eps=cfg.layer_norm_eps)
-        self.drop = nn.Dropout(cfg.dropout)
+        self.drop = Dropout(cfg.dropout)
 
     def forward(self, x: Tensor, attn_mask: Optional[Tensor], rows: Rows, cls_only: bool = False) -> Tensor:
         """Packed states (N, C) -> (N, C); with `cls_only`, the first position of each row alone, (B, C)."""

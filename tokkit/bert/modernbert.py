@@ -32,7 +32,7 @@ from typing import Optional
 import torch
 from torch import Tensor, nn
 
-from tokkit.bert.blocks import MaskedLMHead, gelu
+from tokkit.bert.blocks import Dropout, MaskedLMHead, gelu
 from tokkit.bert.model import PreTrainingOutput, check_length, config_from_dict, masked_lm
 from tokkit.bert.packing import Rows, attend, project
 
@@ -123,11 +123,11 @@ class EncoderLayer(nn.Module):
         self.attn_norm = _norm(cfg) if index > 0 else nn.Identity()
         self.qkv = nn.Linear(C, 3 * C, bias=False)
         self.attn_out = nn.Linear(C, C, bias=False)
-        self.attn_drop = nn.Dropout(cfg.attention_dropout)
+        self.attn_drop = Dropout(cfg.attention_dropout)
         self.mlp_norm = _norm(cfg)
         self.mlp_in = nn.Linear(C, 2 * cfg.intermediate_size, bias=False)  # value half, then gate half
         self.mlp_out = nn.Linear(cfg.intermediate_size, C, bias=False)
-        self.mlp_drop = nn.Dropout(cfg.mlp_dropout)
+        self.mlp_drop = Dropout(cfg.mlp_dropout)
 
     def forward(self, x: Tensor, mask: Optional[Tensor], rotary: Rotary, rows: Rows, cls_only: bool = False) -> Tensor:
         """Packed states (N, C) -> (N, C); with `cls_only`, the first position of each row alone, (B, C)."""
@@ -148,7 +148,7 @@ class ModernBertModel(nn.Module):
         self.config = cfg
         self.tok = nn.Embedding(cfg.vocab_size, cfg.hidden_size, padding_idx=cfg.pad_token_id)
         self.emb_norm = _norm(cfg)
-        self.emb_drop = nn.Dropout(cfg.embedding_dropout)
+        self.emb_drop = Dropout(cfg.embedding_dropout)
         self.layers = nn.ModuleList(EncoderLayer(cfg, i) for i in range(cfg.num_layers))
         self.final_norm = _norm(cfg)
         D = cfg.hidden_size // cfg.num_heads

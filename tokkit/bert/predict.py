@@ -68,12 +68,13 @@ def load_finetuned(folder, *, device: Optional[str] = None, threads: Optional[in
     return FineTuned(model, tok, settings, where, fast_bf16(where))
 
 
-def evaluate_file(ft: FineTuned, path, *, fields: Fields = Fields()) -> dict:
-    """The task's metrics of `ft` on a labelled file."""
+def evaluate_file(ft: FineTuned, path, *, fields: Fields = Fields(), unseen_labels: str = "error") -> dict:
+    """The task's metrics of `ft` on a labelled file; a label the model does not know is an error,
+    or with unseen_labels="wrong" a prediction it cannot make (scored as wrong)."""
     rows = read_examples(path, td.reader_task(ft.task), fields=fields)
-    if ft.task in ("classify", "tag"):
+    if ft.task in ("classify", "tag") and unseen_labels == "error":
         check_labels(rows, ft.task, {x: i for i, x in enumerate(ft.head.labels)}, path)
-    data = ft.data(rows, labelled=True)
+    data = ft.data(rows, labelled=False)
     outputs = td.predict(ft.model, data, device=ft.device, bf16=ft.bf16)
     return td.score(data, _decode(ft, data, outputs), ft.head)
 

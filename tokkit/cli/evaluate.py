@@ -17,8 +17,11 @@ from tokkit.labelled import format_report
 @click.option("-o", "--output", default=None, metavar="FILE", help="Also write the report as JSON.")
 @click.option("--threads", type=int, default=None, metavar="N")
 @click.option("--device", default=None, help="cpu, cuda, ... (default: cuda when available).")
+@click.option("--unseen-labels", type=click.Choice(["error", "wrong"]), default="error", show_default=True,
+              help="A label of the evaluation file that the model was not trained on: an error, or a "
+                   "prediction it cannot make, scored as wrong.")
 @field_options
-def command(files, model_dir, output, threads, device, **params):
+def command(files, model_dir, output, threads, device, unseen_labels, **params):
     """Print accuracy and macro F1 with a per-label table (classify), token accuracy and macro F1
     (tag), exact match and F1 (qa), or MSE and Pearson's r (regress) of OUT on each FILE."""
     try:
@@ -30,7 +33,7 @@ def command(files, model_dir, output, threads, device, **params):
     ft = load_finetuned(model_dir, device=device, threads=threads)
     reports = {}
     for path in files:
-        reports[path] = evaluate_file(ft, path, fields=fields)
+        reports[path] = evaluate_file(ft, path, fields=fields, unseen_labels=unseen_labels)
         click.echo(f"{path} ({ft.task})")
         click.echo(format_report(reports[path]))
     if output is not None:

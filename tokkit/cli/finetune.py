@@ -61,9 +61,12 @@ from tokkit.errors import TokkitError
 @click.option("--resume", is_flag=True, help="Continue the run saved in OUT.")
 @click.option("--force", is_flag=True, help="Write into OUT even if it holds an earlier run or other files.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
+@click.option("--unseen-labels", type=click.Choice(["error", "wrong"]), default="error", show_default=True,
+              help="A label of the evaluation file that the model was not trained on: an error, or a "
+                   "prediction it cannot make, scored as wrong.")
 @field_options
 def command(train_file, model_dir, task, eval_file, output, from_scratch, tokenizer_dir, arch, layers, hidden, heads,
-            ffn, quiet, resume, force, **params):
+            ffn, unseen_labels, quiet, resume, force, **params):
     """Fine-tune MODEL (or the same model from scratch) on TRAIN, a JSONL, CSV or TSV file.
 
     Runs under torchrun too: `torchrun --nproc-per-node 2 -m tokkit.cli finetune ...`.
@@ -78,6 +81,7 @@ def command(train_file, model_dir, task, eval_file, output, from_scratch, tokeni
     summary = finetune(model_dir, train_file, output, config=cfg, eval_file=eval_file, tokenizer=tokenizer_dir,
                        from_scratch=from_scratch, arch=arch,
                        model_settings=_model_overrides(layers, hidden, heads, ffn, None, None), fields=fields,
+                       unseen_labels=unseen_labels,
                        resume=resume, progress=None if not quiet else False, force=force)
     if not quiet:
         brief = {"task": summary["task"], "steps": summary["steps"], "epochs": round(summary["epochs"], 3),
