@@ -218,3 +218,12 @@ def test_variants_once_refused_now_encode_as_tokenizers(tmp_path, variant_name, 
         got = tokkit.encode(tok, [text], padding=None, truncation=None, return_offsets=True)
         assert got["input_ids"][0].tolist() == want.ids
         assert [tuple(o) for o in got["offsets"][0].tolist()] == want.offsets
+
+
+def test_tokkit_encode_writes_the_templates_id(tmp_path):
+    """BERT inputs carry the id the post-processor names, as tokenizers' encode does."""
+    folder = _edited(tmp_path, VARIANTS["roberta-prefix0-trim1"](),
+                     lambda d: d["post_processor"].__setitem__("sep", ["</s>", 7]))
+    hf = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    rows = tokkit.encode(tokkit.load(folder), ["Hello world", "a"], padding=None)
+    assert [r.tolist() for r in rows["input_ids"]] == [e.ids for e in hf.encode_batch(["Hello world", "a"])]

@@ -11,7 +11,7 @@ from tokkit.text.default_corpus import default_texts
 from tokkit.train import MAX_COUNT, MAX_VOCAB_SIZE, train
 from tokkit.train.dask_count import connect
 from tokkit.train.flow import check_special_tokens
-from tokkit.train.unigram import SENTENCEPIECE_FILE
+from tokkit.tokenizer.tokenizer import SENTENCEPIECE_FILE
 from tokkit._native.patterns import NAMED
 
 OUTPUT_FILES = {"wordpiece": {"tokenizer.json", "vocab.txt"},

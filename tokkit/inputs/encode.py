@@ -349,7 +349,7 @@ def assemble(tokenizer, flat, n, src, a_run, b_run, max_length, padding, multipl
             starts, lengths, sequence_id = runs[name]
             place(starts, lengths, col0, type_id, sequence_id)
         else:
-            ids[r, col0] = tokenizer.token_to_id(name)
+            ids[r, col0] = tokenizer.template.id_of(name)  # the template's own id, as tokenizers writes it
             types[r, col0] = type_id
         col0 = col0 + length
     out = {"input_ids": ids, "token_type_ids": types, "attention_mask": attention,

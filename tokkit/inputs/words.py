@@ -46,14 +46,13 @@ def adds_word_space(tokenizer: Tokenizer) -> bool:
     """Whether split words need a space put before them: a byte-level pre-tokenizer without
     `add_prefix_space` would otherwise read each word as the start of a text.
 
-    >>> from tokkit.tokenizer.spec import Spec
-    >>> adds_word_space(Tokenizer(Spec(kind="bytelevel", vocab=["a"], merges=[], added=[])))
+    >>> adds_word_space(Tokenizer.from_trained(kind="bytelevel", vocab=["a"], merges=[], special_tokens=[]))
     True
+    >>> adds_word_space(Tokenizer.from_trained(kind="wordpiece", vocab=["[UNK]", "a"], merges=None,
+    ...                                        special_tokens=["[UNK]"]))
+    False
     """
-    spec = tokenizer.spec
-    if spec.pipeline is None:
-        return spec.kind == "bytelevel" and not spec.add_prefix_space
-    return _byte_level_without_space(spec.pipeline.pre_tokenizer)
+    return _byte_level_without_space(tokenizer.spec.pipeline.pre_tokenizer)
 
 
 def _byte_level_without_space(pre) -> bool:
