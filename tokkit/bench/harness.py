@@ -9,7 +9,6 @@ True
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import select
@@ -68,7 +67,7 @@ class Result:
 
 def require_psutil() -> None:
     """The harness samples memory with psutil: without it, fail at once with one line."""
-    if importlib.util.find_spec("psutil") is None:
+    if psutil is None:
         raise TokkitError("tokkit bench needs psutil to measure memory: pip install 'tokkit[bench]'")
 
 
