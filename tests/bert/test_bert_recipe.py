@@ -174,3 +174,30 @@ def test_allocator_setting_applies_once_and_can_be_switched_off():
     heap = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           env={**__import__("os").environ, "TOKKIT_MALLOC": "heap"}).stdout.split()
     assert heap == ["True", "True"]
+
+
+def test_whole_word_masking_and_continued_pretraining_from_a_run(setup, tmp_path):
+    """--whole-word-masking labels every sub-token of a chosen word; --init RUN continues a tokkit run."""
+    from safetensors.torch import load_file
+
+    import tokkit
+    from tokkit.bert.data import make_collator
+
+    first = tmp_path / "first"
+    pretrain(setup / "tok", [setup / "corpus.txt"], first, progress=False,
+             config=config(steps=4, whole_word_masking=True))
+    assert json.loads((first / "summary.json").read_text())["config"]["whole_word_masking"] is True
+    tok = tokkit.load(setup / "tok")
+    collate = make_collator(tok, seed=0, mlm_probability=0.5, whole_word=True)
+    batch = collate([{"input_ids": tok.encode("the river and the morning fresh air " * 3), "index": 0}])
+    labelled = batch["labels"][0] != -100
+    pieces = [tok.id_to_token(i) for i in batch["input_ids"][0].tolist()]
+    for i, piece in enumerate(pieces):  # a continuation is labelled exactly when its word's start is
+        if piece.startswith("##") and i:
+            assert labelled[i] == labelled[i - 1]
+    again = tmp_path / "again"
+    pretrain(setup / "tok", [setup / "corpus.txt"], again, progress=False, init=first, config=config(steps=1))
+    start = load_file(str(first / "model" / "model.safetensors"))
+    after = load_file(str(again / "model" / "model.safetensors"))
+    moved = [k for k in start if not torch.equal(start[k], after[k])]
+    assert moved and all(torch.allclose(start[k], after[k], atol=0.05) for k in start)  # one step from the run

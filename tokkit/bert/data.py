@@ -41,10 +41,10 @@ def make_dataset(tokenizer, paths: Sequence, *, kind: str, max_length: int, seed
                                           rank=rank, world_size=world_size, shuffle=shuffle, buffer_size=buffer_size)
 
 
-def make_collator(tokenizer, *, seed: int, mlm_probability: float = 0.15):
-
+def make_collator(tokenizer, *, seed: int, mlm_probability: float = 0.15, whole_word: bool = False):
+    """The masking collator; `whole_word` chooses words, every sub-token of a chosen word labelled."""
     return pretraining.MaskingCollator(tokenizer, seed=seed, mlm_probability=mlm_probability,
-                                       return_tensors="pt")
+                                       whole_word=whole_word, return_tensors="pt")
 
 
 _KEYS = ("input_ids", "token_type_ids", "attention_mask", "labels", "next_sentence_label")

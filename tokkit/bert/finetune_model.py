@@ -4,8 +4,8 @@ MODEL is a tokkit pretraining run (its `model/` folder), a transformers BERT or 
 or nothing with `from_scratch` (a tokenizer and an architecture). `from_scratch` with a model
 keeps its shape and drops its weights: the random-init baseline of the same model.
 
->>> resolve_model_dir(None) is None
-True
+>>> depth("encoder.layers.0.qkv.weight", 4)
+1
 """
 from __future__ import annotations
 
@@ -23,27 +23,13 @@ from tokkit.bert import checkpoint as ckpt
 from tokkit.bert.ddp import adamw
 from tokkit.bert.finetune_config import FinetuneConfig
 from tokkit.bert.heads import HeadConfig, TaskModel
-from tokkit.bert.hf import folder_task, load_hf
+from tokkit.bert.hf import folder_task, load_hf, model_folder
 from tokkit.bert.hf_config import config_from_hf, head_from_hf
 from tokkit.bert.recipe import model_config
 from tokkit.errors import TokkitError
 from tokkit.labelled import check_labels, label_list
 
 _LAYER = re.compile(r"^encoder\.layers\.(\d+)\.")
-
-
-def resolve_model_dir(model) -> Optional[Path]:
-    """The transformers folder `model` names: a pretraining run's model/, or the folder itself."""
-    if model is None:
-        return None
-    path = Path(model)
-    if (path / "checkpoint" / "state.json").is_file() and (path / "model" / "config.json").is_file():
-        return path / "model"
-    if (path / "config.json").is_file():
-        return path
-    if not path.exists():
-        raise TokkitError(f"{path}: no such model folder")
-    raise TokkitError(f"{path}: neither a tokkit run (RUN/model/) nor a transformers model folder (config.json)")
 
 
 def _read_config(folder: Path) -> dict:
@@ -99,7 +85,7 @@ def starting_point(model, tokenizer, cfg: FinetuneConfig, *, from_scratch: bool,
                    settings: Optional[dict] = None, state: Optional[dict] = None,
                    checkpoint: Optional[Path] = None) -> StartingPoint:
     """Check the model folder, the tokenizer and their agreement before any work."""
-    folder = resolve_model_dir(model)
+    folder = model_folder(model)
     if folder is None and not (from_scratch and tokenizer is not None) and not state:
         raise TokkitError("name a model to fine-tune (-m), or --from-scratch with a tokenizer (-t)")
     tok = _tokenizer(tokenizer, folder if not state else checkpoint)

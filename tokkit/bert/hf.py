@@ -72,7 +72,8 @@ def layout_of(model: nn.Module) -> Layout:
     kinds = {BertModel: ("bert", ()), ModernBertModel: ("modernbert", ()),
              BertForPreTraining: ("bert", ("mlm", "nsp")), ModernBertForMaskedLM: ("modernbert", ("mlm",))}
     if type(model) not in kinds:
-        raise TokkitError(f"save_hf expects a tokkit encoder, pretraining model or TaskModel, not {type(model).__name__}")
+        raise TokkitError("save_hf expects a tokkit encoder, pretraining model or TaskModel, "
+                          f"not {type(model).__name__}")
     return Layout(*kinds[type(model)])
 
 
@@ -114,6 +115,20 @@ def _base_relative(state: dict[str, torch.Tensor], arch: str) -> dict[str, torch
     if "cls.predictions.bias" not in out and "cls.predictions.decoder.bias" in out:
         out["cls.predictions.bias"] = out["cls.predictions.decoder.bias"]
     return out
+
+
+def model_folder(model) -> Optional[Path]:
+    """The transformers folder `model` names: a pretraining run's model/, or the folder itself."""
+    if model is None:
+        return None
+    path = Path(model)
+    if (path / "checkpoint" / "state.json").is_file() and (path / "model" / "config.json").is_file():
+        return path / "model"
+    if (path / "config.json").is_file():
+        return path
+    if not path.exists():
+        raise TokkitError(f"{path}: no such model folder")
+    raise TokkitError(f"{path}: neither a tokkit run (RUN/model/) nor a transformers model folder (config.json)")
 
 
 def _read_config(path: Path) -> dict:
@@ -201,7 +216,8 @@ def hf_state(model) -> tuple[dict[str, torch.Tensor], str]:
         if layout.unpooled(ours):
             continue
         theirs = layout.hf_names(ours)
-        parts = tensor.detach().cpu().split(tensor.shape[0] // len(theirs)) if len(theirs) > 1 else [tensor.detach().cpu()]
+        t = tensor.detach().cpu()
+        parts = t.split(t.shape[0] // len(theirs)) if len(theirs) > 1 else [t]
         for name, part in zip(theirs, parts):
             full = prefix + name if ours.startswith(layout.ours_prefix) else name
             out[full] = part.contiguous().clone()

@@ -6,8 +6,8 @@ name sits under the model's `encoder.` in tokkit and under BASE_PREFIX in transf
 `model.`). BERT fuses the query, key and value projections into one tensor that transformers keeps
 as three, so that row lists three names, concatenated along dim 0.
 
->>> rename("bert", "encoder", "layers.3.qkv.bias")
-['encoder.layer.3.attention.self.query.bias', 'encoder.layer.3.attention.self.key.bias', 'encoder.layer.3.attention.self.value.bias']
+>>> [name.split(".")[-2] for name in rename("bert", "encoder", "layers.3.qkv.bias")]
+['query', 'key', 'value']
 >>> rename("modernbert", "classify", "head.transform.dense.weight")
 ['head.dense.weight']
 >>> ARCHITECTURES["modernbert", "qa"]
@@ -47,8 +47,8 @@ _MODERNBERT_ENCODER = {
     "layers.{i}.mlp_out.weight": "layers.{i}.mlp.Wo.weight",
 }
 _BERT_CLASSIFIER = {"head.classifier.{p}": "classifier.{p}"}
-_MODERNBERT_HEAD = {"head.transform.dense.weight": "head.dense.weight", "head.transform.norm.weight": "head.norm.weight",
-                    "head.classifier.{p}": "classifier.{p}"}
+_MODERNBERT_HEAD = {"head.transform.dense.weight": "head.dense.weight",
+                    "head.transform.norm.weight": "head.norm.weight", "head.classifier.{p}": "classifier.{p}"}
 
 # (architecture, part) -> {tokkit name: transformers name(s)}; head names are the model's own.
 NAMES = {

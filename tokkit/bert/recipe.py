@@ -48,6 +48,7 @@ class PretrainConfig:
     seed: int = 0
     mlm_probability: Optional[float] = None      # masking rate at the start; default per architecture
     mlm_probability_end: Optional[float] = None  # rate at the end, linear in between; default per architecture
+    whole_word_masking: bool = False  # choose whole words for masking (every sub-token of a chosen word)
     arch: Optional[str] = None      # "bert" or "modernbert"; default: resolve_arch()
     eval_every: int = 0             # 0: evaluate only at the end
     eval_every_seconds: Optional[float] = None  # also evaluate each time training time passes a multiple

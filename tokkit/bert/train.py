@@ -33,6 +33,7 @@ from tokkit.bert import data
 from tokkit.bert.ddp import finish_distributed, init_distributed, make_optimizer, train_step, wrap
 from tokkit.bert.evaluate import evaluate, most_frequent_token, plot_loss_curve
 from tokkit.bert.export import export_model, find_checkpoint
+from tokkit.bert.hf import model_folder
 from tokkit.bert.memory import return_freed_memory
 from tokkit.bert.run_files import Metrics
 from tokkit.bert.recipe import (NO_STEP_LIMIT, OBJECTIVES, PretrainConfig, build_model, fast_bf16, pick_device,
@@ -93,6 +94,7 @@ def pretrain(tokenizer, corpus: Sequence, output, *, config: Optional[PretrainCo
 def _set_up(tokenizer, corpus, output, cfg: PretrainConfig, *, eval_file, resume, init, progress, force) -> _Run:
     """Check everything, build the model and the data, draw the first batch; then create the output."""
     out = check_run_output(output, resume=resume, force=force)  # before any work
+    init = model_folder(init)  # a tokkit run continues from its model/ folder
     corpus = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
     check_output_not_input(out, [*corpus, tokenizer if isinstance(tokenizer, (str, os.PathLike)) else None,
                              eval_file, init])
@@ -191,7 +193,8 @@ def _data(cfg: PretrainConfig, tok, corpus, rank: int, world: int, state: dict):
     dataset = data.make_dataset(tok, corpus, kind=OBJECTIVES[cfg.objective], max_length=cfg.max_length,
                                 seed=cfg.seed, rank=rank, world_size=world, shuffle=cfg.shuffle,
                                 buffer_size=cfg.shuffle_buffer)
-    collator = data.make_collator(tok, seed=cfg.seed, mlm_probability=cfg.mlm_probability)
+    collator = data.make_collator(tok, seed=cfg.seed, mlm_probability=cfg.mlm_probability,
+                                  whole_word=cfg.whole_word_masking)
     stream = data.BatchStream(dataset, collator, cfg.batch_size)
     stream.seek(state.get("data", {"epoch": 0, "examples": 0}))
     return stream, data.MaskRates(tok, collator, cfg.mlm_probability)

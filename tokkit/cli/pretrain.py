@@ -55,6 +55,8 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
               help="Masking rate (default: 0.30 falling to 0.15 for modernbert, 0.15 for bert).")
 @click.option("--mlm-probability-end", type=float, default=None, metavar="P",
               help="Masking rate at the end of the run, linear from --mlm-probability.")
+@click.option("--whole-word-masking", is_flag=True,
+              help="Choose whole words to mask (every sub-token of a chosen word), not single tokens.")
 @click.option("--eval-file", default=None, metavar="FILE", help="Held-out text for periodic evaluation.")
 @click.option("--eval-every", type=int, default=0, show_default=True, metavar="N", help="0: only at the end.")
 @click.option("--eval-every-seconds", type=float, default=None, metavar="S",
@@ -65,7 +67,9 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
 @click.option("--max-time", type=float, default=None, metavar="SECONDS",
               help="Stop after this much training time (evaluation excluded).")
 @click.option("--resume", default=None, metavar="DIR", help="Continue the run saved in DIR exactly.")
-@click.option("--init", "init_dir", default=None, metavar="DIR", help="Start from a Hugging Face BERT folder.")
+@click.option("--init", "init_dir", default=None, metavar="DIR",
+              help="Start from a model: a tokkit run (continued pretraining, e.g. on a task's own text) or a "
+                   "Hugging Face BERT or ModernBERT folder.")
 @click.option("--layers", type=int, default=None, help="Model: encoder layers (default 4).")
 @click.option("--hidden", type=int, default=None, help="Model: hidden size (default 256).")
 @click.option("--heads", type=int, default=None, help="Model: attention heads (default 4).")
@@ -85,7 +89,8 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
 @click.option("--force", is_flag=True, help="Write into RUN_DIR even if it holds an earlier run or other files.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 def command(corpus, tokenizer_dir, output, objective, arch, steps, batch_size, max_length, lr, warmup_steps,
-            warmup_seconds, weight_decay, clip, seed, mlm_probability, mlm_probability_end, eval_file, eval_every,
+            warmup_seconds, weight_decay, clip, seed, mlm_probability, mlm_probability_end, whole_word_masking,
+            eval_file, eval_every,
             eval_every_seconds, eval_blocks, checkpoint_every, log_every, max_time, resume, init_dir, layers, hidden,
             heads, ffn, positions, dropout, shuffle, shuffle_buffer, threads, bf16, device, force, quiet):
     """Pretrain a BERT or ModernBERT on CORPUS (text files, or one shard folder from `tokkit encode --pretraining`).
@@ -101,7 +106,8 @@ def command(corpus, tokenizer_dir, output, objective, arch, steps, batch_size, m
     cfg = PretrainConfig(
         objective=objective, arch=arch, steps=steps, batch_size=batch_size, max_length=max_length, lr=lr,
         warmup_steps=warmup_steps, warmup_seconds=warmup_seconds, weight_decay=weight_decay, clip=clip, seed=seed,
-        mlm_probability=mlm_probability, mlm_probability_end=mlm_probability_end, eval_every=eval_every,
+        mlm_probability=mlm_probability, mlm_probability_end=mlm_probability_end,
+        whole_word_masking=whole_word_masking, eval_every=eval_every,
         eval_every_seconds=eval_every_seconds, eval_blocks=eval_blocks,
         checkpoint_every=checkpoint_every, log_every=log_every, max_time=max_time, threads=threads, bf16=bf16,
         device=device, shuffle=shuffle, **buffer,
