@@ -146,3 +146,17 @@ def test_a_checkpoint_from_before_shuffling_resumes_in_file_order(setup, tmp_pat
         assert summary["steps"] == 14 and summary["config"]["shuffle"] is False
     assert [r["loss"] for r in losses(runs["old"])] == [r["loss"] for r in losses(runs["new"])]
     assert json.loads((ckpt / "state.json").read_text())["tokenizer_sha256"]  # fingerprinted from now on
+
+
+def test_a_resume_refuses_other_corpus_files_or_order(setup, tmp_path):
+    second = tmp_path / "second.txt"
+    second.write_text(tiny_corpus(30, seed=3), encoding="utf-8")
+    files = [setup / "corpus.txt", second]
+    pretrain(setup / "tok", files, tmp_path / "run", config=config(steps=4, checkpoint_every=2), progress=False)
+    for other in ([second, setup / "corpus.txt"], [setup / "corpus.txt"]):
+        with pytest.raises(TokkitError, match="other corpus files or another order"):
+            pretrain(setup / "tok", other, tmp_path / "run", config=config(steps=6), resume=tmp_path / "run",
+                     progress=False)
+    summary = pretrain(setup / "tok", files, tmp_path / "run", config=config(steps=6), resume=tmp_path / "run",
+                       progress=False)
+    assert summary["steps"] == 6

@@ -19,7 +19,7 @@ import math
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -70,6 +70,7 @@ class _Run:
     metrics: Optional[Metrics] = None
     bar: Optional[Progress] = None
     last_eval: Optional[dict] = None
+    corpus: list = field(default_factory=list)  # the corpus inputs, in order
 
     @property
     def main(self) -> bool:
@@ -106,6 +107,7 @@ def _set_up(tokenizer, corpus, output, cfg: PretrainConfig, *, eval_file, resume
         torch.set_num_threads(cfg.threads)
     rank, world = init_distributed(device)
     state, cfg, rdir = _resumed(resume, cfg, tok)
+    _check_corpus(state, corpus, rdir)
     arch = resolve_arch(cfg, init, state)
     cfg = cfg.with_arch_defaults(arch)
     if cfg.bf16 is None:
@@ -115,7 +117,7 @@ def _set_up(tokenizer, corpus, output, cfg: PretrainConfig, *, eval_file, resume
     evalset, baseline = _heldout(cfg, tok, eval_file, specials) if rank == 0 else (None, None)
     run = _Run(cfg, out, tok, specials, device, rank, world, model, wrap(model, device), opt, stream, rates,
                evalset, baseline, start=int(state.get("step", 0)), train_time=float(state.get("train_seconds", 0.0)),
-               first=None, say=progress is not False and rank == 0)
+               first=None, say=progress is not False and rank == 0, corpus=corpus)
     _draw_first_batch(run)
     _open_output(run, state, progress)
     return run
@@ -166,6 +168,29 @@ def _resumed(resume, cfg: PretrainConfig, tok):
         raise TokkitError(f"{rdir}/state.json: field 'config' does not fit this tokkit ({exc})") from None
     except TokkitError as exc:
         raise TokkitError(f"{rdir}/state.json: field 'config': {exc}") from None
+
+
+def corpus_fingerprint(paths) -> list[list]:
+    """[name, bytes] of each corpus input in order (a folder's bytes are its files' total): what a resume
+    must see again for the stream to continue where it stopped."""
+    out = []
+    for p in map(Path, paths):
+        size = sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) if p.is_dir() else p.stat().st_size
+        out.append([p.name, size])
+    return out
+
+
+def _check_corpus(state: dict, corpus: list, rdir) -> None:
+    """A resume reads the files the run began with, in the same order (checkpoints that predate the
+    record are taken as they are)."""
+    saved = state.get("corpus")
+    if saved is None:
+        return
+    now = corpus_fingerprint(corpus)
+    if now != saved:
+        names = ", ".join(name for name, _ in saved)
+        raise TokkitError(f"{rdir}: the run was trained on other corpus files or another order ({names}); "
+                          "resume with the same files in the same order")
 
 
 def _model(cfg: PretrainConfig, arch: str, tok, specials: dict, device, state: dict, rdir, init):
@@ -315,7 +340,8 @@ def _checkpoint(run: _Run, step: int) -> None:
         return
     ckpt.save_checkpoint(run.out / "checkpoint", run.model, run.opt, {
         "step": step, "data": run.stream.position, "config": asdict(run.cfg), "train_seconds": run.train_time,
-        "tokenizer_vocab_size": run.tok.vocab_size, "world_size": run.world}, tokenizer=run.tok)
+        "tokenizer_vocab_size": run.tok.vocab_size, "world_size": run.world,
+        "corpus": corpus_fingerprint(run.corpus)}, tokenizer=run.tok)
     export_model(run.model, run.tok, run.out)
 
 
