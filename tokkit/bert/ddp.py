@@ -74,14 +74,18 @@ def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict, 
     with torch.autocast(device_type, dtype=torch.bfloat16, enabled=bf16):
         out = model(batch["input_ids"], batch.get("token_type_ids"), batch.get("attention_mask"),
                     labels=batch["labels"], next_sentence_label=batch.get("next_sentence_label"))
+    zero = out.mlm_loss_sum.new_zeros(())
     stats = torch.stack([out.mlm_loss_sum.detach(), out.mlm_count.to(out.mlm_loss_sum.dtype),
-                         out.nsp_loss.detach() if out.nsp_loss is not None else out.mlm_loss_sum.new_zeros(())])
+                         out.nsp_loss.detach() if out.nsp_loss is not None else zero,
+                         out.rtd_loss.detach() if out.rtd_loss is not None else zero])
     if world > 1:
         dist.all_reduce(stats)  # global loss sum, global labelled count, summed NSP means
     count = stats[1].clamp(min=1)
     loss = out.mlm_loss_sum / count * world
     if out.nsp_loss is not None:
         loss = loss + out.nsp_loss
+    if out.rtd_loss is not None:
+        loss = loss + out.rtd_loss
     elif out.nsp_logits is not None:
         # The pooler and NSP head take no part in an MLM-only loss; touching them with a zero keeps
         # DDP's gradient bookkeeping simple (no find_unused_parameters) and one process identical to many.
@@ -95,7 +99,11 @@ def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, batch: dict, 
         scheduler.step()
     mlm = (stats[0] / count).item()
     nsp = (stats[2] / world).item()
-    return {"loss": mlm + nsp, "mlm_loss": mlm, "nsp_loss": nsp, "mlm_count": int(stats[1].item())}
+    out_stats = {"loss": mlm + nsp, "mlm_loss": mlm, "nsp_loss": nsp, "mlm_count": int(stats[1].item())}
+    if out.rtd_loss is not None:
+        out_stats["rtd_loss"] = (stats[3] / world).item()
+        out_stats["loss"] += out_stats["rtd_loss"]
+    return out_stats
 
 
 def adamw(groups: list[dict], lr: float, *, betas=(0.9, 0.98), eps: float = 1e-6) -> torch.optim.AdamW:

@@ -16,6 +16,7 @@ from typing import Optional
 
 import tokkit
 from tokkit.bert import checkpoint as ckpt
+from tokkit.bert.electra import Electra
 from tokkit.bert.hf import save_hf
 from tokkit.bert.recipe import PretrainConfig, build_model, resolve_arch
 from tokkit.errors import TokkitError
@@ -37,7 +38,9 @@ def load_trained(directory) -> tuple:
     """(model, state) of a checkpoint folder, every field checked before the model is built."""
     state = ckpt.read_state(directory)
     ckpt.check_model_config(directory, state)
-    model, _ = build_model(resolve_arch(PretrainConfig(), state=state), state["model_config"])
+    saved = state.get("config", {})
+    model, _ = build_model(resolve_arch(PretrainConfig(), state=state), state["model_config"],
+                           objective=saved.get("objective", "mlm"), generator_layers=saved.get("generator_layers", 1))
     ckpt.load_model_state(directory, model)
     return model.eval(), state
 
@@ -66,9 +69,15 @@ def export_run(run, output, *, tokenizer=None, force: bool = False) -> Path:
     directory = find_checkpoint(run)
     model, state = load_trained(directory)
     tok = checkpoint_tokenizer(directory, state, tokenizer)
-    return save_hf(model, tok, output, force=force)
+    return save_hf(exported(model), tok, output, force=force)
+
+
+def exported(model):
+    """What a run exports: the model, or for replaced-token detection its encoder alone (a folder
+    AutoModel loads, with no masked-LM head)."""
+    return model.encoder if isinstance(model, Electra) else model
 
 
 def export_model(model, tokenizer, run_dir) -> Optional[Path]:
     """The run's current model as RUN/model/ (replaced as a whole, atomically)."""
-    return save_hf(model, tokenizer, Path(run_dir) / MODEL_DIR, force=True)
+    return save_hf(exported(model), tokenizer, Path(run_dir) / MODEL_DIR, force=True)

@@ -188,6 +188,7 @@ class PreTrainingOutput(NamedTuple):
     mlm_count: Optional[Tensor]     # number of labelled positions
     nsp_loss: Optional[Tensor]
     hidden_states: Tensor           # (B, T, C)
+    rtd_loss: Optional[Tensor] = None  # replaced-token detection, weighted (tokkit.bert.electra)
 
 
 class BertForPreTraining(nn.Module):

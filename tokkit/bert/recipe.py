@@ -18,13 +18,14 @@ import torch
 
 from tokkit.bert.hf import load_hf
 from tokkit.bert.model import BertConfig, BertForPreTraining
-from tokkit.bert.modernbert import ModernBertConfig, ModernBertForMaskedLM
+from tokkit.bert.electra import Electra
+from tokkit.bert.modernbert import ModernBertConfig, ModernBertForMaskedLM, ModernBertModel
 from tokkit.bert.schedule import Schedule
 from tokkit.bert.settings import check_non_negative, check_positive, check_share, check_whole
 from tokkit.errors import TokkitError
 from tokkit.pretraining.shuffle import DEFAULT_BUFFER
 
-OBJECTIVES = {"mlm": "full", "mlm+nsp": "nsp"}
+OBJECTIVES = {"mlm": "full", "mlm+nsp": "nsp", "electra": "full"}  # objective -> the examples it reads
 ARCHS = ("bert", "modernbert")
 # Per-architecture recipe defaults (docs/bert-modernbert.md has the runs behind them).
 DEFAULT_LR = {"bert": 5e-4, "modernbert": 1e-3}
@@ -36,7 +37,7 @@ NO_STEP_LIMIT = 10**9
 class PretrainConfig:
     """Every setting of a run; saved in the checkpoint so `--resume` continues the same run."""
 
-    objective: str = "mlm"          # "mlm" (full-sentence examples) or "mlm+nsp" (sentence pairs)
+    objective: str = "mlm"          # "mlm", "mlm+nsp" (sentence pairs) or "electra" (replaced-token detection)
     steps: Optional[int] = None     # default: 1000, or no step limit when max_time is set
     batch_size: int = 16            # 600 s on 2 CPU threads: [MASK] ratio 3.60 at 16, 3.08 at 32 (bert-modernbert.md)
     max_length: int = 128
@@ -49,6 +50,7 @@ class PretrainConfig:
     mlm_probability: Optional[float] = None      # masking rate at the start; default per architecture
     mlm_probability_end: Optional[float] = None  # rate at the end, linear in between; default per architecture
     whole_word_masking: bool = False  # choose whole words for masking (every sub-token of a chosen word)
+    generator_layers: int = 1       # electra: the generator's layers (the encoder's width, its embeddings)
     arch: Optional[str] = None      # "bert" or "modernbert"; default: resolve_arch()
     eval_every: int = 0             # 0: evaluate only at the end
     eval_every_seconds: Optional[float] = None  # also evaluate each time training time passes a multiple
@@ -77,7 +79,7 @@ class PretrainConfig:
         """Whole-number settings, each with its least value (None allowed where it means a default)."""
         check_whole(self, {"steps": 1, "batch_size": 1, "max_length": 1, "seed": 0, "eval_every": 0, "eval_blocks": 1,
                            "checkpoint_every": 0, "log_every": 1, "shuffle_buffer": 0, "warmup_steps": 0,
-                           "threads": 1}, optional=("warmup_steps", "threads"))
+                           "threads": 1, "generator_layers": 1}, optional=("warmup_steps", "threads"))
 
     def _check_numbers(self) -> None:
         """Real-valued settings: finite, and in range."""
@@ -150,6 +152,8 @@ def resolve_arch(cfg: PretrainConfig, init=None, state: Optional[dict] = None) -
         raise TokkitError(f"--arch {cfg.arch} does not match the {found} model in {init or 'the checkpoint'}")
     if found == "modernbert" and cfg.objective == "mlm+nsp":
         raise TokkitError("ModernBERT has no next-sentence head: use --objective mlm or --arch bert")
+    if found == "bert" and cfg.objective == "electra":
+        raise TokkitError("replaced-token detection trains ModernBERT encoders: use --arch modernbert")
     return found
 
 
@@ -167,8 +171,18 @@ def model_config(arch: str, settings: dict):
         raise TokkitError(f"model settings do not describe a {arch} model ({exc})") from None
 
 
-def build_model(arch: str, settings: dict, init=None):
-    """(model, its config) for `arch`: from a Hugging Face folder, or freshly initialised."""
+def build_model(arch: str, settings: dict, init=None, *, objective: str = "mlm", generator_layers: int = 1):
+    """(model, its config) for `arch` and `objective`: from a Hugging Face folder, or freshly initialised.
+
+    The electra objective wraps the encoder with its generator and detection head; from a folder,
+    its encoder starts from the folder's.
+    """
+    if objective == "electra":
+        cfg = load_hf(ModernBertModel, init).config if init is not None else model_config(arch, settings)
+        model = Electra(cfg, generator_layers=generator_layers)
+        if init is not None:
+            model.encoder.load_state_dict(load_hf(ModernBertModel, init).state_dict())
+        return model, cfg
     cls = ModernBertForMaskedLM if arch == "modernbert" else BertForPreTraining
     if init is not None:
         model = load_hf(cls, init)

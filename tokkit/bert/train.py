@@ -198,7 +198,8 @@ def _model(cfg: PretrainConfig, arch: str, tok, specials: dict, device, state: d
     settings = state["model_config"] if state else {"pad_token_id": specials["[PAD]"] or 0, **cfg.model,
                                                      "vocab_size": tok.vocab_size}
     torch.manual_seed(cfg.seed)
-    model, mcfg = build_model(arch, settings, init if not state else None)
+    model, mcfg = build_model(arch, settings, init if not state else None, objective=cfg.objective,
+                              generator_layers=cfg.generator_layers)
     if cfg.max_length > mcfg.max_position_embeddings:
         raise TokkitError(f"--max-length {cfg.max_length} exceeds the model's "
                           f"{mcfg.max_position_embeddings} positions")
@@ -275,7 +276,7 @@ def _step(run: _Run, step: int) -> dict:
         run.rates.set(cfg.mlm_probability_at(step, run.train_time))
         batch = next(run.stream)
     batch = {k: v.to(run.device) for k, v in batch.items()}
-    if cfg.objective == "mlm":  # MLM only, even if the collator hands out NSP labels
+    if cfg.objective != "mlm+nsp":  # no NSP, even if the collator hands out NSP labels
         batch.pop("next_sentence_label", None)
     for group in run.opt.param_groups:
         group["lr"] = cfg.lr_at(step, run.train_time)

@@ -33,8 +33,12 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
 @click.option("-t", "--tokenizer", "tokenizer_dir", required=True, metavar="DIR", help="Tokenizer folder.")
 @click.option("-o", "--output", required=True, metavar="RUN_DIR",
               help="Run folder: model/ (for transformers), checkpoint/, metrics.jsonl, loss_curve.png, summary.json.")
-@click.option("--objective", type=click.Choice(["mlm", "mlm+nsp"]), default="mlm", show_default=True,
-              help="mlm trains on full-sentence examples, mlm+nsp on sentence pairs.")
+@click.option("--objective", type=click.Choice(["mlm", "mlm+nsp", "electra"]), default="mlm", show_default=True,
+              help="mlm trains on full-sentence examples, mlm+nsp on sentence pairs; electra trains the encoder "
+                   "to spot the tokens a small generator replaced, at every position (RUN/model/ then holds the "
+                   "encoder alone).")
+@click.option("--generator-layers", type=int, default=1, show_default=True,
+              help="electra: the generator's layers (the encoder's width and embeddings).")
 @click.option("--arch", type=click.Choice(["bert", "modernbert"]), default=None,
               help="Default: modernbert for mlm from scratch; bert for mlm+nsp; the --init/--resume model's own.")
 @click.option("--steps", type=int, default=None, metavar="N",
@@ -88,11 +92,11 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
 @click.option("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when available).")
 @click.option("--force", is_flag=True, help="Write into RUN_DIR even if it holds an earlier run or other files.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
-def command(corpus, tokenizer_dir, output, objective, arch, steps, batch_size, max_length, lr, warmup_steps,
-            warmup_seconds, weight_decay, clip, seed, mlm_probability, mlm_probability_end, whole_word_masking,
-            eval_file, eval_every,
-            eval_every_seconds, eval_blocks, checkpoint_every, log_every, max_time, resume, init_dir, layers, hidden,
-            heads, ffn, positions, dropout, shuffle, shuffle_buffer, threads, bf16, device, force, quiet):
+def command(corpus, tokenizer_dir, output, objective, generator_layers, arch, steps, batch_size, max_length, lr,
+            warmup_steps, warmup_seconds, weight_decay, clip, seed, mlm_probability, mlm_probability_end,
+            whole_word_masking, eval_file, eval_every, eval_every_seconds, eval_blocks, checkpoint_every, log_every,
+            max_time, resume, init_dir, layers, hidden, heads, ffn, positions, dropout, shuffle, shuffle_buffer,
+            threads, bf16, device, force, quiet):
     """Pretrain a BERT or ModernBERT on CORPUS (text files, or one shard folder from `tokkit encode --pretraining`).
 
     Runs under torchrun too: `torchrun --nproc-per-node 2 -m tokkit.cli pretrain ...`.
@@ -104,7 +108,8 @@ def command(corpus, tokenizer_dir, output, objective, arch, steps, batch_size, m
 
     buffer = {} if shuffle_buffer is None else {"shuffle_buffer": shuffle_buffer}
     cfg = PretrainConfig(
-        objective=objective, arch=arch, steps=steps, batch_size=batch_size, max_length=max_length, lr=lr,
+        objective=objective, generator_layers=generator_layers, arch=arch, steps=steps, batch_size=batch_size,
+        max_length=max_length, lr=lr,
         warmup_steps=warmup_steps, warmup_seconds=warmup_seconds, weight_decay=weight_decay, clip=clip, seed=seed,
         mlm_probability=mlm_probability, mlm_probability_end=mlm_probability_end,
         whole_word_masking=whole_word_masking, eval_every=eval_every,
