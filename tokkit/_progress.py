@@ -1,7 +1,9 @@
 """A minimal progress bar on stderr, silent when stderr is not a terminal or when disabled.
 
 >>> with Progress(total=3, desc="merging", enabled=False) as bar:
-...     bar.update(3)
+...     bar.update(2); bar.set(3)
+>>> bar.n
+3
 """
 import sys
 import time

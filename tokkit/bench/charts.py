@@ -3,9 +3,6 @@
 `bar_chart` draws one panel per measurement group: a horizontal bar per contender (throughput
 when the work is known, else median seconds), whiskers from min to max, tokkit's bar highlighted.
 `line_chart` draws the scaling curves.
-
->>> have_matplotlib() in (True, False)
-True
 """
 from __future__ import annotations
 

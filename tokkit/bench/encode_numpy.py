@@ -9,9 +9,6 @@ byte-level 50,257 (GPT-2's size), WordPiece 30,000 and char BPE 32,000.
 A "before" contender runs the list APIs of another tokkit tree (`--before DIR`, a built checkout of
 an earlier commit, put first on the worker's PYTHONPATH) through that tree's own encode_tasks, which
 read the slice from a file: the only copy of the text this suite writes, into `workdir`.
-
->>> read_corpus.__name__, KINDS["gigatoken"]
-('read_corpus', 'bytelevel only')
 """
 from __future__ import annotations
 

@@ -17,9 +17,6 @@ median wall time. RAYON_NUM_THREADS=1 holds the Rust contenders to one thread:
 Correctness is checked outside the timer, once per contender: after its first run a worker keeps a
 CRC-32 of each line's ids (sentencepiece's mapped to the file's numbering), and the suite counts
 the lines where a contender's ids differ from tokenizers'.
-
->>> TARGET
-'tokkit encode_batch_flat, 1 thread: >= 10.0x tokenizers, >= 5.0x sentencepiece, >= 1.0x tokie'
 """
 from __future__ import annotations
 

@@ -4,10 +4,6 @@ The measurement of `tokkit bench --suite mask` and benchmarks/bench_mask.py: 16,
 batches of 256, `special_tokens_mask` given ([CLS] first, [SEP] last, a padded tail on a quarter
 of the rows), vocab 30,522 with bert-base-uncased's special ids, 15% / 80-10-10, 2 threads each. Inputs a contender modifies in place are copied before each run,
 outside the timer. Throughput = sequences / median wall time of one pass over all batches.
-
->>> run = numpy_task(sequences=512)
->>> run() is None
-True
 """
 from __future__ import annotations
 

@@ -22,9 +22,6 @@ the lines that differ. Then each contender runs in its own worker process
 (tokkit.bench.harness.measure_tasks): WARMUP untimed rounds, `repeat` rounds alternating; MB/s =
 UTF-8 MB of the text / median wall time. Every contender encodes the same str object each round,
 so Python's cached UTF-8 of it serves them all alike.
-
->>> TARGET
-'tokkit encode_to_numpy, 1 thread: >= 1.0x gigatoken, >= 20.0x tokenizers, >= 5.0x tiktoken'
 """
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
 """`tokkit bench` as a function: pick suites, slice the corpus, run, write results.json/.md and charts.
-
->>> SUITES["all"]
-('train', 'encode', 'mask', 'bert')
 """
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """The pretraining stage: documents, NSP and full-sentence examples, datasets, shards and the collator.
 
 Importing it never imports torch; `as_torch_dataset()` wraps a dataset for a DataLoader.
-
->>> from tokkit.pretraining import MaskingCollator, PretrainingDataset, ShardDataset
 """
 from tokkit.pretraining.collate import MaskingCollator as MaskingCollator
 from tokkit.pretraining.corpus_index import DocumentIndex as DocumentIndex
