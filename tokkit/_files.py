@@ -351,8 +351,9 @@ def read_text(path: str | os.PathLike) -> str:
         raise TokkitError(f"{path}: line {line}: invalid UTF-8 at byte {exc.start}") from None
 
 
-def read_json(path: str | os.PathLike):
-    """Parse a JSON file; a syntax error or a repeated key names the file and line."""
+def read_json(path: str | os.PathLike, *, parse_float=None):
+    """Parse a JSON file; a syntax error or a repeated key names the file and line. `parse_float`
+    reads each number with a fraction or an exponent (json.loads' hook)."""
 
     def no_duplicates(pairs):
         seen = {}
@@ -364,7 +365,7 @@ def read_json(path: str | os.PathLike):
 
     text = read_text(path)
     try:
-        return json.loads(text, object_pairs_hook=no_duplicates)
+        return json.loads(text, object_pairs_hook=no_duplicates, parse_float=parse_float)
     except json.JSONDecodeError as exc:
         raise TokkitError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg})") from None
     except RecursionError:

@@ -47,6 +47,8 @@ struct Scratch {
     std::vector<std::pair<size_t, size_t>> found;
     Memo chunks{1 << 18};            // the fast lane's chunks -> ids
     bool unknown = false;            // a char no token covers met a model without an unk token
+    bool in_chunk = false;           // the fast lane is encoding a chunk ...
+    bool ragged = false;             // ... whose end was white space after some normalizer step
     std::vector<char32_t> cps;
     std::vector<int32_t> chunk_ids;
 };
@@ -68,6 +70,7 @@ struct Pipeline {
     SplitContext ctx;
     ReplaceFn replace_regex = nullptr;
     bool fast_lane = false;          // ids of texts without offsets go through encode_chunks
+    static constexpr int32_t RAGGED = INT32_MIN;  // a memo entry's last id: the chunk ended ragged
 
     bool is_ws(char32_t c) const { return (T.flags.get(c) & F_WHITESPACE) != 0; }
     bool is_word(char32_t c) const { return (T.flags.get(c) & (F_WORD)) != 0; }
@@ -107,24 +110,25 @@ struct Pipeline {
                 while (s2 > 0 && is_ws(c[s2 - 1])) s2--;
                 start = std::max(s2, start_offset);
             }
-            if (t.rstrip) {
-                while (stop < n && is_ws(c[stop])) stop++;
-                i = stop;
-            }
+            // the next match is searched from the match's own end, also when rstrip took the spaces after
+            // it (as tokenizers' find_matches): a token of spaces may then match among them again
+            if (t.rstrip) while (stop < n && is_ws(c[stop])) stop++;
             if (start_offset < start) out.push_back({start_offset, start, -1});
-            out.push_back({start, stop, t.id});
+            if (start < stop) out.push_back({start, stop, t.id});  // lstrip may leave nothing of it (dropped)
             start_offset = stop;
         }
         if (start_offset < n || out.empty()) out.push_back({start_offset, n, -1});
     }
 
-    // Normalizes s.seg into s.norm; false when a Python pattern raised.
-    bool normalize(Scratch& s, void* pyctx) const {
+    // Normalizes s.seg into s.norm; false when a Python pattern raised. With `chunk_end` (the text
+    // ends a fast-lane chunk), s.ragged records an end in white space before or after any step.
+    bool normalize(Scratch& s, void* pyctx, bool chunk_end = false) const {
         Text* in = &s.seg;
         Text* out = &s.norm;
         if (norm.empty()) { s.norm = s.seg; return true; }
         for (size_t k = 0; k < norm.size(); k++) {
             const NormStep& st = norm[k];
+            if (chunk_end && !solid_end(*in)) s.ragged = true;
             if (st.kind == N_PYTHON) {
                 s.found.clear();  // an empty string has no match, not even an empty one (as tokenizers)
                 if (in->size() && !replace_regex(pyctx, st.python, in->c.data(), in->size(), s.found)) return false;
@@ -143,8 +147,15 @@ struct Pipeline {
             }
             std::swap(in, out);
         }
+        if (chunk_end && !solid_end(*in)) s.ragged = true;
         if (in != &s.norm) s.norm = *in;
         return true;
+    }
+
+    // A chunk may be cut after this text: it ends in a char that is no white space and starts no
+    // grapheme cluster across the cut (see chunk_lane in tokkit/tokenizer/plan.py).
+    bool solid_end(const Text& t) const {
+        return t.size() && !is_ws(t.c.back()) && (T.grapheme.get(t.c.back()) & 31) != G_PREPEND;
     }
 
     // The tokens of one piece (chars [r.begin, r.end) of p.store), through the memo.
@@ -222,11 +233,12 @@ struct Pipeline {
     }
 
     // The fast lane for ids only. When every step is local to the words between spaces (see
-    // fast_lane_ok), a text's ids are the ids of its chunks, each chunk being a run of spaces and
-    // the text up to the next such run, cut only where the char after the run is ASCII (no mark
-    // can join the space) and the char before it is no whitespace and starts no grapheme cluster
-    // across it. A chunk's
-    // ids come from the memo keyed by its raw code units, so a repeated word costs one hash.
+    // chunk_lane in tokkit/tokenizer/plan.py), a text's ids are the ids of its chunks, each chunk being
+    // a run of spaces and the text up to the next such run, cut only where the char after the run is
+    // ASCII (no mark can join the space) and the char before it is no whitespace and starts no
+    // grapheme cluster across it, and where the chunk still ends so after each normalizer step (else
+    // the rest of the text goes whole). A chunk's ids come from the memo keyed by its raw code units,
+    // so a repeated word costs one hash.
     template <class Unit>
     bool encode_chunks(const Unit* u, size_t n, Scratch& s, Output& o, void* pyctx, uint8_t kind) const {
         size_t a = 0, i = 1;
@@ -242,15 +254,23 @@ struct Pipeline {
                 while (j < n && u[j] == (Unit)' ') j++;
                 if (j == n || u[j] < 0x80) { cut = i; break; }
             }
-            if (!chunk(u + a, cut - a, s, o, pyctx, kind)) return false;
+            bool solid = true;
+            if (!chunk(u + a, cut - a, cut == n, &solid, s, o, pyctx, kind)) return false;
+            if (!solid) {  // no cut after this chunk is safe: the rest of the text goes whole
+                s.cps.assign(u + a, u + n);
+                return encode(s.cps.data(), n - a, s, o, pyctx);
+            }
             a = cut;
             i = cut + 1;
         }
         return true;
     }
 
+    // A chunk's ids through the memo; *solid = false (and nothing pushed) when the chunk is not the
+    // text's last and ended in white space after some normalizer step (Scratch::ragged).
     template <class Unit>
-    bool chunk(const Unit* u, size_t m, Scratch& s, Output& o, void* pyctx, uint8_t kind) const {
+    bool chunk(const Unit* u, size_t m, bool last, bool* solid, Scratch& s, Output& o, void* pyctx,
+               uint8_t kind) const {
         if (!m) return true;
         const uint8_t* key = (const uint8_t*)u;
         size_t bytes = m * sizeof(Unit);
@@ -262,13 +282,22 @@ struct Pipeline {
             s.chunk_ids.clear();
             std::vector<int32_t> none;
             Output inner{&s.chunk_ids, &none, &none, &none, false, false};
-            if (!encode(s.cps.data(), m, s, inner, pyctx)) return false;
+            s.in_chunk = true;
+            s.ragged = false;
+            bool ok = encode(s.cps.data(), m, s, inner, pyctx);
+            s.in_chunk = false;
+            if (!ok) return false;
             if (s.unknown) return true;  // an error for the caller: not remembered
             s.toks.clear();
             for (int32_t id : s.chunk_ids) s.toks.push_back({id, 0, 0});
+            if (s.ragged) s.toks.push_back({RAGGED, 0, 0});  // remembered with the chunk
             s.chunks.add(key, bytes, h, s.toks.data(), s.toks.size());
             toks = s.toks.data();
             count = s.toks.size();
+        }
+        if (count && toks[count - 1].id == RAGGED) {
+            count--;
+            if (!last) { *solid = false; return true; }
         }
         for (size_t k = 0; k < count; k++) {
             if (toks[k].id < 0) s.unknown = true;
@@ -288,9 +317,11 @@ struct Pipeline {
             s.seg.clear();
             s.seg.base = (int32_t)m.a;
             for (size_t k = m.a; k < m.b; k++) s.seg.push(c[k], Span{(int32_t)k, (int32_t)k + 1});
-            if (!normalize(s, pyctx)) return false;
+            if (!normalize(s, pyctx, s.in_chunk && m.b == n)) return false;
             if (!any_normalized) {
-                if (!tokenize_norm(0, s.norm.size(), (int32_t)m.a, &word, s, o, pyctx)) return false;
+                // a piece's original start is its first normalized char's (Metaspace's "first" reads it)
+                int32_t start = s.norm.size() ? s.norm.a[0].s : (int32_t)m.a;
+                if (!tokenize_norm(0, s.norm.size(), start, &word, s, o, pyctx)) return false;
                 continue;
             }
             find_added(s.norm.c.data(), s.norm.size(), true, s.norm_matches);
@@ -302,7 +333,7 @@ struct Pipeline {
                     o.push(q.id, x.s, y.e, word++);
                     continue;
                 }
-                int32_t start = q.a == 0 ? (int32_t)m.a : (q.a < s.norm.size() ? s.norm.a[q.a].s : (int32_t)m.b);
+                int32_t start = q.a < s.norm.size() ? s.norm.a[q.a].s : (int32_t)m.b;
                 if (!tokenize_norm(q.a, q.b, start, &word, s, o, pyctx)) return false;
             }
         }

@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 from tokkit.errors import TokkitError
+from tokkit.tokenizer.aligned import aligned
 from tokkit.tokenizer.decoders import decoder_from_json, decoder_to_json
 from tokkit.tokenizer.files import MAX_TOKEN_CHARS
 from tokkit.tokenizer.models import Unigram, model_from_json, model_to_json
@@ -57,6 +58,7 @@ def spec_from_json(data: dict, where: str) -> Spec:
         raise TokkitError(f"{where}: model.Unigram: a piece of {max(map(len, tokens)):,} characters; tokkit reads "
                           f"pieces of at most {MAX_TOKEN_CHARS:,} (tokkit.tokenizer.files.MAX_TOKEN_CHARS)")
     added = _added_tokens(_field(data, "added_tokens", (list, type(None)), None, where) or [], tokens, where)
+    _check_normalized_forms(added, pipeline.normalizer, where)
     extra = {}
     for key in ("truncation", "padding"):  # kept as the defaults of tokkit.encode, written back on save
         value = _field(data, key, (dict, type(None)), None, where)
@@ -182,6 +184,18 @@ def _added_tokens(entries: list, tokens, where: str) -> tuple[AddedToken, ...]:
         added[content] = AddedToken(known, content, special, **flags)
     return tuple(sorted(added.values(), key=lambda a: a.id))
 
+
+
+def _check_normalized_forms(added: tuple[AddedToken, ...], normalizer, where: str) -> None:
+    """A `normalized` added token is matched in its normalized form; one the normalizer deletes has
+    none (tokenizers then matches the empty string between every two bytes, and fails on any text
+    that is not ASCII)."""
+    if normalizer is None:
+        return
+    for a in added:
+        if a.normalized and not normalizer.normalize(aligned(a.content))[0]:
+            raise TokkitError(f"{where}: added token {a.content!r} (id {a.id}) is normalized, and the normalizer "
+                              "turns it into nothing: it could never match")
 
 
 # ---------------------------------------------------------------------------------------- writing

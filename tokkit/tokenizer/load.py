@@ -22,6 +22,7 @@ from tokkit._files import read_json
 from tokkit.errors import TokkitError
 from tokkit.tokenizer.files import spec_from_vocab_json, spec_from_vocab_txt
 from tokkit.tokenizer.hf_json import spec_from_json
+from tokkit.tokenizer.models.unigram import serde_float
 from tokkit.tokenizer.normalizers import BertNormalizer
 from tokkit.tokenizer.sentencepiece_json import tokenizer_json_from_sentencepiece
 from tokkit.tokenizer.sentencepiece_model import read_model
@@ -50,7 +51,7 @@ def load_spec(path: Path, *, kind=None, lowercase=None, strip_accents=None, spec
                                    special_tokens=special_tokens)
     if path.name == "merges.txt":
         path = path.with_name("vocab.json")
-    data = read_json(path)
+    data = read_json(path, parse_float=lambda text: serde_float(text, str(path)))
     if json_kind(data, str(path)) == "tokenizer.json":
         return _from_tokenizer_json(data, path, **options)
     merges = path.with_name("merges.txt")

@@ -26,8 +26,9 @@ Span = Tuple[int, int]
 def regex_of(pattern: dict, where: str = "pattern") -> regex.Pattern:
     """A {"String"|"Regex"} pattern compiled for the `regex` package, read as Oniguruma reads it
     (Ruby syntax): ^ and $ match at every line, (?m) means dot-all, \\h is a hex digit, and
-    \\p{L}, \\p{N}, \\s, \\S take Oniguruma's (older) Unicode classes. Other classes (\\w, \\d, \\b,
-    other \\p{...}) keep `regex`'s newer Unicode: they differ from tokenizers on recent characters.
+    \\p{L}, \\p{N}, \\s, \\S, \\w, \\W, \\d, \\D, \\b and \\B take Oniguruma's classes (its \\w holds
+    letters, marks, numbers and _, not the joiners U+200C/U+200D that `regex`'s holds). Other
+    \\p{...} classes keep `regex`'s newer Unicode: they differ from tokenizers on recent characters.
 
     >>> [m.span() for m in regex_of({"Regex": "^a"}).finditer("a\\na")]
     [(0, 1), (2, 3)]
@@ -60,6 +61,10 @@ def _translate(source: str) -> str:
                 out.append(_class("S", depth, negated=token == "\\S"))
                 i += 2
                 continue
+            if token in _ONIG_CLASSES:
+                out.append(_onig_class(token, depth))
+                i += 2
+                continue
             out.append(_ESCAPES.get(token, token) if not depth else _ESCAPES_IN_CLASS.get(token, token))
             i += 2
             continue
@@ -89,12 +94,78 @@ def _onig_ranges(name: str) -> str:
     """A class's ranges as Oniguruma sees it (the gpt2_tokenizers section), for inside [...]."""
     with open(ut.TABLES, encoding="utf-8") as f:
         runs = json.load(f)["gpt2_tokenizers"][name]
-    return "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in runs)
+    return _ranges(runs)
 
 
 def _class(name: str, depth: int, negated: bool = False) -> str:
     inner = _onig_ranges(name)
     return inner if depth else f"[{'^' if negated else ''}{inner}]"
+
+
+_ONIG_CLASSES = ("\\w", "\\W", "\\d", "\\D", "\\b", "\\B")
+
+
+def _onig_class(token: str, depth: int) -> str:
+    """\\w, \\W, \\d, \\D, \\b or \\B as Oniguruma reads it (\\b and \\B only outside [...], where
+    they are word boundaries)."""
+    if token in ("\\b", "\\B"):
+        if depth:
+            return token
+        w = f"[{_ranges(_word_runs(inside=False))}]"
+        at_edge = f"(?<={w})(?!{w})|(?<!{w})(?={w})"
+        return f"(?:{at_edge})" if token == "\\b" else f"(?!{at_edge})"
+    runs = _word_runs(inside=bool(depth)) if token in ("\\w", "\\W") else _digit_runs()
+    if token in ("\\W", "\\D"):
+        runs = _complement(runs)
+    return _ranges(runs) if depth else f"[{_ranges(runs)}]"
+
+
+# Oniguruma's \w against the Whitespace pre-tokenizer's (the tables' norm.word, probed from
+# tokenizers): it lacks the joiners, and outside [...] it also holds Latin-1's superscripts and
+# fractions (its Latin-1 table says so; inside a class its Unicode ranges decide). A test probes
+# every code point both ways.
+_NOT_ONIG_WORD = {0x200C, 0x200D}
+_ONIG_WORD_LATIN1 = {0xB2, 0xB3, 0xB9, 0xBC, 0xBD, 0xBE}
+
+
+@lru_cache(maxsize=2)
+def _word_runs(inside: bool) -> tuple[tuple[int, int], ...]:
+    with open(ut.TABLES, encoding="utf-8") as f:
+        runs = json.load(f)["norm"]["word"]
+    chars = {c for lo, hi in runs for c in range(lo, hi + 1)} - _NOT_ONIG_WORD
+    return _runs_of(chars if inside else chars | _ONIG_WORD_LATIN1)
+
+
+@lru_cache(maxsize=1)
+def _digit_runs() -> tuple[tuple[int, int], ...]:
+    """Oniguruma's \\d: the decimal digits among its \\p{N} (`regex` knows newer ones)."""
+    with open(ut.TABLES, encoding="utf-8") as f:
+        runs = json.load(f)["gpt2_tokenizers"]["N"]
+    digit = regex.compile(r"\d")
+    return _runs_of({c for lo, hi in runs for c in range(lo, hi + 1) if digit.match(chr(c))})
+
+
+def _runs_of(chars: set[int]) -> tuple[tuple[int, int], ...]:
+    runs: list[list[int]] = []
+    for c in sorted(chars):
+        if runs and runs[-1][1] == c - 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return tuple((lo, hi) for lo, hi in runs)
+
+
+def _complement(runs) -> tuple[tuple[int, int], ...]:
+    out, at = [], 0
+    for lo, hi in runs:
+        if at < lo:
+            out.append((at, lo - 1))
+        at = hi + 1
+    return tuple(out + ([(at, 0x10FFFF)] if at <= 0x10FFFF else []))
+
+
+def _ranges(runs) -> str:
+    return "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in runs)
 
 
 _ESCAPES = {"\\h": "[0-9a-fA-F]", "\\H": "[^0-9a-fA-F]"}

@@ -45,6 +45,7 @@ import numpy as np
 import regex
 
 from tokkit._native import unicode_tables as ut
+from tokkit._native.byte_symbols import bytes_to_unicode
 from tokkit._native.encode import Encoder
 from tokkit._native.pipeline import SCANNER_FAMILIES, PipelineEncoder
 from tokkit.text.normalize import BertNorm
@@ -54,6 +55,7 @@ from tokkit.tokenizer.aligned import aligned, code_points, has_flag
 from tokkit.tokenizer.files import MAX_TOKEN_CHARS
 from tokkit.tokenizer.models import BPE, WordPiece
 from tokkit.tokenizer.nfc_lane import NfcEncoder
+from tokkit.tokenizer.onig_regex import regex_of
 from tokkit.tokenizer.precompiled import transform
 from tokkit.tokenizer.prefix_space import PrefixSpaceEncoder
 from tokkit.tokenizer.spec import AddedToken, Spec
@@ -163,7 +165,8 @@ def _byte_level(spec: Spec) -> Plan:
         # the space put before the text after such a token would let it match where it did not
         return general(spec, "add_prefix_space with an added token that starts with a space")
     form = FastForm("bytelevel", spec.vocab, spec.added, model.unk_token, merges=model.merges,
-                    family=SCANNER_FAMILIES[scanner or "gpt2"], pattern=None if scanner else regex.compile(pattern),
+                    family=SCANNER_FAMILIES[scanner or "gpt2"],
+                    pattern=None if scanner else regex_of({"Regex": pattern}),  # read as Oniguruma reads it
                     ignore_merges=model.ignore_merges)
     nfc = isinstance(p.normalizer, norm.NFC)
     lanes = " and ".join(name for name, on in (("NFC", nfc), ("add_prefix_space", prefix_space)) if on)
@@ -238,26 +241,42 @@ def added_native(token: AddedToken, normalizer) -> dict:
 
 # ------------------------------------------------------------------------------ the chunk lane
 def chunk_lane(spec: Spec) -> bool:
-    """Whether the general path's chunk lane gives the whole pipeline's ids (see Pipeline::encode_chunks
-    in pipeline.hpp): every normalizer step leaves a space alone and keeps its effects inside the
-    chunks, and every pre-tokenizer step splits at spaces (or keeps pieces whole).
+    """Whether the general path's chunk lane gives the whole pipeline's ids (Pipeline::encode_chunks in
+    pipeline.hpp). The lane cuts a text before a run of spaces ' ' that follows a char X that is no white
+    space (nor a grapheme Prepend) and precedes ASCII, and adds up the chunks' ids. That is exact when:
 
-    A regex split (GPT-2's pattern, ByteLevel's regex, the cl100k / qwen2 / o200k scanners, Isolated
-    and not inverted) is exact over chunks when it sees, at each cut, a char X that is no white space
-    and then the chunk's ' ' (or when an earlier step already starts pieces there). Then no piece holds
-    both X and the ' ', so the pieces of the whole are the pieces of the chunks: the scan reaches the
-    cut at a piece start either way, and its one look-ahead, (?!\\S), sees the ' ' in the whole text and
-    the end in the chunk, and holds in both. Alternative by alternative, a piece holding X ends at X:
-      - the contractions (?i:'s|'t|...) hold no space; \\p{L}+, \\p{N}{1,3} or \\p{N}, o200k's cased runs
-        [\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]* / [\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+ hold no white space;
-      - a space may only start a piece: [^\\r\\n\\p{L}\\p{N}]? and GPT-2's " ?" stand first in their
-        alternatives, and what follows them (\\p{L}+, \\p{N}+, [^\\s\\p{L}\\p{N}]+, then [\\r\\n]* or
-        [\\r\\n/]*) never matches ' ';
-      - \\s*[\\r\\n]+, \\s+(?!\\S) and \\s+ hold white space only, so never X, whatever they backtrack to.
-    A piece holding X therefore ends at the cut, and the scan of the chunk from there is the scan of
-    the whole from there. What the step sees at a cut is the raw text's, when no normalizer step can
-    make X white space (_keeps_solid_end) and no earlier step made the spaces something else without
-    starting pieces there (Metaspace without split, ByteLevel without its regex).
+    1. The normalizer gives the chunks' normalized texts end to end. Each step acts within the chunks
+       and leaves alone the ' ' that start every chunk but the first (_leaves_spaces_alone), so the
+       chunks keep starting with them (or, after Replace(" {2,}", C), with C's first char, which later
+       steps must leave alone too). Only Strip(right) and Replace(" {2,}") read the end of their text,
+       and they see the whole text's at a cut as long as the chunk there still ends in X' that is no
+       white space. Any step may make or delete white space at a chunk's end (a Precompiled map turns
+       U+200B, U+200E, U+FEFF, U+FFFD into ' '; StripAccents, Replace(X, "") and Precompiled delete
+       chars, so a tab before a mark shows), so no step is trusted with it: the compiled lane checks
+       each chunk's end before and after every step and, when one is white space, gives the rest of
+       the text to the whole-text path (Scratch::ragged). Then X' also holds when the pre-tokenizer runs.
+    2. The pre-tokenizer starts a piece at every cut, or the model never sees across one:
+       - Metaspace with `split` starts pieces at its replacement, WhitespaceSplit, Whitespace and BERT's
+         at white space: at every cut when each chunk starts with such a char (`lead`, what chunks but
+         the first start with, follows each step: Metaspace turns ' ' into its replacement, ByteLevel
+         into 'Ġ'). Metaspace's "first" scheme reads a piece's original offset, 0 for a chunk's first
+         piece: safe only when that piece starts with the replacement, which is then not prepended.
+       - A regex split (GPT-2's pattern, ByteLevel's regex, the cl100k / qwen2 / o200k scanners,
+         Isolated and not inverted) is exact over chunks when it sees X' and then the chunk's ' ' (or
+         an earlier step already starts pieces there). Then no piece holds both X' and the ' ', so the
+         pieces of the whole are the pieces of the chunks: the scan reaches the cut at a piece start
+         either way, and its one look-ahead, (?!\\S), sees the ' ' in the whole text and the end in the
+         chunk, and holds in both. Alternative by alternative, a piece holding X' ends at X':
+           - the contractions (?i:'s|'t|...) hold no space; \\p{L}+, \\p{N}{1,3} or \\p{N}, o200k's cased
+             runs [\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]* / [\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+ hold no white space;
+           - a space may only start a piece: [^\\r\\n\\p{L}\\p{N}]? and GPT-2's " ?" stand first in their
+             alternatives, and what follows them (\\p{L}+, \\p{N}+, [^\\s\\p{L}\\p{N}]+, then [\\r\\n]* or
+             [\\r\\n/]*) never matches ' ';
+           - \\s*[\\r\\n]+, \\s+(?!\\S) and \\s+ hold white space only, so never X', whatever they
+             backtrack to.
+       - Punctuation and Digits only cut more; a Unigram or BPE model that never joins a U+2581 to the
+         char before it (`cuts_at_metaspace`) sees no further than a Metaspace without `split`.
+    3. No added token reads the normalized text, holds a space, or takes the spaces after it.
 
     >>> from tokkit.tokenizer.recipes import byte_level_spec
     >>> chunk_lane(byte_level_spec(["a"], [], []))
@@ -265,30 +284,51 @@ def chunk_lane(spec: Spec) -> bool:
     """
     p = spec.pipeline
     if any(a.normalized or a.rstrip or " " in a.content for a in spec.added):
-        return False  # a token matched after normalizing, holding a space, or eating the spaces after it
-    steps = _leaves(p.normalizer, "normalizers")
-    if not all(_leaves_spaces_alone(step) for step in steps):
         return False
-    solid_end = all(_keeps_solid_end(step) for step in steps)
-    cuts_at_metaspace = getattr(p.model, "cuts_at_metaspace", False)
-    splits = cut = False  # some step starts pieces at spaces / at every cut
-    raw_spaces = True     # the pieces still hold the chunks' spaces as ' '
-    for step in _leaves(p.pre_tokenizer, "pretokenizers"):
-        regex_ok = cut or (raw_spaces and solid_end)
+    lead = {" "}  # what each chunk but the first starts with
+    for step in _leaves(p.normalizer, "normalizers"):
+        if not _leaves_spaces_alone(step, lead):
+            return False
+        if isinstance(step, norm.Replace) and step.pattern.get("Regex") == " {2,}":
+            if not step.content.startswith((" ", "\u2581")):
+                return False  # the spaces may become nothing, or a char later steps and splits treat otherwise
+            lead.add(step.content[0])
+    return _pre_tokenizer_keeps_cuts(spec, lead)
+
+
+def _pre_tokenizer_keeps_cuts(spec: Spec, lead: set[str]) -> bool:
+    """Part 2 of chunk_lane's proof: the pre-tokenizer (and the model) see nothing across a cut."""
+    cuts_at_metaspace = getattr(spec.pipeline.model, "cuts_at_metaspace", False)
+    cut = False       # some step starts a piece at every cut
+    splits = False    # ... or the model sees nothing across one
+    at_start = True   # a chunk's first piece still starts at the chunk's first char (offset 0)
+    for step in _leaves(spec.pipeline.pre_tokenizer, "pretokenizers"):
         if isinstance(step, pre.Metaspace):
-            splits = splits or step.split or (cuts_at_metaspace and step.replacement == "\u2581")
-            cut, raw_spaces = cut or step.split, raw_spaces and step.split
+            if step.prepend_scheme == "first" and at_start and not lead <= {" ", step.replacement}:
+                return False  # each chunk's first piece would get the replacement the text's first only gets
+            lead = {step.replacement if c == " " else c for c in lead}
+            cut = cut or (step.split and lead == {step.replacement})
+            splits = splits or cut or (cuts_at_metaspace and lead == {"\u2581"} == {step.replacement})
         elif isinstance(step, (pre.Whitespace, pre.WhitespaceSplit, pre.BertPreTokenizer)):
-            splits = cut = True
+            white = all(has_flag(c, ut.WHITESPACE) for c in lead)  # then they drop the chunk's first chars
+            cut = splits = cut or white
+            at_start = at_start and not white
         elif isinstance(step, pre.ByteLevel) and not step.use_regex:
-            raw_spaces = False
+            lead = {BYTE_SYMBOLS[c.encode("utf-8")[0]] for c in lead}
         elif isinstance(step, pre.ByteLevel) or (isinstance(step, pre.Split) and step.scanner is not None):
-            if not regex_ok or (isinstance(step, pre.Split) and (step.behavior != "Isolated" or step.invert)):
+            if isinstance(step, pre.Split) and (step.behavior != "Isolated" or step.invert):
                 return False
-            splits = cut = True
+            if not (cut or lead == {" "}):
+                return False
+            cut = splits = True
+            if isinstance(step, pre.ByteLevel):
+                lead = {BYTE_SYMBOLS[c.encode("utf-8")[0]] for c in lead}
         elif not isinstance(step, (pre.Punctuation, pre.Digits)):
             return False
     return splits
+
+
+BYTE_SYMBOLS = bytes_to_unicode()  # ByteLevel's symbol of each byte
 
 
 def _leaves(component, field: str) -> list:
@@ -299,36 +339,21 @@ def _leaves(component, field: str) -> list:
     return [leaf for part in parts for leaf in _leaves(part, field)] if parts is not None else [component]
 
 
-def _leaves_spaces_alone(step) -> bool:
-    """A normalizer step that keeps the chunks' spaces as they are and acts within the chunks.
+def _leaves_spaces_alone(step, lead: set[str]) -> bool:
+    """A normalizer step that acts within the chunks and keeps the chars that start them (`lead`).
 
     Prepend and Python patterns look at the ends or across spaces; Nmt and BertNormalizer make spaces
-    of other chars, which a later " {2,}" could join with the space before a chunk; Strip may cut
-    only the right end (a chunk but the last never ends in white space).
+    of other chars; a left Strip eats the spaces a chunk starts with; a String pattern holding a lead
+    char could match across a cut, and an empty one matches at both ends of every chunk (its content
+    would come twice).
     """
     if isinstance(step, (norm.NFD, norm.NFKD, norm.NFC, norm.NFKC, norm.Lowercase, norm.StripAccents)):
-        return True
+        return True  # ' ' and U+2581 are their own image under each, and join no char before them
     if isinstance(step, norm.Replace):
         kind, text = next(iter(step.pattern.items()))
         if kind == "Regex":
-            return text == " {2,}"
-        # an empty pattern matches at both ends of every chunk: its content would come twice
-        return bool(text) and " " not in text and " " not in step.content
+            return text == " {2,}" and lead == {" "}
+        return bool(text) and not lead & set(text)
     if isinstance(step, norm.Precompiled):
-        return transform(step.charsmap, " ") is None
+        return all(transform(step.charsmap, c) is None for c in lead)
     return isinstance(step, norm.Strip) and not step.strip_left
-
-
-def _keeps_solid_end(step) -> bool:
-    """A normalizer step that keeps the last char of each chunk but the last (never white space in the
-    raw text) a char that is no white space. NFD, NFKD, NFC, NFKC and Lowercase never make white space
-    of other chars, nor end an image of one with it (a test checks every code point); StripAccents
-    deletes marks, a Precompiled map or an empty Replace may delete chars and a Replace may end in
-    white space, and the char before the chunk's spaces can then be white space (a mark after a tab)."""
-    if isinstance(step, (norm.NFD, norm.NFKD, norm.NFC, norm.NFKC, norm.Lowercase, norm.Strip)):
-        return True
-    if isinstance(step, norm.Replace):  # a match is inside a chunk: its pattern holds no space
-        if step.pattern.get("Regex") == " {2,}":
-            return True
-        return "String" in step.pattern and bool(step.content) and not has_flag(step.content[-1], ut.WHITESPACE)
-    return False

@@ -170,31 +170,43 @@ def read_pieces(items: list, where: str) -> tuple[tuple[str, float], ...]:
         if item[0] in seen:
             raise TokkitError(f"{where}: vocab[{k}] repeats the piece {item[0]!r} of vocab[{seen[item[0]]}]")
         seen[item[0]] = k
-    return tuple((piece, float(score)) for piece, score in items)
+    # an integer score is exact below 2**64; serde_json reads a longer one as a float's digits
+    return tuple((piece, serde_float(str(score), where) if isinstance(score, int) and abs(score) >= 1 << 64
+                  else float(score)) for piece, score in items)
 
 
-def serde_float(text: str) -> float:
+def serde_float(text: str, where: str = "JSON") -> float:
     """A JSON number read as tokenizers reads it (serde_json without exact float parsing).
 
     tokenizers multiplies or divides the decimal significand by a power of ten, which can land one
     step away from the nearest double (about one score in eight of a SentencePiece vocabulary), so
-    `json.loads(text, parse_float=serde_float)` gives the scores tokenizers' Viterbi adds up.
+    `json.loads(text, parse_float=serde_float)` gives the scores tokenizers' Viterbi adds up. A
+    number past the largest double is a TokkitError naming `where` (tokenizers refuses it too).
 
     >>> serde_float("-15.774467468261719"), float("-15.774467468261719")
     (-15.77446746826172, -15.774467468261719)
     """
+    negative = text.startswith("-")
+    whole, _, frac = text[negative:].partition(".")
+    if len(whole) + len(frac) <= 19 and whole.isdigit() and frac.isdigit():
+        # the common case, as serde_json computes it: 19 digits fit its u64, then one division
+        value = float(int(whole + frac)) / _POW10[len(frac)]
+        return -value if negative else value
     m = _NUMBER.fullmatch(text)
     if m is None:
-        raise ValueError(f"not a JSON number: {text!r}")
+        raise TokkitError(f"{where}: not a JSON number: {text[:40]!r}")
     sign, whole, frac, exp_sign, exp = m.groups()
     significand, exponent = _significand(whole, frac or "")
+    out_of_range = TokkitError(f"{where}: the number {text[:40]} is out of range (tokenizers reads 64-bit floats)")
     if exp is not None:
         if int(exp) >= 1 << 31:
             if significand and exp_sign != "-":
-                raise ValueError(f"number out of range: {text!r}")
+                raise out_of_range
             return -0.0 if sign else 0.0
         exponent = max(-(1 << 31), min((1 << 31) - 1, exponent + (-int(exp) if exp_sign == "-" else int(exp))))
-    value = _from_parts(significand, exponent, text)
+    value = _from_parts(significand, exponent)
+    if value is None:
+        raise out_of_range
     return -value if sign else value
 
 
@@ -213,16 +225,15 @@ def _significand(whole: str, frac: str) -> tuple[int, int]:
     return significand, exponent
 
 
-def _from_parts(significand: int, exponent: int, text: str) -> float:
+def _from_parts(significand: int, exponent: int) -> float | None:
+    """significand x 10**exponent as serde_json's f64_from_parts computes it; None past the largest double."""
     value = float(significand)
     while abs(exponent) > 308:
         if value == 0.0:
             return value
         if exponent >= 0:
-            raise ValueError(f"number out of range: {text!r}")
+            return None
         value /= 1e308
         exponent += 308
     value = value * _POW10[exponent] if exponent >= 0 else value / _POW10[-exponent]
-    if math.isinf(value):
-        raise ValueError(f"number out of range: {text!r}")
-    return value
+    return None if math.isinf(value) else value
