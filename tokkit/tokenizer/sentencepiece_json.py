@@ -13,6 +13,9 @@ import base64
 import struct
 
 from tokkit.errors import TokkitError
+from tokkit.tokenizer.aligned import aligned
+from tokkit.tokenizer.normalizers import normalizer_from_json
+from tokkit.tokenizer.precompiled import parse_charsmap, transform
 from tokkit.tokenizer.sentencepiece_model import Piece, SentencePieceModel
 
 SPACE = "\u2581"  # sentencepiece's visible space
@@ -43,18 +46,24 @@ def tokenizer_json_from_sentencepiece(model: SentencePieceModel, where: str = "m
     # (before a space or a symbol there too), from a normalizer step that leaves the symbols alone (_prefix).
     users = tuple(p.piece for p in model.pieces if p.type == "USER_DEFINED") if ts.model_type != "unigram" else ()
     in_normalized = bool(users) and not ts.treat_whitespace_as_suffix
+    normalizer = _normalizer(model, users, where)
+    if in_normalized and normalizer is not None:
+        # one the normalizer turns into nothing (spaces only) never matches in sentencepiece either
+        steps = normalizer_from_json(normalizer, where)
+        users = tuple(u for u in users if steps.normalize(aligned(u))[0])
     return {"version": "1.0", "truncation": None, "padding": None,
-            "added_tokens": _added_tokens(model, bool(users), normalized=in_normalized or not ns.add_dummy_prefix),
-            "normalizer": _normalizer(model, users), "pre_tokenizer": _pre_tokenizer(model),
+            "added_tokens": _added_tokens(model, users, normalized=in_normalized or not ns.add_dummy_prefix),
+            "normalizer": normalizer, "pre_tokenizer": _pre_tokenizer(model),
             "post_processor": None, "decoder": _decoder(model),
             "model": _unigram(model) if ts.model_type == "unigram" else _bpe(model)}
 
 
-def _added_tokens(model: SentencePieceModel, users: bool, normalized: bool) -> list[dict]:
-    """Control pieces as special tokens; user-defined ones too where the model cannot keep them whole."""
+def _added_tokens(model: SentencePieceModel, users: tuple[str, ...], normalized: bool) -> list[dict]:
+    """Control pieces as special tokens; the user-defined ones in `users` too (where the model cannot
+    keep them whole)."""
     out = []
     for i, p in enumerate(model.pieces):
-        if p.type == "CONTROL" or (users and p.type == "USER_DEFINED"):
+        if p.type == "CONTROL" or (p.type == "USER_DEFINED" and p.piece in users):
             user = p.type == "USER_DEFINED"
             out.append({"id": i, "content": p.piece, "single_word": False, "lstrip": False, "rstrip": False,
                         "normalized": user and normalized, "special": not user})
@@ -65,26 +74,63 @@ def _replace(pattern: str, content: str, regex: bool = False) -> dict:
     return {"type": "Replace", "pattern": {"Regex" if regex else "String": pattern}, "content": content}
 
 
-def _normalizer(model: SentencePieceModel, users: tuple[str, ...]) -> dict | None:
+def _normalizer(model: SentencePieceModel, users: tuple[str, ...], where: str) -> dict | None:
     """sentencepiece's normalizer in order: character map, spaces, escaping, trailing spaces, dummy prefix."""
     ns = model.normalizer_spec
     space = SPACE if ns.escape_whitespaces else " "
     steps = []
     if ns.precompiled_charsmap:
-        steps.append({"type": "Precompiled", "precompiled_charsmap": base64.b64encode(ns.precompiled_charsmap)
-                      .decode("ascii")})
+        protect, restore = _symbols_kept(ns.precompiled_charsmap, model, where)
+        steps += protect + [{"type": "Precompiled", "precompiled_charsmap": base64.b64encode(
+            ns.precompiled_charsmap).decode("ascii")}] + restore
     if ns.remove_extra_whitespaces:
         steps += [_replace(" {2,}", " ", regex=True), _replace(r"\A ", "", regex=True)]
     if ns.escape_whitespaces:
         steps.append(_replace(" ", SPACE))
     if ns.remove_extra_whitespaces:  # sentencepiece drops trailing U+2581 too, typed or escaped
-        steps.append(_replace(space + r"+\z", "", regex=True))
+        steps.append(_replace(space + r"+\z" + _unless_one_symbol(space, users), "", regex=True))
     if ns.add_dummy_prefix:
         if model.trainer_spec.treat_whitespace_as_suffix:
             steps.append(_replace(r"\z", space, regex=True))
         else:
             steps.append(_prefix(space, users))
     return {"type": "Sequence", "normalizers": steps} if steps else None
+
+
+CODE_START, CODE_DIGITS = "\ufdd0", [chr(c) for c in range(0xFDD1, 0xFDF0)]  # noncharacters: never text
+
+
+def _symbols_kept(charsmap: bytes, model: SentencePieceModel, where: str) -> tuple[list[dict], list[dict]]:
+    """Replace steps before and after the character map that keep user-defined symbols as written.
+
+    sentencepiece finds user-defined symbols in the raw text before it applies the map, so a symbol
+    the map would change ("\\n" and "\\t" into spaces, "ﬁ" into "fi", U+2581 into a space) stays whole.
+    Each such symbol becomes a code of noncharacters (U+FDD0, then digits from U+FDD1) that the map
+    leaves alone, and is written back after it; longer symbols are replaced first.
+    """
+    symbols = [p.piece for p in model.pieces if p.type == "USER_DEFINED"]
+    if not symbols:
+        return [], []
+    cm = parse_charsmap(charsmap, f"{where}: normalizer_spec.precompiled_charsmap")
+    symbols = sorted((u for u in symbols if any(transform(cm, ch) is not None for ch in u)), key=lambda u: -len(u))
+    width = 1
+    while len(CODE_DIGITS) ** width < len(symbols):
+        width += 1
+    codes = [CODE_START + "".join(CODE_DIGITS[k // len(CODE_DIGITS) ** i % len(CODE_DIGITS)] for i in range(width))
+             for k in range(len(symbols))]
+    if any(transform(cm, ch) is not None for ch in [CODE_START] + CODE_DIGITS) or \
+            any(CODE_START <= ch <= CODE_DIGITS[-1] for u in symbols for ch in u):
+        raise TokkitError(f"{where}: normalizer_spec.precompiled_charsmap changes the noncharacters "
+                          "U+FDD0-U+FDEF, or a user-defined symbol holds one: tokkit cannot keep the symbols whole")
+    return ([_replace(u, code) for u, code in zip(symbols, codes)],
+            [_replace(code, u) for u, code in zip(symbols, codes)])
+
+
+def _unless_one_symbol(space: str, users: tuple[str, ...]) -> str:
+    """A look-behind that stops the trailing-space removal on a text that is one symbol ending in
+    `space` (an added token's own text must stay itself to be found)."""
+    ending = [onig_escape(u) for u in users if u.endswith(space)]
+    return "(?<!" + "|".join(r"\A" + u for u in ending) + ")" if ending else ""
 
 
 def _prefix(space: str, users: tuple[str, ...]) -> dict:
@@ -115,8 +161,10 @@ _META = frozenset("\\^$.|?*+()[]{}")
 
 def _pre_tokenizer(model: SentencePieceModel) -> dict | None:
     """Metaspace, splitting before each U+2581 where no piece holds one inside (so splitting changes nothing)."""
+    # a Unigram keeps user-defined pieces whole by their score (no added tokens), so they count too
+    whole = ("NORMAL", "UNUSED", "USER_DEFINED") if model.trainer_spec.model_type == "unigram" else ("NORMAL", "UNUSED")
     split = (model.normalizer_spec.escape_whitespaces and not model.trainer_spec.treat_whitespace_as_suffix
-             and all(SPACE not in p.piece[1:] for p in model.pieces if p.type in ("NORMAL", "UNUSED")))
+             and all(SPACE not in p.piece[1:] for p in model.pieces if p.type in whole))
     if not split:
         return None
     return {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "never", "split": True}

@@ -6,7 +6,9 @@ field is skipped by its wire type, and nothing in the file is executed. A trunca
 file is one TokkitError naming it.
 
 `tokenizer_json_from_sentencepiece` writes the pipeline that gives sentencepiece's ids:
-  - normalizer: Precompiled (the character map), Replace " {2,}" -> " " and "\\A " -> "" (leading
+  - normalizer: Precompiled (the character map; sentencepiece finds user-defined symbols before it,
+    so each symbol the map would change is a code of noncharacters U+FDD0-U+FDEF while it runs, by
+    a Replace before it and one after), Replace " {2,}" -> " " and "\\A " -> "" (leading
     and repeated spaces, remove_extra_whitespaces), Replace " " -> U+2581 (escape_whitespaces),
     Replace "U+2581+\\z" -> "" (sentencepiece also drops trailing U+2581 typed in the text), then
     Prepend U+2581 (add_dummy_prefix; Prepend, unlike Metaspace's prepend_scheme, prefixes text that
@@ -30,8 +32,11 @@ Where no combination of components gives sentencepiece's ids:
     in the text become those ids;
   - Unigram ties: sentencepiece sums path scores in 32-bit floats, tokenizers in 64-bit, so two
     segmentations of equal score may be picked differently;
-  - BPE and char models with user-defined symbols: a text that is one symbol and nothing else gets no
-    U+2581 piece before it; a symbol the character map changes is matched in its normalized form;
+  - BPE and char models with user-defined symbols: a text that is one symbol and nothing else (once
+    the map and the space rules are done) gets no U+2581 piece before it, and keeps a symbol's trailing
+    U+2581; a symbol of spaces alone never matches (sentencepiece writes its spaces as U+2581 too);
+    with treat_whitespace_as_suffix, the text between symbols is normalized part by part;
+  - text holding the noncharacters U+FDD0-U+FDEF, which are never text, may read as a user-defined symbol;
   - decoding: sentencepiece drops a leading U+2581 from each piece until some text is written, the
     decoder one space (they differ on a text that began with a typed U+2581); without the dummy prefix
     nothing is dropped, where sentencepiece would drop a typed leading U+2581;

@@ -29,6 +29,7 @@ from tokkit.tokenizer import normalizers as norm
 from tokkit.tokenizer.models import Unigram as UnigramModel
 from tokkit.tokenizer.post import bert_processing
 from tokkit.tokenizer.pre_tokenizers import Metaspace
+from tokkit.tokenizer.precompiled import build_charsmap
 from tokkit.tokenizer.recipes import added_specials
 from tokkit.tokenizer.sentencepiece_model import NormalizerSpec, Piece, SentencePieceModel, TrainerSpec
 from tokkit.tokenizer.sentencepiece_write import model_to_bytes
@@ -154,9 +155,9 @@ class Unigram(Algorithm):
 
         <unk> is the UNKNOWN piece, the other special tokens CONTROL pieces (those sentencepiece has
         no id option for listed in control_symbols), <0xNN> BYTE pieces, the rest NORMAL with their
-        scores as float32. The normalizer is "identity" (no character map, so sentencepiece does not
-        apply NFKC) with add_dummy_prefix and remove_extra_whitespaces, as tokkit's Metaspace and
-        whitespace rules do for text of plain spaces.
+        scores as float32. The normalizer is "identity" (sentencepiece does not apply NFKC) but for a
+        character map of U+2581 to a space, with add_dummy_prefix and remove_extra_whitespaces, as
+        tokkit's normalizer_of and Metaspace do for text of plain spaces.
         """
         ids = {tok: i for i, (tok, _) in enumerate(vocab)}
         byte_set = set(byte_pieces()) if self.byte_fallback else set()
@@ -169,16 +170,18 @@ class Unigram(Algorithm):
             max_sentencepiece_length=self.max_piece_length, split_digits=self.split_digits,
             byte_fallback=self.byte_fallback, treat_whitespace_as_suffix=False, **named,
             control_symbols=tuple(t for t in specials if t not in SENTENCEPIECE_SPECIALS.values()))
-        normalizer = NormalizerSpec(name="identity", precompiled_charsmap=b"", add_dummy_prefix=True,
-                                    remove_extra_whitespaces=True, escape_whitespaces=True)
+        normalizer = NormalizerSpec(name="identity", precompiled_charsmap=build_charsmap({SPACE: " "}),
+                                    add_dummy_prefix=True, remove_extra_whitespaces=True, escape_whitespaces=True)
         return SentencePieceModel(pieces=pieces, trainer_spec=trainer, normalizer_spec=normalizer)
 
 
     def normalizer_of(self) -> norm.Sequence:
-        """NFKC, then whitespace runs as one space, stripped at both ends: training splits words at any
-        whitespace, so encoding does too (sentencepiece's nmt_nfkc also drops extra whitespace)."""
+        """NFKC, then U+2581 typed in the text as a space, whitespace runs as one space, stripped at both
+        ends: training splits words at any whitespace and at U+2581 (Metaspace's space), so encoding
+        does too (sentencepiece's nmt_nfkc also maps U+2581 to a space and drops extra whitespace)."""
         steps = (norm.NFKC(),) if self.normalization == "nfkc" else ()
-        return norm.Sequence(steps + (norm.Replace(pattern={"Regex": "\\s+"}, content=" "), norm.Strip(True, True)))
+        return norm.Sequence(steps + (norm.Replace(pattern={"String": SPACE}, content=" "),
+                                      norm.Replace(pattern={"Regex": "\\s+"}, content=" "), norm.Strip(True, True)))
 
 
 def byte_pieces() -> list[str]:
