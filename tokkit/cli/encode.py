@@ -15,7 +15,7 @@ from tokkit.cli.paths import check_paths, tokenizer_inputs
 from tokkit.cli.streams import PipeClosed
 from tokkit.errors import TokkitError
 from tokkit.inputs import encode
-from tokkit.inputs.encode import MAX_PADDED_LENGTH
+from tokkit.inputs.encode import MAX_PADDED_LENGTH, template_of
 from tokkit.pretraining import write_shards
 from tokkit.pretraining.shards_dask import write_shards_dask
 from tokkit.train.dask_count import connect
@@ -199,7 +199,7 @@ def check_template_room(tok, *, pairs, fmt, max_length, template, pretraining) -
     tokens than BERT's two or three), once the tokenizer is loaded."""
     if max_length is None or pretraining is not None or not (fmt == "npz" or (pairs if template is None else template)):
         return
-    specials = tok.template.specials(pairs)
+    specials = template_of(tok).specials(pairs)
     if max_length < specials + 1:
         raise TokkitError(f"--max-length must be at least {specials + 1} with this tokenizer's template "
                           f"({specials} special tokens and one of text), got {max_length}")

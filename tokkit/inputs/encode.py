@@ -26,6 +26,7 @@ from tokkit._threads import run_sliced
 from tokkit.errors import TokkitError
 from tokkit.inputs.words import check_word_rows, regroup_words, word_texts
 from tokkit.tokenizer import Tokenizer, check_texts
+from tokkit.tokenizer.post import Template
 
 TRUNCATIONS = ("longest_first", "only_first", "only_second")
 PADDINGS = ("longest", "max_length")
@@ -96,7 +97,7 @@ def encode(tokenizer: Tokenizer, texts: Sequence[str], text_pairs: Sequence[str]
             src, a0, b0, ka, kb = pair_windows(la, lb, budget, stride, truncation)
     else:
         if truncation == "only_second":
-            raise ValueError("truncation='only_second' needs text_pairs")
+            raise TokkitError("truncation='only_second' needs text_pairs")
         ka, kb = (np.minimum(la, budget) if truncation else la), None
         if return_overflowing and truncation:
             src, a0, ka = windows(la, budget, stride)
@@ -124,7 +125,7 @@ def _encode_sides(tokenizer, texts, text_pairs, split_words, num_threads, offset
 
 def _same_count(pairs: list, n: int) -> list:
     if len(pairs) != n:
-        raise ValueError(f"texts has {n} items but text_pairs has {len(pairs)}")
+        raise TokkitError(f"texts has {n} items but text_pairs has {len(pairs)}")
     return pairs
 
 
@@ -132,16 +133,13 @@ def _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding
                    padding_side, stride, return_overflowing):
     if not isinstance(tokenizer, Tokenizer):
         raise TypeError(f"tokenizer must be a tokkit.Tokenizer, not {type(tokenizer).__name__}")
-    if tokenizer.template is None:
-        raise TokkitError("this tokenizer has no [CLS]/[SEP] template (it was built without [CLS] and [SEP] "
-                          "special tokens, and its tokenizer.json has no post_processor), so tokkit.encode "
-                          "cannot build BERT inputs; use Tokenizer.encode")
+    template_of(tokenizer)
     truncation = _switch("truncation", truncation, "do_not_truncate", TRUNCATIONS)
     padding = _switch("padding", padding, "do_not_pad", PADDINGS)
     if padding_side not in ("right", "left"):
-        raise ValueError(f"padding_side must be 'right' or 'left', got {padding_side!r}")
+        raise TokkitError(f"padding_side must be 'right' or 'left', got {padding_side!r}")
     if pad_to_multiple_of is not None and (not isinstance(pad_to_multiple_of, int) or pad_to_multiple_of < 1):
-        raise ValueError(f"pad_to_multiple_of must be a positive int, got {pad_to_multiple_of!r}")
+        raise TokkitError(f"pad_to_multiple_of must be a positive int, got {pad_to_multiple_of!r}")
     if pad_to_multiple_of is not None and pad_to_multiple_of > MAX_PADDED_LENGTH:
         raise TokkitError(f"pad_to_multiple_of={pad_to_multiple_of} is above the {MAX_PADDED_LENGTH:,} tokens "
                           "tokkit pads to (tokkit.inputs.encode.MAX_PADDED_LENGTH)")
@@ -150,7 +148,7 @@ def _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding
         max_length = int(max_length)
     if not isinstance(max_length, int) or max_length < max(template, 1):
         # tokenizers silently skips truncation here; tokkit refuses rather than overflow max_length.
-        raise ValueError(f"max_length={max_length!r} is below the {template} template tokens" if template
+        raise TokkitError(f"max_length={max_length!r} is below the {template} template tokens" if template
                          else f"max_length must be a positive int, got {max_length!r}")
     if padding == "max_length" and max_length > MAX_PADDED_LENGTH:
         # Every row would be max_length wide: refuse before numpy tries to allocate terabytes.
@@ -159,16 +157,25 @@ def _check_options(tokenizer, texts, text_pairs, max_length, truncation, padding
                           f"this tokenizer's model_max_length is {tokenizer.model_max_length}")
     max_length = min(max_length, MAX_LENGTH)  # a longer limit truncates nothing; numpy needs it in int64
     if return_overflowing and max_length == template:
-        raise ValueError(f"return_overflowing needs max_length above the {template} template tokens")
+        raise TokkitError(f"return_overflowing needs max_length above the {template} template tokens")
     if return_overflowing and text_pairs is not None and truncation == "longest_first":
-        raise ValueError("return_overflowing on pairs needs truncation='only_second' (windows over text_pairs, "
+        raise TokkitError("return_overflowing on pairs needs truncation='only_second' (windows over text_pairs, "
                          "as question answering uses) or 'only_first'")
     if stride and stride >= max_length - template:
-        raise ValueError(f"stride={stride} must be smaller than the window's token budget "
+        raise TokkitError(f"stride={stride} must be smaller than the window's token budget "
                          f"(max_length - {template} = {max_length - template})")
     if stride < 0:
-        raise ValueError(f"stride must be >= 0, got {stride}")
+        raise TokkitError(f"stride must be >= 0, got {stride}")
     return truncation, padding, max_length
+
+
+def template_of(tokenizer: Tokenizer) -> Template:
+    """The template tokkit.encode lays rows out with; a tokenizer without one is a TokkitError."""
+    if tokenizer.template is None:
+        raise TokkitError("this tokenizer has no [CLS]/[SEP] template (it was built without [CLS] and [SEP] "
+                          "special tokens, and its tokenizer.json has no post_processor), so tokkit.encode "
+                          "cannot build BERT inputs; use Tokenizer.encode")
+    return tokenizer.template
 
 
 def _switch(name: str, value, off: str, allowed: tuple):
@@ -178,7 +185,7 @@ def _switch(name: str, value, off: str, allowed: tuple):
     if value in (False, off):
         return None
     if value is not None and value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed} or None, got {value!r}")
+        raise TokkitError(f"{name} must be one of {allowed} or None, got {value!r}")
     return value
 
 
@@ -222,7 +229,7 @@ def truncate_pair(la: np.ndarray, lb: np.ndarray, m: int, truncation: str | None
     if bad.size:
         i = bad[0]
         name, rest = ("texts", "its pair alone") if first else ("text_pairs", "its first text alone")
-        raise ValueError(f"truncation={truncation!r}: {name}[{i}] ({cut[i]} tokens) cannot absorb the cut; "
+        raise TokkitError(f"truncation={truncation!r}: {name}[{i}] ({cut[i]} tokens) cannot absorb the cut; "
                          f"{rest} has {other[i]} of the {m} tokens allowed")
     return (kept, lb) if first else (la, kept)
 
@@ -261,7 +268,7 @@ def pair_windows(la: np.ndarray, lb: np.ndarray, m: int, stride: int, truncation
     if tight.size:
         i = tight[0]
         name, other = ("text_pairs", "texts") if second else ("texts", "text_pairs")
-        raise ValueError(f"stride={stride} must be smaller than the {room[i]} tokens {name}[{i}] has in each window "
+        raise TokkitError(f"stride={stride} must be smaller than the {room[i]} tokens {name}[{i}] has in each window "
                          f"beside {other}[{i}] ({whole[i]} tokens, kept whole)")
     src, start, kept = windows(cut, room, stride)
     zero = np.zeros(src.size, dtype=np.int64)

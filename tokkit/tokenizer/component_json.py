@@ -9,6 +9,10 @@ from tokkit.errors import TokkitError
 from tokkit.tokenizer.models.wordlevel import json_field, json_kind, json_object
 
 REQUIRED = object()
+# The deepest JSON tokenizers reads (serde_json's limit: a container at level 128 is an error), the
+# document itself being level 1: a component nests at most 62 Sequences around a leaf without
+# objects of its own. Hub files nest one or two.
+MAX_JSON_DEPTH = 127
 
 
 def read_fields(obj, where: str, fields: dict) -> dict:
@@ -37,6 +41,28 @@ def read_pattern(obj, where: str) -> dict:
         raise TokkitError(f"{where}: field 'pattern' must be {{\"String\": text}} or {{\"Regex\": pattern}}, "
                           f"got {obj!r}")
     return dict(obj)
+
+
+def check_depth(value, where: str, field: str) -> None:
+    """Refuse a component nested deeper than tokenizers reads, before anything recurses into it.
+
+    >>> check_depth({"type": "Sequence", "normalizers": [[[[]]]]}, "t.json", "normalizer")
+    >>> deep = []
+    >>> for _ in range(MAX_JSON_DEPTH):
+    ...     deep = [deep]
+    >>> check_depth(deep, "t.json", "normalizer")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    tokkit.errors.TokkitError: t.json: normalizer is nested too deeply (tokenizers reads 127 levels of JSON, ...)
+    """
+    stack = [(value, 2)]  # the document is level 1, its fields' values level 2
+    while stack:
+        item, depth = stack.pop()
+        if not isinstance(item, (dict, list)):
+            continue
+        if depth > MAX_JSON_DEPTH:
+            raise TokkitError(f"{where}: {field} is nested too deeply (tokenizers reads {MAX_JSON_DEPTH} levels of "
+                              f"JSON, about {(MAX_JSON_DEPTH - 3) // 2} Sequences)")
+        stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
 
 
 def fields_of(cls) -> dict:

@@ -13,8 +13,13 @@ True
 """
 from __future__ import annotations
 
+import json
+import re
+from dataclasses import fields
+
 from tokkit.errors import TokkitError
 from tokkit.tokenizer.aligned import aligned
+from tokkit.tokenizer.component_json import check_depth
 from tokkit.tokenizer.decoders import decoder_from_json, decoder_to_json
 from tokkit.tokenizer.files import MAX_TOKEN_CHARS
 from tokkit.tokenizer.models import Unigram, model_from_json, model_to_json
@@ -90,7 +95,9 @@ def _check_template_room(spec: Spec, where: str) -> None:
 def read_pipeline(data: dict, where: str) -> Pipeline:
     """The components of a tokenizer.json, each read by its family."""
     def part(key: str):
-        return _field(data, key, (dict, type(None)), None, where)
+        value = _field(data, key, (dict, type(None)), None, where)
+        check_depth(value, where, key)
+        return value
 
     return Pipeline(normalizer=normalizer_from_json(part("normalizer"), where),
                     pre_tokenizer=pre_tokenizer_from_json(part("pre_tokenizer"), where),
@@ -196,6 +203,28 @@ def _check_normalized_forms(added: tuple[AddedToken, ...], normalizer, where: st
         if a.normalized and not normalizer.normalize(aligned(a.content))[0]:
             raise TokkitError(f"{where}: added token {a.content!r} (id {a.id}) is normalized, and the normalizer "
                               "turns it into nothing: it could never match")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def refuse_lone_surrogates(spec: Spec, where: str) -> None:
+    """Every string a tokenizer holds is text: JSON can spell a lone surrogate as a \\uD800 escape,
+    which tokenizers refuses to read and UTF-8 cannot write (saving the tokenizer would fail)."""
+    p = spec.pipeline
+    model_strings = [getattr(p.model, f.name) for f in fields(p.model)]
+    parts = {"vocabulary": "\n".join(t for t in spec.vocab if t is not None),
+             "model": "\n".join(v for v in model_strings if isinstance(v, str)),
+             **{key: json.dumps(write(part), ensure_ascii=False) for key, write, part in (
+                 ("normalizer", normalizer_to_json, p.normalizer), ("pre_tokenizer", pre_tokenizer_to_json,
+                                                                    p.pre_tokenizer),
+                 ("post_processor", post_to_json, p.post), ("decoder", decoder_to_json, p.decoder))}}
+    for name, text in parts.items():
+        found = _SURROGATE.search(text)
+        if found:
+            line = text[text.rfind("\n", 0, found.start()) + 1:text.find("\n", found.start()) % (len(text) + 1)]
+            raise TokkitError(f"{where}: the {name} holds a lone surrogate (U+{ord(found.group()):04X}, in "
+                              f"{line[:80]!r}), which is no text: tokenizers refuses it and it cannot be saved")
 
 
 # ---------------------------------------------------------------------------------------- writing

@@ -21,7 +21,7 @@ from pathlib import Path
 from tokkit._files import read_json
 from tokkit.errors import TokkitError
 from tokkit.tokenizer.files import spec_from_vocab_json, spec_from_vocab_txt
-from tokkit.tokenizer.hf_json import spec_from_json
+from tokkit.tokenizer.hf_json import refuse_lone_surrogates, spec_from_json
 from tokkit.tokenizer.models.unigram import serde_float
 from tokkit.tokenizer.normalizers import BertNormalizer
 from tokkit.tokenizer.sentencepiece_json import tokenizer_json_from_sentencepiece
@@ -38,7 +38,14 @@ def load_spec(path: Path, *, kind=None, lowercase=None, strip_accents=None, spec
         raise TokkitError(f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
     if path.is_dir():
         path = tokenizer_file(path)
-    elif not path.is_file():
+    spec = _read_spec(path, kind=kind, lowercase=lowercase, strip_accents=strip_accents,
+                      special_tokens=special_tokens)
+    refuse_lone_surrogates(spec, str(path))
+    return spec
+
+
+def _read_spec(path: Path, *, kind, lowercase, strip_accents, special_tokens) -> Spec:
+    if not path.is_file():
         raise TokkitError(f"{path}: no such file or folder")
     options = dict(kind=kind, lowercase=lowercase, strip_accents=strip_accents, special_tokens=special_tokens)
     if path.suffix == ".model":
