@@ -169,3 +169,42 @@ def test_surrogate_pairs_written_as_escapes_are_one_char(tmp_path):
     tok = tokkit.load(folder)
     assert tok.encode("a \U0001F600") == [1, 5]
     tok.save(tmp_path / "saved")
+
+
+# ------------------------------------------------------------------------------ repeat counts
+def _with_pattern(where: str, pattern: str) -> dict:
+    regex = {"Regex": pattern}
+    if where == "split":
+        return _doc(pre_tokenizer={"type": "Split", "pattern": regex, "behavior": "Isolated", "invert": False})
+    if where == "replace":
+        return _doc(normalizer={"type": "Replace", "pattern": regex, "content": "x"})
+    return _doc(decoder={"type": "Replace", "pattern": regex, "content": "x"})
+
+
+@pytest.mark.parametrize("where", ["split", "replace", "decoder"])
+@pytest.mark.parametrize("pattern", ["a{100001}", "a{1,100001}", "a{,100001}", "(?:ab){2147483647}", "x{99999999999}"])
+def test_a_repeat_count_past_onigurumas_limit_is_one_error(tmp_path, cli, where, pattern):
+    """Oniguruma refuses a count above 100,000; the `regex` package would build it (a{2147483647}
+    takes all memory)."""
+    folder = _folder(tmp_path, _with_pattern(where, pattern))
+    with pytest.raises(Exception, match="too big number for repeat range|PyDecoderWrapper"):
+        tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    with pytest.raises(TokkitError, match="above Oniguruma's limit of 100,000"):
+        tokkit.load(folder)
+    code, out, err = cli("encode", "-t", str(folder), _lines(tmp_path, "a\n"))
+    assert code == 2 and "repeat count" in one_error_line(err)
+
+
+@pytest.mark.parametrize("where", ["split", "replace", "decoder"])
+def test_a_repeat_count_at_the_limit_loads(tmp_path, where):
+    folder = _folder(tmp_path, _with_pattern(where, "b{100000}|a"))
+    tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    assert tokkit.load(folder).decode([1, 1]) is not None
+
+
+def test_a_training_pattern_past_the_limit_is_refused_before_any_counting(tmp_path, cli):
+    corpus = _lines(tmp_path, "a b c\n" * 50)
+    code, out, err = cli("train", "--algo", "bytelevel", "--pattern", "a{2147483647}", "--vocab-size", "300",
+                         corpus, "-o", str(tmp_path / "out"))
+    assert code == 2 and "repeat count" in one_error_line(err)
+    assert not (tmp_path / "out").exists()

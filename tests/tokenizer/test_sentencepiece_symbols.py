@@ -5,14 +5,23 @@
   applies the map, so they stay whole;
 - text made only of characters the map deletes (alone, between spaces, before and after symbols);
 - the SentencePiece model tokkit writes for a trained Unigram (`--sentencepiece-model`), on text with
-  a typed U+2581 (its own tokenizer and the written model read it as a space alike).
+  a typed U+2581 (its own tokenizer and the written model read it as a space alike);
+- loading a BPE model does work in proportion to its pieces' characters (the merges used to come from
+  every split of every piece, cut out and looked up one by one: a piece's length squared).
 """
 from __future__ import annotations
+
+import random
+import time
 
 import pytest
 from helpers.hub_files import spm_lines, train_spm
 
 import tokkit
+from tokkit.tokenizer import sentencepiece_json
+from tokkit.tokenizer.sentencepiece_json import merges_from_pieces
+from tokkit.tokenizer.sentencepiece_model import NormalizerSpec, Piece, SentencePieceModel, TrainerSpec
+from tokkit.tokenizer.sentencepiece_write import model_to_bytes
 
 spm = pytest.importorskip("sentencepiece")
 
@@ -75,3 +84,48 @@ def test_a_trained_unigram_and_its_sentencepiece_model_read_a_typed_metaspace_al
         assert tok.encode(text) == sp.encode(text), (text, [tok.id_to_token(i) for i in tok.encode(text)],
                                                      sp.encode(text, out_type=str))
     assert tok.encode("a\u2581b") == tok.encode("a b")  # U+2581 reads as the space it stands for
+
+
+# ------------------------------------------------------------------------------ proportional loading
+def _naive_merges(pieces):
+    """The definition: every split of a normal piece into two normal pieces, best piece score first."""
+    ids = {p.piece: i for i, p in enumerate(pieces) if p.type == "NORMAL"}
+    ranked = sorted((-p.score, i, ids[p.piece[:cut]], p.piece[:cut], p.piece[cut:])
+                    for i, p in enumerate(pieces) if p.type == "NORMAL"
+                    for cut in range(1, len(p.piece)) if p.piece[:cut] in ids and p.piece[cut:] in ids)
+    return [(left, right) for *_, left, right in ranked]
+
+
+@pytest.mark.parametrize("short", [sentencepiece_json.SHORT_PIECE, 0], ids=["cut-out", "tries"])
+def test_merges_are_every_split_into_two_pieces(monkeypatch, short):
+    monkeypatch.setattr(sentencepiece_json, "SHORT_PIECE", short)
+    rng = random.Random(5)
+    words = {"".join(rng.choice("ab\u2581c") for _ in range(rng.randint(1, 8))) for _ in range(3000)}
+    pieces = tuple(Piece(w, -rng.random() * 9) for w in sorted(words)) + (Piece("<unk>", 0.0, "UNKNOWN"),
+                                                                            Piece("ab", 0.0, "USER_DEFINED"))
+    assert merges_from_pieces(pieces) == _naive_merges(pieces)
+
+
+def _long_piece_model(length: int) -> bytes:
+    """A BPE model of the single chars and one piece of `length` chars that splits into no two pieces."""
+    pieces = [Piece("<unk>", 0.0, "UNKNOWN"), Piece("a", -1.0), Piece("b", -1.5), Piece("b" + "a" * (length - 1), -9.0)]
+    trainer = TrainerSpec(model_type="bpe", vocab_size=len(pieces))
+    return model_to_bytes(SentencePieceModel(pieces=tuple(pieces), trainer_spec=trainer,
+                                             normalizer_spec=NormalizerSpec(precompiled_charsmap=b"")))
+
+
+def test_a_long_piece_costs_its_length_not_its_square(tmp_path):
+    seconds = {}
+    for length in (10_000, 160_000):
+        path = tmp_path / f"long{length}.model"
+        path.write_bytes(_long_piece_model(length))
+        best = float("inf")
+        for _ in range(2):
+            start = time.perf_counter()
+            tok = tokkit.load(path)
+            best = min(best, time.perf_counter() - start)
+        seconds[length] = best
+        assert tok.encode("ab")[-2:] == [1, 2]  # (no U+2581 piece: the dummy prefix is unknown)
+    # sixteen times the piece: about sixteen times the work (its square would be 256 times; memory
+    # effects add a little)
+    assert seconds[160_000] < 80 * seconds[10_000] + 0.5, seconds

@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Union
 
-import regex
-
 from tokkit._native.byte_symbols import decode_symbols
 from tokkit.errors import TokkitError
 from tokkit.tokenizer.models.wordlevel import check_type, json_field, json_object, json_uint
+from tokkit.tokenizer.onig_regex import regex_of
 
 SCHEMES = ("first", "never", "always")
 # The cleanup of tokenizers' WordPiece decoder, applied to each token in this order.
@@ -202,10 +201,7 @@ class Replace:
                 or not isinstance(next(iter(pattern.values())), str):
             raise TokkitError(f"{at}: field 'pattern' must be {{\"String\": ...}} or {{\"Regex\": ...}}, got {pattern!r}")
         decoder = cls(pattern=next(iter(pattern.items())), content=json_field(obj, "content", (str,), at))
-        try:
-            decoder._regex
-        except (regex.error, RecursionError, OverflowError) as exc:
-            raise TokkitError(f"{at}: field 'pattern' is not a valid regex ({exc})") from None
+        regex_of(dict(pattern), at)  # read as Oniguruma reads it; a bad pattern is one error naming it
         return decoder
 
     def to_json(self) -> dict:
@@ -213,8 +209,7 @@ class Replace:
 
     @cached_property
     def _regex(self):
-        kind, text = self.pattern
-        return regex.compile(regex.escape(text) if kind == "String" else text)
+        return regex_of(dict([self.pattern]))
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         kind, text = self.pattern

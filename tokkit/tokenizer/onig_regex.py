@@ -46,11 +46,22 @@ def _compile(kind: str, source: str) -> regex.Pattern:
     return regex.compile(_translate(source), regex.MULTILINE | regex.V0)
 
 
+ONIG_MAX_REPEAT = 100_000  # Oniguruma's ONIG_MAX_REPEAT_NUM: a larger count is an error there
+_INTERVAL = regex.compile(r"\{(\d*)(?:,(\d*))?\}")
+
+
 def _translate(source: str) -> str:
-    """Oniguruma (Ruby syntax) -> `regex`: the constructs whose meaning differs."""
+    """Oniguruma (Ruby syntax) -> `regex`: the constructs whose meaning differs, and its limit on
+    repeat counts (`regex` would build a{2147483647} and run out of memory)."""
     out, i, depth = [], 0, 0  # depth: inside a character class
     while i < len(source):
         ch = source[i]
+        if ch == "{" and not depth:
+            interval = _INTERVAL.match(source, i)
+            counts = [int(c) for c in interval.groups() if c] if interval else []
+            if max(counts, default=0) > ONIG_MAX_REPEAT:
+                raise regex.error(f"the repeat count {max(counts):,} is above Oniguruma's limit of "
+                                  f"{ONIG_MAX_REPEAT:,} (tokenizers refuses it too)")
         if ch == "\\" and i + 1 < len(source):
             token = source[i:i + 2]
             if source.startswith(("\\p{L}", "\\p{N}"), i):

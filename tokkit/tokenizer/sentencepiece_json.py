@@ -225,14 +225,58 @@ def merges_from_pieces(pieces: tuple[Piece, ...]) -> list[tuple[str, str]]:
     """BPE merges for a sentencepiece BPE vocabulary: each split of a normal piece into two normal
     pieces, pieces of higher score first (sentencepiece merges the best-scoring pair first).
 
+    The work grows with the vocabulary's characters (see _splits), whatever the pieces' lengths.
+
     >>> merges_from_pieces((Piece("a", -1), Piece("b", -2), Piece("c", -3), Piece("bc", -4), Piece("abc", -5)))
     [('b', 'c'), ('a', 'bc')]
     """
-    ids = {p.piece: i for i, p in enumerate(pieces) if p.type == "NORMAL"}
-    ranked = []
-    for i, p in enumerate(pieces):
-        if p.type == "NORMAL":
-            ranked += [(-p.score, i, ids[p.piece[:cut]], p.piece[:cut], p.piece[cut:])
-                       for cut in range(1, len(p.piece)) if p.piece[:cut] in ids and p.piece[cut:] in ids]
+    normal = [(i, p.piece) for i, p in enumerate(pieces) if p.type == "NORMAL"]
+    ids = {piece: i for i, piece in normal}
+    splits = _splits(ids)
+    ranked = [(-pieces[i].score, i, ids[left], left, right) for i, piece in normal for left, right in splits(piece)]
     ranked.sort()
     return [(left, right) for *_, left, right in ranked]
+
+
+SHORT_PIECE = 64  # a piece up to this long is split by cutting out each prefix and suffix
+
+
+def _splits(ids: dict[str, int]):
+    """piece -> its splits into two keys of `ids`. A short piece's prefixes are cut out and looked
+    up (at most SHORT_PIECE times its length); a longer one walks a trie of the pieces and, reversed,
+    one of the reversed pieces, once each, so no piece costs its length squared."""
+    tries: list[dict] = []
+
+    def split(piece: str) -> list[tuple[str, str]]:
+        if len(piece) <= SHORT_PIECE:
+            return [(piece[:cut], piece[cut:]) for cut in range(1, len(piece))
+                    if piece[:cut] in ids and piece[cut:] in ids]
+        if not tries:
+            tries.extend((_trie((key, key) for key in ids), _trie((key[::-1], key) for key in ids)))
+        lefts = dict(_prefixes(tries[0], piece))
+        return [(lefts[len(piece) - cut], right) for cut, right in _prefixes(tries[1], piece[::-1])
+                if len(piece) - cut in lefts]
+
+    return split
+
+
+def _trie(keys) -> dict:
+    """A trie of (key, piece) pairs: a dict per node, char -> node, and "" -> the piece of the key ending there."""
+    root: dict = {}
+    for key, piece in keys:
+        node = root
+        for ch in key:
+            node = node.setdefault(ch, {})
+        node[""] = piece
+    return root
+
+
+def _prefixes(trie: dict, text: str):
+    """(length, piece) of each key of `trie` that is a proper prefix of `text`."""
+    node = trie
+    for k, ch in enumerate(text[:-1], 1):
+        node = node.get(ch)
+        if node is None:
+            return
+        if "" in node:
+            yield k, node[""]

@@ -15,6 +15,7 @@ from tokkit._native.symbols import symbolize_bytes
 from tokkit._native.text_api import FAMILY
 from tokkit.text.pretokenize import GPT2_PATTERN
 from tokkit.tokenizer import Tokenizer
+from tokkit.tokenizer.onig_regex import regex_of
 from tokkit.tokenizer.recipes import byte_level_spec
 from tokkit.train.flow import Algorithm, Alphabet
 
@@ -32,6 +33,10 @@ class ByteLevel(Algorithm):
     needs_unk: bool = False
     default_limit_alphabet: int | None = None
     pattern: str | None = None
+
+    def __post_init__(self):
+        if self.pattern is not None:  # read as tokenizers will read the saved file (refused before any counting)
+            regex_of({"Regex": self.pattern}, "pattern")
 
     def count_mode(self):
         if self.pattern is None or self.pattern == GPT2_PATTERN:
