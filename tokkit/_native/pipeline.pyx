@@ -296,6 +296,7 @@ cdef class PipelineEncoder:
             box = ScratchBox()
             box.patterns = self.patterns
         box.error = None
+        box.s.unknown = False  # a call that failed half way may have left it set
         return box
 
     cdef Rows run(self, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets, bint with_words):
