@@ -15,6 +15,7 @@ else needs `force`; a destination that is a file is refused.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import glob
 import json
@@ -191,8 +192,6 @@ _AT_FDCWD = -100
 def _exchange(a: str | os.PathLike, b: str | os.PathLike) -> bool:
     """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); False where that is not available."""
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         renameat2 = libc.renameat2
     except (OSError, AttributeError):

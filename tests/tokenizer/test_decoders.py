@@ -140,7 +140,7 @@ BAD = [
     ({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "sometimes"}, "prepend_scheme"),
     ({"type": "Strip", "content": " ", "start": 1}, "'stop' is missing"),
     ({"type": "Strip", "content": " ", "start": -1, "stop": 0}, "start"),
-    ({"type": "Replace", "pattern": {"Regex": "("}, "content": " "}, "not a valid regex"),
+    ({"type": "Replace", "pattern": {"Regex": "("}, "content": " "}, "not a valid regular expression"),
     ({"type": "Replace", "pattern": {"String": "a", "Regex": "b"}, "content": " "}, "pattern"),
     ({"type": "Replace", "pattern": "a", "content": " "}, "pattern"),
     ({"type": "ByteLevel"}, "add_prefix_space"), ({"type": "WordPiece", "prefix": "##"}, "cleanup"),

@@ -35,10 +35,15 @@ from tokkit.bert.evaluate import evaluate, most_frequent_token, plot_loss_curve
 from tokkit.bert.export import export_model, find_checkpoint
 from tokkit.bert.hf import model_folder
 from tokkit.bert.memory import return_freed_memory
-from tokkit.bert.run_files import Metrics
 from tokkit.bert.recipe import (NO_STEP_LIMIT, OBJECTIVES, PretrainConfig, build_model, fast_bf16, pick_device,
                                 resolve_arch)
+from tokkit.bert.run_files import Metrics
 from tokkit.errors import TokkitError
+
+try:
+    import resource  # Unix only
+except ImportError:
+    resource = None
 
 __all__ = ["pretrain", "PretrainConfig", "resolve_arch", "fast_bf16", "check_run_output", "rss_mb", "peak_rss_mb"]
 log = logging.getLogger(__name__)
@@ -391,9 +396,7 @@ def _say(bar, line: str) -> None:
 
 def peak_rss_mb() -> Optional[float]:
     """The most resident memory this process has held, in MB (Unix), None elsewhere."""
-    try:
-        import resource
-    except ImportError:
+    if resource is None:
         return None
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
 
