@@ -122,9 +122,8 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     seeds = [int(s) for s in args.seeds.split(",")]
-    tok = tokenizer(out)
-    pre = Path(args.pretrained) if args.pretrained else pretrained(out, tok, args.pretrain_time, args.threads,
-                                                                   args.pretrain_args.split())
+    pre = Path(args.pretrained) if args.pretrained else pretrained(out, tokenizer(out), args.pretrain_time,
+                                                                   args.threads, args.pretrain_args.split())
     rt, brown = SHARED / "tasks" / "rt-polarity", SHARED / "tasks" / "brown-pos"
     results: dict = {"pretrain": json.loads((pre / "summary.json").read_text()).get("final_eval"),
                      "majority": majority_share(rt / "test.jsonl"), "classify": {}, "tag": {}}
