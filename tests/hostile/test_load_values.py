@@ -86,7 +86,7 @@ def test_a_long_wordpiece_token_in_a_tokenizer_json_costs_linear_memory(tmp_path
     tok.normalizer, tok.pre_tokenizer = normalizers.BertNormalizer(), pre_tokenizers.BertPreTokenizer()
     tok.decoder = decoders.WordPiece()
     tok.save(str(tmp_path / "tokenizer.json"))
-    loaded = tokkit.load(tmp_path)  # the general path: no table of every prefix (200,000**2 / 2 bytes)
+    loaded = tokkit.load(tmp_path)  # its prefixes point into its own bytes: not 200,000**2 / 2 bytes
     assert loaded.encode("a " + long) == [1, 2] == tok.encode("a " + long).ids
 
 

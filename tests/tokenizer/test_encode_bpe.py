@@ -2,8 +2,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokkit._native.bpe import merge_ids
-from tokkit._native.encode_tables import PairMap, StrMap
+from tokkit._native.encode_tables import PairMap, StrMap, merge_ids
 
 
 def reference_merge(table, symbols):

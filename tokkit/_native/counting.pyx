@@ -1,9 +1,9 @@
 """Word counting for the trainers: UTF-8 in, distinct pre-tokenized words with counts out.
 
 The scan runs without the GIL, so two threads counting two chunks with two counters use two cores.
-Words live in a compact open-addressing table: keys in one growing byte arena, slots holding a
-32-bit hash tag and an entry number (8 bytes), entries holding an arena offset and an int64 count,
-about 40 bytes per distinct word with the keys (a std::unordered_map<std::string, ...> is ~100).
+Words live in short_keys.hpp's WordTable: keys in one growing byte arena, 8-byte slots holding a
+32-bit hash tag and an entry number, entries holding an arena offset and an int64 count, about 40
+bytes per distinct word with the keys (a std::unordered_map<std::string, ...> is ~100).
 
 >>> c = WordCounter("gpt2"); c.count(b"the cat the\\n"); c.total, len(c)
 (4, 4)
@@ -12,12 +12,11 @@ about 40 bytes per distinct word with the keys (a std::unordered_map<std::string
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memchr, memcmp, memcpy
+from libc.string cimport memchr, memcpy
 from libcpp.vector cimport vector
 from libcpp cimport bool as cpp_bool
 
-from tokkit._native.hashing cimport hash_bytes
-from tokkit._native.short_keys cimport CountEntry, CountTable, piece_key, prefetch_line, short_key_hash
+from tokkit._native.short_keys cimport CountEntry, CountTable, WordTable, hash_words, key_words, prefetch_line
 from tokkit._native.text cimport (BertOptions, Piece, TextView, ascii_only, bert_norm_pieces, utf8_check,
                                   utf8_decode, utf8_put, Gpt2Classes, gpt2_piece_ends, gpt2_regex_classes,
                                   gpt2_tokenizers_classes, PatternClasses, pattern_piece_ends,
@@ -100,11 +99,7 @@ cdef class WordCounter:
     cdef PatternClasses pattern_classes  # pattern families: the scanner's classes (tokenizers')
     cdef int family                  # pattern families: FAMILY_* of pattern_scan.hpp
     cdef BertOptions opts
-    cdef vector[uint64_t] slots      # 0 = empty, else (hash >> 32) << 32 | (entry + 1)
-    cdef uint64_t mask
-    cdef vector[unsigned char] arena
-    cdef vector[uint64_t] offs       # entry i is arena[offs[i]:offs[i + 1]]
-    cdef vector[int64_t] cnts
+    cdef WordTable words             # every word (entry i is words.arena[words.offs[i]:words.offs[i + 1]])
     cdef CountTable short_words      # words of up to 16 bytes, keys inline (see count_short); flushed
                                      # into the table above before anything reads the counts
     cdef int64_t total_
@@ -135,14 +130,11 @@ cdef class WordCounter:
         self.opts.strip_accents = bool(lowercase if strip_accents is None else strip_accents)
         self.opts.clean_text = bool(clean_text)
         self.opts.handle_chinese_chars = bool(handle_chinese_chars)
-        self.slots.assign(1 << 14, 0)
-        self.mask = (1 << 14) - 1
-        self.offs.push_back(0)
         self.short_words.set_max_slots(SHORT_SLOTS)
 
     def __len__(self):
         self.flush()
-        return self.cnts.size()
+        return self.words.size()
 
     @property
     def total(self):
@@ -152,50 +144,14 @@ cdef class WordCounter:
     @property
     def nbytes(self):
         """Bytes held by the table (capacity of its arrays)."""
-        return (self.short_words.capacity() * sizeof(CountEntry) + self.slots.capacity() * 8 + self.arena.capacity() + self.offs.capacity() * 8
-                + self.cnts.capacity() * 8)
-
-    cdef int grow(self) except -1 nogil:
-        cdef uint64_t cap = (self.mask + 1) * 2
-        cdef uint64_t i, h, e
-        self.slots.assign(cap, 0)
-        self.mask = cap - 1
-        for e in range(self.cnts.size()):
-            h = hash_bytes(<const char*>&self.arena[self.offs[e]], self.offs[e + 1] - self.offs[e])
-            i = h & self.mask
-            while self.slots[i]:
-                i = (i + 1) & self.mask
-            self.slots[i] = ((h >> 32) << 32) | (e + 1)
-        return 0
+        return (self.short_words.capacity() * sizeof(CountEntry) + self.words.slot_bytes() + self.words.arena.capacity()
+                + self.words.offs.capacity() * 8 + self.words.counts.capacity() * 8)
 
     cdef int add(self, const unsigned char* p, Py_ssize_t n, int64_t count) except -1 nogil:
-        cdef uint64_t h = hash_bytes(<const char*>p, n)
-        cdef uint64_t tag = h >> 32
-        cdef uint64_t i = h & self.mask
-        cdef uint64_t s, e
-        cdef size_t old
-        while True:
-            s = self.slots[i]
-            if s == 0:
-                break
-            if (s >> 32) == tag:
-                e = (s & 0xFFFFFFFFULL) - 1
-                if <Py_ssize_t>(self.offs[e + 1] - self.offs[e]) == n and memcmp(&self.arena[self.offs[e]], p, n) == 0:
-                    self.cnts[e] += count
-                    return 0
-            i = (i + 1) & self.mask
-        e = self.cnts.size()
-        if e >= 0xFFFFFFFFULL:
+        if not self.words.add(p, n, count):
             with gil:
-                raise MemoryError("more than 2**32 - 1 distinct words in one WordCounter")
-        old = self.arena.size()
-        self.arena.resize(old + n)
-        memcpy(&self.arena[old], p, n)
-        self.offs.push_back(old + n)
-        self.cnts.push_back(count)
-        self.slots[i] = (tag << 32) | (e + 1)
-        if (e + 1) * 10 > (self.mask + 1) * 7:
-            self.grow()
+                raise MemoryError("no memory for the word table, or more than 2**32 - 1 distinct words in one "
+                                  "WordCounter")
         return 0
 
     cdef int scan(self, const unsigned char* p, Py_ssize_t n) except -1 nogil:
@@ -299,8 +255,8 @@ cdef class WordCounter:
             start = starts[q] if starts != NULL else (ends[q - 1] if q else a)
             m = ends[q] - start
             if m <= 16:
-                piece_key(p + start, m, start + 16 <= n, &k0[q], &k1[q])
-                h[q] = short_key_hash(k0[q], k1[q], m)
+                key_words(p + start, m, start + 16 <= n, &k0[q], &k1[q])
+                h[q] = hash_words(k0[q], k1[q], m)
                 prefetch_line(self.short_words.slot_address(h[q]))
         for q in range(got):
             start = starts[q] if starts != NULL else (ends[q - 1] if q else a)
@@ -374,8 +330,8 @@ cdef class WordCounter:
         self.flush()
         other.flush()
         if other is self:
-            for e in range(self.cnts.size()):
-                self.cnts[e] *= 2
+            for e in range(self.words.counts.size()):
+                self.words.counts[e] *= 2
             self.total_ *= 2
             return
         self.enter()
@@ -386,8 +342,9 @@ cdef class WordCounter:
             raise
         try:
             with nogil:
-                for e in range(other.cnts.size()):
-                    self.add(&other.arena[other.offs[e]], other.offs[e + 1] - other.offs[e], other.cnts[e])
+                for e in range(other.words.counts.size()):
+                    self.add(&other.words.arena[other.words.offs[e]], other.words.offs[e + 1] - other.words.offs[e],
+                             other.words.counts[e])
         finally:
             self.busy = other.busy = False
         self.total_ += other.total_
@@ -413,12 +370,12 @@ cdef class WordCounter:
     def to_arrays(self):
         """(blob, offsets int64 (n+1), counts int64 (n)): the words sorted by their UTF-8 bytes."""
         self.flush()
-        cdef size_t n = self.cnts.size(), e, k, pos = 0, size
+        cdef size_t n = self.words.counts.size(), e, k, pos = 0, size
         cdef vector[uint32_t] order
         order.resize(n)
         for e in range(n):
             order[e] = e
-        blob = PyBytes_FromStringAndSize(NULL, self.arena.size())
+        blob = PyBytes_FromStringAndSize(NULL, self.words.arena.size())
         cdef unsigned char* out = <unsigned char*>PyBytes_AS_STRING(blob)
         offsets = np.empty(n + 1, dtype=np.int64)
         counts = np.empty(n, dtype=np.int64)
@@ -426,13 +383,13 @@ cdef class WordCounter:
         cdef int64_t[::1] cv = counts
         with nogil:
             if n:
-                tokkit_sort_words(order.data(), n, self.arena.data(), self.offs.data())
+                tokkit_sort_words(order.data(), n, self.words.arena.data(), self.words.offs.data())
             ov[0] = 0
             for k in range(n):
                 e = order[k]
-                size = self.offs[e + 1] - self.offs[e]
-                memcpy(out + pos, &self.arena[self.offs[e]], size)
+                size = self.words.offs[e + 1] - self.words.offs[e]
+                memcpy(out + pos, &self.words.arena[self.words.offs[e]], size)
                 pos += size
                 ov[k + 1] = pos
-                cv[k] = self.cnts[e]
+                cv[k] = self.words.counts[e]
         return blob, offsets, counts

@@ -1,11 +1,11 @@
-# The compiled encoder's C-level layout (its kernels and Encoder.from_spec are in encode.pyx).
+# The compiled encoder's C-level layout (its kernels and Encoder.build are in encode.pyx).
 cimport cython
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 from tokkit._native.text cimport TextView, Piece, BertOptions, Gpt2Classes, PatternClasses
-from tokkit._native.encode_tables cimport StrMap, PairMap, PieceCache
+from tokkit._native.encode_tables cimport AddedCursor, AddedSpan, AddedTokens, StrMap, PairMap, Tok, TokenMemo
 from tokkit._native.rows cimport Rows
 from tokkit._native.short_keys cimport PieceEntry, PieceTable
 
@@ -20,8 +20,9 @@ cdef class Scratch:
     cdef vector[Py_ssize_t] ostart, oend
     cdef vector[Piece] pieces
     cdef vector[char] buf
-    cdef vector[int32_t] cpos, bpos, sid, ss, se
-    cdef PieceCache cache                # merged BPE pieces, or WordPiece words split into tokens
+    cdef vector[int32_t] cpos, bpos
+    cdef vector[Tok] toks                # a piece's symbols or tokens, (id, start, end) within it
+    cdef TokenMemo cache                 # merged BPE pieces, or WordPiece words split into tokens
     cdef PieceTable pieces_seen          # UTF-8 piece (or BERT word) of up to 16 bytes -> ids (id-only outputs)
     cdef uint8_t* utf8                   # a text's UTF-8 (byte-level id-only path), utf8_cap bytes
     cdef size_t utf8_cap
@@ -39,16 +40,8 @@ cdef class Encoder:
     cdef Py_ssize_t max_token_bytes        # UTF-8 bytes of the longest token (an upper bound on any piece that is one)
     cdef int32_t byte_ids[256]
     cdef vector[char] direct, suffix    # direct[id]: BPE of the token's own bytes gives back that token
-    cdef vector[Py_UCS4] sp_chars       # added tokens, concatenated; token k is sp_start[k]:sp_start[k+1]
-    cdef vector[Py_ssize_t] sp_start
-    cdef vector[int32_t] sp_ids
-    cdef vector[uint8_t] first          # bitmap of the added tokens' first characters
-    cdef int sp_first_char              # their one first character when they share one below 256, else -1
-    cdef vector[uint8_t] sp_utf8        # the added tokens' UTF-8, concatenated (sp_ustart like sp_start)
-    cdef vector[Py_ssize_t] sp_ustart
-    cdef uint8_t sp_first_byte[256]     # 1 for a byte that starts an added token's UTF-8
-    cdef int sp_first_count             # how many distinct first bytes (one: memchr finds them)
-    cdef uint8_t sp_only_byte           # that byte, when there is one
+    cdef AddedTokens added              # added tokens, found in one pass (added_tokens.hpp)
+    cdef bint split_specials            # split_special_tokens: special tokens are ordinary text
     cdef Gpt2Classes classes            # GPT-2 classes for the UTF-8 scanner
     cdef PatternClasses pattern_classes # the classes of the other families' scanners (pattern_scan.hpp)
     cdef int family                     # the byte-level pattern's scanner family (FAMILY_GPT2 and others)
@@ -57,13 +50,11 @@ cdef class Encoder:
     cdef tuple ints                     # ints[i] is i: list building reuses these objects
     cdef list pool                      # idle Scratch objects, each with a warm piece cache
 
-    cdef Py_ssize_t match_special(self, TextView t, Py_ssize_t i, int32_t* sid) noexcept nogil
+    cdef bint next_added(self, TextView t, AddedCursor& cur, AddedSpan* m) noexcept nogil
     cdef void encode_text(self, TextView t, Scratch s, Rows out) noexcept nogil
     cdef void encode_str_utf8(self, TextView t, Scratch s, Rows out) noexcept nogil
     cdef void encode_ids(self, TextView t, Scratch s, Rows out) noexcept nogil
     cdef void encode_utf8(self, const uint8_t* p, Py_ssize_t n, Scratch s, Rows out) noexcept nogil
-    cdef Py_ssize_t match_special_utf8(self, const uint8_t* p, Py_ssize_t i, Py_ssize_t n,
-                                       int32_t* sid) noexcept nogil
     cdef void pieces_utf8(self, const uint8_t* p, Py_ssize_t a, Py_ssize_t b, Py_ssize_t n, Scratch s,
                           Rows out) noexcept nogil
     cdef void piece_miss(self, const uint8_t* piece, Py_ssize_t m, const PieceEntry* hit, uint64_t k0, uint64_t k1,
@@ -88,7 +79,6 @@ cdef class Encoder:
                               Py_ssize_t base) noexcept nogil
     cdef void run_model(self, Scratch s, Rows out, Py_ssize_t a, Py_ssize_t b, int32_t word,
                         Py_ssize_t base) noexcept nogil
-    cdef int32_t wp_get(self, bint first, const char* p, Py_ssize_t n) noexcept nogil
     cdef void bpe_piece(self, Scratch s, Rows out, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b,
                         int32_t word, Py_ssize_t base) noexcept nogil
     cdef void bpe_bytes(self, Scratch s, Rows out, Py_ssize_t a, Py_ssize_t b, int32_t word,

@@ -23,10 +23,9 @@ from tokkit._native.text cimport (TextView, text_view, text_view_of, str_length,
                                   bert_ascii_actions, BERT_WORD, BERT_DROP, BERT_SPLIT, BERT_PUNCT,
                                   Gpt2Classes, gpt2_piece_ends, utf8_from_str, PatternClasses, pattern_piece_ends,
                                   pattern_piece_ends_units, pattern_tokenizers_classes, FAMILY_GPT2)
-from tokkit._native.short_keys cimport PieceEntry, PieceTable, piece_key, prefetch_line, short_key_hash
-from tokkit._native.encode_tables cimport StrMap, PairMap, PieceCache
-from tokkit._native.hashing cimport hash_bytes
-from tokkit._native.bpe cimport bpe_merge
+from tokkit._native.short_keys cimport PieceEntry, PieceTable, hash_words, key_words, prefetch_line
+from tokkit._native.encode_tables cimport (AddedCursor, AddedSpan, BytesKey, StrMap, PairMap, Tok, bpe_merge,
+                                          bytes_key, wordpiece_two)
 from tokkit._native.rows cimport Rows
 
 import numpy as np
@@ -44,7 +43,6 @@ cdef enum:
     # Longer pieces are merged every time. A word of a script written without spaces (a CJK
     # sentence) is one long piece: merging it costs far more than finding it again.
     CACHE_PIECE_BYTES = 4096
-    CACHE_WORDS = 65536     # the cache is cleared when it holds this many pieces
     PIECE_TABLE_SLOTS = 524288  # a thread's piece table grows to at most this many 32-byte slots
     PIECE_BATCH = 32        # pieces scanned (and their piece-table slots prefetched) before lookups
     CHUNK_CHARS = 8192      # byte-level text is cut (at safe points) into chunks of about this size
@@ -106,8 +104,8 @@ cdef inline bint table_text(Scratch s, Rows out, TextView t, const Py_UCS4* cps,
             w0 |= c << (8 * i)
         else:
             w1 |= c << (8 * (i - 8))
-    # an ASCII piece's UTF-8 is its code points: the key piece_key() gives for the same bytes
-    return table_emit(s, out, w0, w1, n, short_key_hash(w0, w1, n), word)
+    # an ASCII piece's UTF-8 is its code points: the key key_words() gives for the same bytes
+    return table_emit(s, out, w0, w1, n, hash_words(w0, w1, n), word)
 
 
 cdef inline Py_ssize_t safe_cut(TextView t, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
@@ -318,23 +316,31 @@ cdef bint nfc_scan(const unit_t* u, Py_ssize_t n, const uint16_t* table) noexcep
 
 
 def prefix_table(tokens) -> StrMap:
-    """UTF-8 of each token -> its id, and of each proper prefix (by character) -> -2."""
-    table = {}
-    for token, _ in tokens:
-        for k in range(1, len(token)):
-            table.setdefault(token[:k].encode("utf-8", "surrogatepass"), -2)
+    """UTF-8 of each token -> its id (the first of two equal tokens keeps it), each proper prefix
+    (by character) marked as starting a longer token (vocab_tables.hpp's TokenTable)."""
+    cdef StrMap m = StrMap([], [])
+    cdef bytes key
     for token, idx in tokens:
         key = token.encode("utf-8", "surrogatepass")
-        if table.get(key, -2) == -2:  # the first of two equal tokens keeps the id
-            table[key] = idx
-    return StrMap(list(table), list(table.values()))
+        m.table.add(<const uint8_t*><const char*>key, len(key), idx, True)
+    return m
+
+
+cdef add_added_tokens(Encoder e, list added):
+    """Each added token (tokkit.tokenizer.spec.AddedToken) into e.added, matched in the raw text:
+    the fast paths take tokens without flags."""
+    cdef const uint32_t[::1] cps
+    cdef uint32_t none = 0
+    for a in added:
+        cps = np.frombuffer(a.content.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        e.added.add(&cps[0] if cps.shape[0] else &none, cps.shape[0], a.id, a.single_word, a.lstrip, a.rstrip,
+                    False, a.special)
 
 
 cdef class Scratch:
     """Buffers one thread reuses from text to text."""
 
     def __cinit__(self):
-        self.cache = PieceCache(CACHE_WORDS)
         self.utf8 = NULL
         self.utf8_cap = 0
 
@@ -344,60 +350,33 @@ cdef class Scratch:
 cdef class Encoder:
     """Read-only tables plus the nogil kernels; see _encode.pxd for the layout."""
 
-    # ----------------------------------------------------------------------------- specials
-    cdef Py_ssize_t match_special(self, TextView t, Py_ssize_t i, int32_t* sid) noexcept nogil:
-        """Length of the longest added token starting at i (0 if none); its id in *sid."""
-        cdef uint32_t c = text_at(t, i)
-        cdef Py_ssize_t k, j, a, n, best = 0
-        if c >= <uint32_t>(self.first.size() * 8) or not (self.first[c >> 3] >> (c & 7)) & 1:
-            return 0
-        for k in range(<Py_ssize_t>self.sp_ids.size()):
-            a = self.sp_start[k]
-            n = self.sp_start[k + 1] - a
-            if n <= best or i + n > t.length:
-                continue
-            for j in range(n):
-                if text_at(t, i + j) != self.sp_chars[a + j]:
-                    break
-            else:
-                best = n
-                sid[0] = self.sp_ids[k]
-        return best
+    # ----------------------------------------------------------------------------- added tokens
+    cdef bint next_added(self, TextView t, AddedCursor& cur, AddedSpan* m) noexcept nogil:
+        """The next added token in t from the cursor on (added_tokens.hpp); False when there is none."""
+        if t.kind == 1:
+            return self.added.next_plain[uint8_t](<const uint8_t*>t.data, t.length, self.split_specials, cur, m)
+        if t.kind == 2:
+            return self.added.next_plain[uint16_t](<const uint16_t*>t.data, t.length, self.split_specials, cur, m)
+        return self.added.next_plain[uint32_t](<const uint32_t*>t.data, t.length, self.split_specials, cur, m)
 
     cdef void encode_text(self, TextView t, Scratch s, Rows out) noexcept nogil:
-        cdef Py_ssize_t i = 0, seg = 0, n
-        cdef int32_t word = 0, sid = -1
-        cdef uint32_t c
-        cdef Py_ssize_t nfirst = self.first.size() * 8
-        cdef const void* hit
-        if self.sp_ids.size():
-            while i < t.length:
-                if t.kind == 1 and self.sp_first_char >= 0:
-                    # one first character for every added token, in a 1-byte str: memchr finds it
-                    hit = memchr(<const uint8_t*>t.data + i, self.sp_first_char, t.length - i)
-                    if hit == NULL:
-                        break
-                    i = <const uint8_t*>hit - <const uint8_t*>t.data
-                c = text_at(t, i)
-                # most characters cannot start an added token: test the bitmap before calling
-                if c >= nfirst or not (self.first[c >> 3] >> (c & 7)) & 1:
-                    i += 1
-                    continue
-                n = self.match_special(t, i, &sid)
-                if n:
-                    word = self.encode_segment(t, seg, i, word, s, out)
-                    out.push(sid, i, i + n, word)
-                    word += 1
-                    i += n
-                    seg = i
-                else:
-                    i += 1
+        cdef Py_ssize_t seg = 0
+        cdef int32_t word = 0
+        cdef AddedCursor cur
+        cdef AddedSpan m
+        cur.i = cur.start_offset = 0
+        if self.added.size():
+            while self.next_added(t, cur, &m):
+                word = self.encode_segment(t, seg, m.a, word, s, out)
+                out.push(self.added.id_of(m), m.a, m.b, word)
+                word += 1
+                seg = m.b
         self.encode_segment(t, seg, t.length, word, s, out)
 
     # ----------------------------------------------------------------------------- byte-level over UTF-8
     # The id-only byte-level path (encode, encode_batch, the numpy APIs) reads the text's UTF-8 once:
-    # added tokens are found by their first byte (memchr when they share one), the GPT-2 scanner
-    # steps over bytes, and a piece's piece-table key is two loads from the text itself.
+    # added tokens are found in the UTF-8 itself (added_tokens.hpp), the GPT-2 scanner steps over
+    # bytes, and a piece's piece-table key is two loads from the text itself.
     cdef void encode_str_utf8(self, TextView t, Scratch s, Rows out) noexcept nogil:
         """encode_text() for byte-level ids only: an ASCII str is read in place, others as UTF-8
         written into the thread's buffer (lone surrogates in their 3-byte form, as fill_utf8 does)."""
@@ -422,41 +401,16 @@ cdef class Encoder:
             s.utf8_cap = 0
 
     cdef void encode_utf8(self, const uint8_t* p, Py_ssize_t n, Scratch s, Rows out) noexcept nogil:
-        cdef Py_ssize_t i = 0, seg = 0, m
-        cdef int32_t sid = -1
-        cdef const void* hit
-        if self.sp_ids.size():
-            while i < n:
-                if self.sp_first_count == 1:
-                    hit = memchr(p + i, self.sp_only_byte, n - i)
-                    if hit == NULL:
-                        break
-                    i = <const uint8_t*>hit - p
-                elif not self.sp_first_byte[p[i]]:
-                    i += 1
-                    continue
-                m = self.match_special_utf8(p, i, n, &sid)
-                if m:
-                    self.pieces_utf8(p, seg, i, n, s, out)
-                    out.ids.push_back(sid)
-                    i += m
-                    seg = i
-                else:
-                    i += 1
+        cdef Py_ssize_t seg = 0
+        cdef AddedCursor cur
+        cdef AddedSpan m
+        cur.i = cur.start_offset = 0
+        if self.added.size():
+            while self.added.next_plain_utf8(p, n, self.split_specials, cur, &m):
+                self.pieces_utf8(p, seg, m.a, n, s, out)
+                out.ids.push_back(self.added.id_of(m))
+                seg = m.b
         self.pieces_utf8(p, seg, n, n, s, out)
-
-    cdef Py_ssize_t match_special_utf8(self, const uint8_t* p, Py_ssize_t i, Py_ssize_t n,
-                                       int32_t* sid) noexcept nogil:
-        """match_special() on UTF-8: byte length of the longest added token at p[i] (0 if none).
-        UTF-8 is prefix-free on code points, so byte matches are character matches."""
-        cdef Py_ssize_t k, a, m, best = 0
-        for k in range(<Py_ssize_t>self.sp_ids.size()):
-            a = self.sp_ustart[k]
-            m = self.sp_ustart[k + 1] - a
-            if m > best and i + m <= n and memcmp(p + i, self.sp_utf8.data() + a, m) == 0:
-                best = m
-                sid[0] = self.sp_ids[k]
-        return best
 
     cdef void pieces_utf8(self, const uint8_t* p, Py_ssize_t a, Py_ssize_t b, Py_ssize_t n, Scratch s,
                           Rows out) noexcept nogil:
@@ -485,8 +439,8 @@ cdef class Encoder:
                 e = ends[q]
                 m = e - prev
                 if m <= SHORT_BYTES:
-                    piece_key(p + prev, m, prev + 16 <= n, &key0[q], &key1[q])
-                    hashes[q] = short_key_hash(key0[q], key1[q], m)
+                    key_words(p + prev, m, prev + 16 <= n, &key0[q], &key1[q])
+                    hashes[q] = hash_words(key0[q], key1[q], m)
                     prefetch_line(s.pieces_seen.slot_address(hashes[q]))
                 prev = e
             written = out.ids.size()
@@ -618,7 +572,7 @@ cdef class Encoder:
         its key): the piece table, else the word's normalized characters through WordPiece or BPE."""
         cdef Py_ssize_t i
         cdef uint32_t c
-        if n <= SHORT_BYTES and table_emit(s, out, w0, w1, n, short_key_hash(w0, w1, n), word):
+        if n <= SHORT_BYTES and table_emit(s, out, w0, w1, n, hash_words(w0, w1, n), word):
             return
         s.norm.clear()
         for i in range(a, b):
@@ -678,8 +632,8 @@ cdef class Encoder:
         if out.with_offsets or n > SHORT_BYTES:  # the table holds ids only, of short pieces
             self.run_model(s, out, a, b, word, base)
             return
-        piece_key(<const uint8_t*>s.buf.data(), n, False, &k0, &k1)
-        h = short_key_hash(k0, k1, n)
+        key_words(<const uint8_t*>s.buf.data(), n, False, &k0, &k1)
+        h = hash_words(k0, k1, n)
         if table_emit(s, out, k0, k1, n, h, word):
             return
         self.run_model(s, out, a, b, word, base)
@@ -695,60 +649,31 @@ cdef class Encoder:
     cdef void wp_word(self, Scratch s, Rows out, Py_ssize_t na, Py_ssize_t nb, int32_t word,
                       Py_ssize_t base) noexcept nogil:
         """wordpiece() for a word whose UTF-8 is in s.buf (s.bpos: its chars' byte offsets)."""
-        cdef Py_ssize_t n = nb - na, start = 0, end, k, nbytes
-        cdef int32_t found
-        cdef vector[int32_t]* bpos = &s.bpos
+        cdef Py_ssize_t n = nb - na, k, nbytes = s.buf.size()
+        cdef const uint8_t* p = <const uint8_t*>s.buf.data()
+        cdef const Tok* hit
+        cdef size_t count
+        cdef BytesKey key
+        cdef Tok unk
         # A word's pieces depend on its bytes alone: common words are split once per thread and
-        # then copied from the cache as (id, first char, end char) triples relative to the word.
-        nbytes = s.buf.size()
+        # then copied from the memo as (id, first char, end char) triples relative to the word.
         # (short words on id-only paths are kept in the piece table instead, by the caller)
         cdef bint cacheable = nbytes <= CACHE_PIECE_BYTES and (out.with_offsets or nbytes > SHORT_BYTES)
-        cdef uint64_t h = 0
-        cdef int64_t hit
         if cacheable:
-            h = hash_bytes(s.buf.data(), nbytes)
-            hit = s.cache.find(s.buf.data(), nbytes, h)
-            if hit >= 0:
-                for k in range(hit + 1, hit + 1 + 3 * s.cache.arena[hit], 3):
-                    self.push_norm(s, out, s.cache.arena[k], na + s.cache.arena[k + 1], na + s.cache.arena[k + 2],
-                                   word, base)
+            key = bytes_key(p, nbytes)
+            hit = s.cache.find(p, nbytes, key, &count)
+            if hit != NULL:
+                for k in range(<Py_ssize_t>count):
+                    self.push_norm(s, out, hit[k].id, na + hit[k].start, na + hit[k].end, word, base)
                 return
-        s.sid.clear()
-        s.ss.clear()
-        s.se.clear()
-        cdef const char* head
-        cdef int32_t v
-        while start < n:
-            # the tables map every token and every proper prefix of one (to -2): the whole rest is
-            # tried first, else a forward scan stops at the first non-prefix, remembering the
-            # longest token seen -- the same answer as trying lengths from the longest down.
-            head = s.buf.data() + bpos[0][start]
-            end = n
-            found = self.wp_get(start == 0, head, bpos[0][n] - bpos[0][start])
-            if found < 0:
-                found = -1
-                k = start + 1
-                while k <= n and k - start <= self.max_token_chars:
-                    v = self.wp_get(start == 0, head, bpos[0][k] - bpos[0][start])
-                    if v == -1:
-                        break
-                    if v >= 0:
-                        found = v
-                        end = k
-                    k += 1
-            if found < 0:
-                s.sid.assign(1, self.unk_id)
-                s.ss.assign(1, 0)
-                s.se.assign(1, <int32_t>n)
-                break
-            s.sid.push_back(found)
-            s.ss.push_back(<int32_t>start)
-            s.se.push_back(<int32_t>end)
-            start = end
-        for k in range(<Py_ssize_t>s.sid.size()):
-            self.push_norm(s, out, s.sid[k], na + s.ss[k], na + s.se[k], word, base)
+        s.toks.clear()
+        if not wordpiece_two(self.vocab.table, self.cont.table, p, s.bpos.data(), n, s.toks):
+            unk.id, unk.start, unk.end = self.unk_id, 0, n
+            s.toks.push_back(unk)
+        for k in range(<Py_ssize_t>s.toks.size()):
+            self.push_norm(s, out, s.toks[k].id, na + s.toks[k].start, na + s.toks[k].end, word, base)
         if cacheable:
-            s.cache.add(s.buf.data(), nbytes, h, s.sid.data(), s.ss.data(), s.se.data(), s.sid.size())
+            s.cache.add(p, nbytes, key, s.toks.data(), s.toks.size())
 
     cdef void push_norm(self, Scratch s, Rows out, int32_t idx, Py_ssize_t a, Py_ssize_t b, int32_t word,
                         Py_ssize_t base) noexcept nogil:
@@ -757,9 +682,6 @@ cdef class Encoder:
             out.push(idx, s.ostart[a] + base, s.oend[b - 1] + base, word)
         else:
             out.push(idx, 0, 0, word)
-
-    cdef int32_t wp_get(self, bint first, const char* p, Py_ssize_t n) noexcept nogil:
-        return self.vocab.get(p, n) if first else self.cont.get(p, n)
 
     cdef void bpe_piece(self, Scratch s, Rows out, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b,
                         int32_t word, Py_ssize_t base) noexcept nogil:
@@ -778,7 +700,7 @@ cdef class Encoder:
         if nb + slen <= self.max_token_bytes:  # a longer piece is no token: skip hashing it whole
             for k in range(slen):
                 s.buf.push_back(self.suffix[k])
-            idx = self.vocab.get(s.buf.data(), nb + slen)
+            idx = self.vocab.table.get(<const uint8_t*>s.buf.data(), nb + slen)
             s.buf.resize(nb)
         if idx >= 0 and self.direct[idx]:
             if charbpe:
@@ -788,29 +710,30 @@ cdef class Encoder:
             return
         if out.with_offsets:
             self.fill_cpos(s)
-        # A per-thread cache of merged pieces: bounded, never shared, so it needs no lock.
-        cdef uint64_t h = 0
-        cdef int64_t start
+        # A per-thread memo of merged pieces: bounded, never shared, so it needs no lock.
+        cdef const uint8_t* p = <const uint8_t*>s.buf.data()
+        cdef BytesKey key
+        cdef const Tok* hit
+        cdef size_t count
         # (short pieces on id-only paths are kept in the piece table instead, by the caller)
         cdef bint cacheable = nb <= CACHE_PIECE_BYTES and (out.with_offsets or nb > SHORT_BYTES)
         if cacheable:
-            h = hash_bytes(s.buf.data(), nb)
-            start = s.cache.find(s.buf.data(), nb, h)
-            if start >= 0 and not out.with_offsets and not out.with_words:  # ids alone: no call per token
-                for k in range(start + 1, start + 1 + 3 * s.cache.arena[start], 3):
-                    out.ids.push_back(s.cache.arena[k])
+            key = bytes_key(p, nb)
+            hit = s.cache.find(p, nb, key, &count)
+            if hit != NULL and not out.with_offsets and not out.with_words:  # ids alone: no call per token
+                for k in range(<Py_ssize_t>count):
+                    out.ids.push_back(hit[k].id)
                 return
-            if start >= 0:
-                for k in range(start + 1, start + 1 + 3 * s.cache.arena[start], 3):
-                    self.emit(s, out, s.cache.arena[k], s.cache.arena[k + 1], s.cache.arena[k + 2],
-                              a, b, word, base, charbpe)
+            if hit != NULL:
+                for k in range(<Py_ssize_t>count):
+                    self.emit(s, out, hit[k].id, hit[k].start, hit[k].end, a, b, word, base, charbpe)
                 return
         self.symbolize(s, nb)
-        bpe_merge(self.merges, s.sid, s.ss, s.se)
-        for k in range(<Py_ssize_t>s.sid.size()):
-            self.emit(s, out, s.sid[k], s.ss[k], s.se[k], a, b, word, base, charbpe)
+        bpe_merge(self.merges.table, s.toks)
+        for k in range(<Py_ssize_t>s.toks.size()):
+            self.emit(s, out, s.toks[k].id, s.toks[k].start, s.toks[k].end, a, b, word, base, charbpe)
         if cacheable:
-            s.cache.add(s.buf.data(), nb, h, s.sid.data(), s.ss.data(), s.se.data(), s.sid.size())
+            s.cache.add(<const uint8_t*>s.buf.data(), nb, key, s.toks.data(), s.toks.size())
 
     cdef void emit(self, Scratch s, Rows out, int32_t idx, Py_ssize_t sb, Py_ssize_t eb, Py_ssize_t a,
                           Py_ssize_t b, int32_t word, Py_ssize_t base, bint charbpe) noexcept nogil:
@@ -828,9 +751,8 @@ cdef class Encoder:
         """Initial symbols of s.buf[0:nb]: one per byte (byte-level) or per char (+ suffix on the last)."""
         cdef Py_ssize_t k = 0, j, slen = self.suffix.size()
         cdef int32_t idx
-        s.sid.clear()
-        s.ss.clear()
-        s.se.clear()
+        cdef Tok t
+        s.toks.clear()
         while k < nb:
             if self.kind == BYTELEVEL:
                 j = k + 1
@@ -842,16 +764,15 @@ cdef class Encoder:
                 if j == nb:
                     for w in range(slen):
                         s.buf.push_back(self.suffix[w])
-                    idx = self.vocab.get(s.buf.data() + k, j - k + slen)
+                    idx = self.vocab.table.get(<const uint8_t*>s.buf.data() + k, j - k + slen)
                     s.buf.resize(nb)
                 else:
-                    idx = self.vocab.get(s.buf.data() + k, j - k)
+                    idx = self.vocab.table.get(<const uint8_t*>s.buf.data() + k, j - k)
                 if idx < 0:
                     idx = self.unk_id
             if idx >= 0:
-                s.sid.push_back(idx)
-                s.ss.push_back(<int32_t>k)
-                s.se.push_back(<int32_t>j)
+                t.id, t.start, t.end = idx, k, j
+                s.toks.push_back(t)
             k = j
 
     # ----------------------------------------------------------------------------- custom patterns
@@ -872,30 +793,30 @@ cdef class Encoder:
         Each search runs under a time limit (tokkit._native.regex_limit): a pattern that
         backtracks without end on this text is a TokkitError naming it.
         """
-        cdef Py_ssize_t i = 0, seg = 0, n
-        cdef int32_t sid = -1
+        cdef Py_ssize_t seg = 0, end
+        cdef bint found = True
+        cdef AddedCursor cur
+        cdef AddedSpan added
         cdef Piece p
+        cur.i = cur.start_offset = 0
         s.pieces.clear()
-        while i <= t.length:
-            n = self.match_special(t, i, &sid) if i < t.length and self.sp_ids.size() else 0
-            if n == 0 and i < t.length:
-                i += 1
-                continue
+        while found:
+            found = self.added.size() and self.next_added(t, cur, &added)
+            end = added.a if found else t.length
             pos = seg
-            for m in regex_limit.finditer(self.pattern, text, seg, i):
+            for m in regex_limit.finditer(self.pattern, text, seg, end):
                 for a, b in ((pos, m.start()), (m.start(), m.end())):
                     if b > a:
                         p.start, p.end, p.norm_start, p.norm_end = a, b, a, b
                         s.pieces.push_back(p)
                 pos = m.end()
-            if i > pos:
-                p.start, p.end, p.norm_start, p.norm_end = pos, i, pos, i
+            if end > pos:
+                p.start, p.end, p.norm_start, p.norm_end = pos, end, pos, end
                 s.pieces.push_back(p)
-            if n:
-                p.start, p.end, p.norm_start, p.norm_end = i, i + n, -1, sid
+            if found:
+                p.start, p.end, p.norm_start, p.norm_end = added.a, added.b, -1, self.added.id_of(added)
                 s.pieces.push_back(p)
-            i += n if n else 1
-            seg = i
+                seg = added.b
 
     # ----------------------------------------------------------------------------- Python API
     cdef Scratch take_scratch(self):
@@ -1066,32 +987,10 @@ cdef class Encoder:
                 words = [u[: len(u) - len(suffix)] if u is not None and u.endswith(suffix) and len(u) > len(suffix)
                          else None for u in utf8]
             e.compute_direct(words, form.ignore_merges)
-        added = [a for a in form.added if not (split_special_tokens and a.special)]
         e.classes.init(gpt2_tokenizers_classes())
         e.pattern_classes.init(pattern_tokenizers_classes())
-        e.sp_ustart.push_back(0)
-        for byte in range(256):
-            e.sp_first_byte[byte] = 0
-        for a in added:
-            u = a.content.encode("utf-8", "surrogatepass")
-            for ch in u:
-                e.sp_utf8.push_back(ch)
-            e.sp_ustart.push_back(e.sp_utf8.size())
-            if u:  # an empty one never matches (match_special_utf8 needs m > 0)
-                e.sp_first_byte[u[0]] = 1
-                e.sp_only_byte = u[0]
-        e.sp_first_count = sum(e.sp_first_byte[byte] for byte in range(256))
-        e.sp_start.push_back(0)
-        top = max([ord(a.content[0]) for a in added] or [0])
-        e.first.assign(top // 8 + 1, 0)
-        firsts = {ord(a.content[0]) for a in added if a.content}
-        e.sp_first_char = min(firsts) if len(firsts) == 1 and min(firsts) < 256 else -1
-        for a in added:
-            for ch in a.content:
-                e.sp_chars.push_back(ord(ch))
-            e.sp_start.push_back(e.sp_chars.size())
-            e.sp_ids.push_back(a.id)
-            e.first[ord(a.content[0]) >> 3] |= 1 << (ord(a.content[0]) & 7)
+        e.split_specials = split_special_tokens
+        add_added_tokens(e, form.added)
         return e
 
     cdef void compute_direct(self, list words, bint ignore_merges):
@@ -1111,8 +1010,8 @@ cdef class Encoder:
                 continue
             s.buf.assign(<char*>w, (<char*>w) + len(w))
             self.symbolize(s, len(w))
-            bpe_merge(self.merges, s.sid, s.ss, s.se)
-            self.direct[k] = s.sid.size() == 1 and s.sid[0] == k
+            bpe_merge(self.merges.table, s.toks)
+            self.direct[k] = s.toks.size() == 1 and s.toks[0].id == k
 
 
 @cython.final

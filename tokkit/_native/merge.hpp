@@ -5,55 +5,44 @@
 #include <cmath>
 #include <cstdint>
 #include <vector>
+
+#include "hash_table.hpp"
 static inline uint64_t tk_key(int32_t a, int32_t b) { return ((uint64_t)(uint32_t)a << 32) | (uint32_t)b; }
 static inline int32_t tk_left(uint64_t k) { return (int32_t)(k >> 32); }
 static inline int32_t tk_right(uint64_t k) { return (int32_t)(uint32_t)k; }
 
-// Linear-probing hash table: pair key -> count, plus an int32 word-list slot (-1: none) and a
-// flag byte (likelihood: the pair sits in its symbols' `listed` vectors).
-// Zero counts are erased (backward-shift deletion), so the table holds live pairs only.
+// Pair key -> count, plus an int32 word-list slot (-1: none) and a flag byte (likelihood: the pair
+// sits in its symbols' `listed` vectors), on the one HashTable (hash_table.hpp). Zero counts are
+// erased (the template's deletion moves the probe run back), so the table holds live pairs only.
+struct TkPairSlot {
+    uint64_t key1;  // the pair key + 1; 0: a free slot
+    int64_t val;
+    int32_t aux;
+    uint8_t flag;
+    uint64_t key() const { return key1 - 1; }
+    bool empty() const { return key1 == 0; }
+    uint64_t hash() const { return tokkit::hash_int(key1); }
+};
 struct TkPairMap {
-    std::vector<uint64_t> keys; std::vector<int64_t> vals; std::vector<int32_t> aux; std::vector<uint8_t> flag;
-    size_t mask = 0, used = 0;
-    static constexpr uint64_t EMPTY = ~0ULL;
-    void init(size_t n) {
-        size_t cap = 1024; while (cap < 2 * n) cap <<= 1;
-        keys.assign(cap, EMPTY); vals.assign(cap, 0); aux.assign(cap, -1); flag.assign(cap, 0); mask = cap - 1; used = 0;
+    tokkit::HashTable<TkPairSlot> table{1024};
+    void init(size_t n) { table.clear(); if (!table.reserve(n)) throw std::bad_alloc(); }
+    TkPairSlot* find(uint64_t k) const {
+        uint64_t k1 = k + 1;
+        return table.find(tokkit::hash_int(k1), [k1](const TkPairSlot& s) { return s.key1 == k1; });
     }
-    size_t home(uint64_t k) const { uint64_t h = k * 0x9E3779B97F4A7C15ULL; return (size_t)(h ^ (h >> 29)) & mask; }
-    int64_t find(uint64_t k) const {
-        for (size_t i = home(k);; i = (i + 1) & mask) {
-            if (keys[i] == k) return (int64_t)i;
-            if (keys[i] == EMPTY) return -1;
-        }
+    int64_t get(uint64_t k) const { TkPairSlot* s = find(k); return s ? s->val : 0; }
+    TkPairSlot* slot(uint64_t k, bool* created) {  // find or insert; may grow (other slots then move)
+        uint64_t k1 = k + 1;
+        TkPairSlot* s = table.find_or_claim(tokkit::hash_int(k1), [k1](const TkPairSlot& x) { return x.key1 == k1; },
+                                            created);
+        if (!s) throw std::bad_alloc();
+        if (*created) *s = TkPairSlot{k1, 0, -1, 0};
+        return s;
     }
-    int64_t get(uint64_t k) const { int64_t i = find(k); return i < 0 ? 0 : vals[i]; }
-    size_t slot(uint64_t k, bool* created) {  // find or insert; may rehash
-        if (2 * (used + 1) > mask + 1) grow();
-        size_t i = home(k);
-        for (; keys[i] != EMPTY; i = (i + 1) & mask) if (keys[i] == k) { *created = false; return i; }
-        keys[i] = k; vals[i] = 0; aux[i] = -1; flag[i] = 0; used++; *created = true; return i;
-    }
-    void grow() {
-        std::vector<uint64_t> k2; std::vector<int64_t> v2; std::vector<int32_t> a2; std::vector<uint8_t> f2;
-        k2.swap(keys); v2.swap(vals); a2.swap(aux); f2.swap(flag);
-        size_t cap = 2 * k2.size();
-        keys.assign(cap, EMPTY); vals.assign(cap, 0); aux.assign(cap, -1); flag.assign(cap, 0); mask = cap - 1;
-        for (size_t j = 0; j < k2.size(); j++) if (k2[j] != EMPTY) {
-            size_t i = home(k2[j]); while (keys[i] != EMPTY) i = (i + 1) & mask;
-            keys[i] = k2[j]; vals[i] = v2[j]; aux[i] = a2[j]; flag[i] = f2[j];
-        }
-    }
-    void erase(size_t i) {
-        for (size_t j = i;;) {
-            j = (j + 1) & mask;
-            if (keys[j] == EMPTY) break;
-            size_t h = home(keys[j]);
-            bool stays = (i <= j) ? (i < h && h <= j) : (i < h || h <= j);
-            if (!stays) { keys[i] = keys[j]; vals[i] = vals[j]; aux[i] = aux[j]; flag[i] = flag[j]; i = j; }
-        }
-        keys[i] = EMPTY; vals[i] = 0; aux[i] = -1; flag[i] = 0; used--;
-    }
+    void erase(TkPairSlot* s) { table.erase(s); }
+    size_t used() const { return table.size(); }
+    size_t capacity() const { return table.capacity(); }
+    TkPairSlot* at(size_t i) const { return table.at(i); }
 };
 
 // tokenizers' order: higher count, then smaller pair; seq makes exact ties first-in first-out.

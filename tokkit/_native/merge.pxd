@@ -15,17 +15,21 @@ cdef extern from "merge.hpp":
                           cbool same) nogil
     double gain_fn "tk_gain_fn"(int64_t n, double fn, int64_t a, double fa, int64_t b, double fb, int64_t total,
                                 double ft, cbool same) nogil
+    cppclass PairSlot "TkPairSlot":
+        int64_t val
+        int32_t aux
+        uint8_t flag
+        uint64_t key() nogil
+        cbool empty() nogil
     cppclass PairMap "TkPairMap":
-        vector[uint64_t] keys
-        vector[int64_t] vals
-        vector[int32_t] aux
-        vector[uint8_t] flag
-        size_t used
         void init(size_t n) nogil
-        int64_t find(uint64_t k) nogil
+        PairSlot* find(uint64_t k) nogil
         int64_t get(uint64_t k) nogil
-        size_t slot(uint64_t k, cbool* created) nogil
-        void erase(size_t i) nogil
+        PairSlot* slot(uint64_t k, cbool* created) nogil
+        void erase(PairSlot* s) nogil
+        size_t used() nogil
+        size_t capacity() nogil
+        PairSlot* at(size_t i) nogil
     cppclass FreqEntry "TkFreqEntry":
         int64_t count
         uint64_t key

@@ -45,7 +45,6 @@ from libcpp.vector cimport vector
 
 from tokkit._native.merge_inputs import PROGRESS_EVERY, check_inputs, check_new_id
 
-cdef uint64_t EMPTY = <uint64_t>-1
 cdef int LOW_SHIFT = 8  # likelihood: a symbol's floor sits 1/256 below its count (tuned on en/wiki)
 
 
@@ -64,7 +63,7 @@ cdef class _Engine:
                     const int64_t[::1] counts, int32_t vocab_len) noexcept nogil:
         cdef Py_ssize_t n = counts.shape[0], w, i
         cdef int64_t pos = 0, L
-        cdef size_t slot
+        cdef PairSlot* slot
         cdef cbool created
         cdef int32_t lst
         cdef uint64_t k
@@ -105,24 +104,25 @@ cdef class _Engine:
             for i in range(self.start[w], self.start[w] + self.length[w] - 1):
                 k = key(self.sym[i], self.sym[i + 1])
                 slot = self.pairs.slot(k, &created)
-                self.pairs.vals[slot] += self.weight[w]
+                slot.val += self.weight[w]
                 if created:
-                    self.pairs.aux[slot] = self.new_list()
-                lst = self.pairs.aux[slot]
+                    slot.aux = self.new_list()
+                lst = slot.aux
                 if self.lists[lst].empty() or self.lists[lst].back() != w:
                     self.lists[lst].push_back(<int32_t>w)
-        for i in range(<Py_ssize_t>self.pairs.keys.size()):
-            k = self.pairs.keys[i]
-            if k == EMPTY:
+        for i in range(<Py_ssize_t>self.pairs.capacity()):
+            slot = self.pairs.at(i)
+            if slot.empty():
                 continue
-            self.lists[self.pairs.aux[i]].shrink_to_fit()
+            k = slot.key()
+            self.lists[slot.aux].shrink_to_fit()
             if self.pmi:
-                if self.pairs.vals[i] >= self.threshold and not self.lik:
+                if slot.val >= self.threshold and not self.lik:
                     self.track(k)
-                self.push_pmi(k, self.pairs.vals[i])
+                self.push_pmi(k, slot.val)
             else:  # frequency: the heap entry owns the word list, as in tokenizers
-                self.push_freq(self.pairs.vals[i], k, self.pairs.aux[i])
-                self.pairs.aux[i] = -1
+                self.push_freq(slot.val, k, slot.aux)
+                slot.aux = -1
 
     cdef void grow_symbols(self, size_t n) noexcept nogil:
         if n <= self.dl.size():
@@ -182,17 +182,17 @@ cdef class _Engine:
     cdef void add(self, uint64_t k, int64_t delta) noexcept nogil:
         """pairs[k] += delta; erase the pair (and free its word list) when it reaches 0."""
         cdef cbool created
-        cdef size_t slot
+        cdef PairSlot* slot
         if delta == 0:
             return
         slot = self.pairs.slot(k, &created)
         # pmi: the symbols' pair lists hold candidates only (count >= threshold), so rescoring
         # skips the long tail of rare pairs; a pair joins them again when it climbs back
-        if self.pmi and not self.lik and self.pairs.vals[slot] < self.threshold <= self.pairs.vals[slot] + delta:
+        if self.pmi and not self.lik and slot.val < self.threshold <= slot.val + delta:
             self.track(k)
-        self.pairs.vals[slot] += delta
-        if self.pairs.vals[slot] == 0:
-            self.release(self.pairs.aux[slot])
+        slot.val += delta
+        if slot.val == 0:
+            self.release(slot.aux)
             self.pairs.erase(slot)
 
     # ------------------------------------------------------------ picking the next pair
@@ -201,17 +201,17 @@ cdef class _Engine:
         """Pop the best valid entry into best/lst; False when training must stop."""
         cdef FreqEntry f
         cdef PmiEntry e
-        cdef int64_t cur, slot
+        cdef int64_t cur
         if self.lik:
             return self.pick_lik(best, lst)
         if self.pmi:
-            if self.pheap.v.size() > 2 * self.pairs.used + (1 << 16):  # mostly stale entries
+            if self.pheap.v.size() > 2 * self.pairs.used() + (1 << 16):  # mostly stale entries
                 self.compact_pmi()
             while self.pheap.v.size():
                 e = self.pheap.pop()
                 if self.valid_pmi(e):
                     best[0] = e.key
-                    lst[0] = self.pairs.aux[self.pairs.find(e.key)]
+                    lst[0] = self.pairs.find(e.key).aux
                     return True
             return False
         while self.fheap.v.size():
@@ -228,8 +228,8 @@ cdef class _Engine:
 
     cdef bint valid_pmi(self, PmiEntry& e) noexcept nogil:
         """An entry is current when both its count and its score match today's counts."""
-        cdef int64_t slot = self.pairs.find(e.key)
-        if slot < 0 or self.pairs.vals[slot] != e.count:
+        cdef PairSlot* slot = self.pairs.find(e.key)
+        if slot == NULL or slot.val != e.count:
             return False
         return e.score == pmi_score(e.count, self.symcount[left(e.key)], self.symcount[right(e.key)])
 
@@ -253,9 +253,9 @@ cdef class _Engine:
         """Pop bounds until the next one is below the best exact gain seen; re-queue the others."""
         cdef PmiEntry e, top
         cdef bint have = False
-        cdef int64_t slot
+        cdef PairSlot* slot
         cdef size_t t
-        if self.pheap.v.size() > 2 * self.pairs.used + (1 << 16):  # mostly stale entries
+        if self.pheap.v.size() > 2 * self.pairs.used() + (1 << 16):  # mostly stale entries
             self.rebuild_lik()
         self.near.clear()
         while self.pheap.v.size():
@@ -263,9 +263,9 @@ cdef class _Engine:
                 break
             e = self.pheap.pop()
             slot = self.pairs.find(e.key)
-            if slot < 0 or self.pairs.vals[slot] < self.threshold:
+            if slot == NULL or slot.val < self.threshold:
                 continue
-            e.count = self.pairs.vals[slot]
+            e.count = slot.val
             e.score = self.lik_score(e.key, e.count)
             if not have:
                 top, have = e, True
@@ -280,38 +280,39 @@ cdef class _Engine:
         if not have:
             return False
         best[0] = top.key
-        lst[0] = self.pairs.aux[self.pairs.find(top.key)]
+        lst[0] = self.pairs.find(top.key).aux
         return True
 
     cdef void rebuild_lik(self) noexcept nogil:
         """One count-only bound per candidate pair."""
         cdef size_t i
         cdef PmiEntry e
+        cdef PairSlot* slot
         self.pheap.v.clear()
         for i in range(self.listed.size()):
             self.listed[i].clear()
-        for i in range(self.pairs.flag.size()):
-            self.pairs.flag[i] = 0
-        for i in range(self.pairs.keys.size()):
-            if self.pairs.keys[i] != EMPTY and self.pairs.vals[i] >= self.threshold:
-                e.count, e.key = self.pairs.vals[i], self.pairs.keys[i]
+        for i in range(self.pairs.capacity()):
+            slot = self.pairs.at(i)
+            slot.flag = 0
+            if not slot.empty() and slot.val >= self.threshold:
+                e.count, e.key = slot.val, slot.key()
                 e.score = <double>e.count * self.crude + 2.0 * self.margin
                 self.pheap.v.push_back(e)
         self.pheap.rebuild()
 
     cdef void note_listed(self, uint64_t k) noexcept nogil:
         """List k under its symbols: from now on it is re-queued with a floor bound when one of them moves."""
-        cdef int64_t slot = self.pairs.find(k)
-        if slot >= 0 and not self.pairs.flag[slot]:
-            self.pairs.flag[slot] = 1
+        cdef PairSlot* slot = self.pairs.find(k)
+        if slot != NULL and not slot.flag:
+            slot.flag = 1
             self.listed[left(k)].push_back(k)
             if right(k) != left(k):
                 self.listed[right(k)].push_back(k)
 
     cdef void requeue(self, uint64_t k) noexcept nogil:
-        cdef int64_t slot = self.pairs.find(k)
-        if slot >= 0:
-            self.push_pmi(k, self.pairs.vals[slot])
+        cdef PairSlot* slot = self.pairs.find(k)
+        if slot != NULL:
+            self.push_pmi(k, slot.val)
 
     cdef void push_floor(self, uint64_t k, int64_t count) noexcept nogil:
         cdef PmiEntry e
@@ -321,9 +322,9 @@ cdef class _Engine:
 
     cdef void requeue_flagged(self, uint64_t k) noexcept nogil:
         """Pair k's count fell: a symbol bound no longer holds for it (a count-only bound still does)."""
-        cdef int64_t slot = self.pairs.find(k)
-        if slot >= 0 and self.pairs.flag[slot] and self.pairs.vals[slot] >= self.threshold:
-            self.push_floor(k, self.pairs.vals[slot])
+        cdef PairSlot* slot = self.pairs.find(k)
+        if slot != NULL and slot.flag and slot.val >= self.threshold:
+            self.push_floor(k, slot.val)
 
     cdef double lik_bound(self, uint64_t k, int64_t count) noexcept nogil:
         """An upper bound on the gain that holds while N falls and symbol counts stay at or above `low`.
@@ -522,47 +523,47 @@ cdef class _Engine:
 
     cdef void settle(self, uint64_t k, int32_t lst) noexcept nogil:
         """Hand the words where pair k was just created to the queue (frequency) or the pair (pmi)."""
-        cdef int64_t slot = self.pairs.find(k)
+        cdef PairSlot* slot = self.pairs.find(k)
         cdef int32_t own
         cdef size_t t
-        if slot < 0 or self.pairs.vals[slot] <= 0:
+        if slot == NULL or slot.val <= 0:
             self.release(lst)
         elif not self.pmi:
-            self.push_freq(self.pairs.vals[slot], k, lst)
+            self.push_freq(slot.val, k, lst)
         else:
-            if self.pairs.aux[slot] < 0:
-                self.pairs.aux[slot] = lst
+            if slot.aux < 0:
+                slot.aux = lst
             else:
-                own = self.pairs.aux[slot]
+                own = slot.aux
                 for t in range(self.lists[lst].size()):
                     self.lists[own].push_back(self.lists[lst][t])
                 self.release(lst)
             if self.lik:  # its count grew: a new count-only bound
-                self.push_pmi(k, self.pairs.vals[slot])
+                self.push_pmi(k, slot.val)
 
     cdef void rescore(self, int32_t x) noexcept nogil:
         """Queue a fresh score for every candidate pair touching x (its count changed: scores moved)."""
         cdef vector[uint64_t]* v = &self.sym_pairs[x]
         cdef size_t t, keep = 0
-        cdef int64_t slot
+        cdef PairSlot* slot
         if self.lik:  # x fell below its floor: new floor, new bounds for the pairs that use it
             self.set_low(x)
             for t in range(self.listed[x].size()):
                 slot = self.pairs.find(self.listed[x][t])
-                if slot >= 0 and self.pairs.vals[slot] >= self.threshold:
+                if slot != NULL and slot.val >= self.threshold:
                     self.listed[x][keep] = self.listed[x][t]
                     keep += 1
-                    self.push_floor(self.listed[x][t], self.pairs.vals[slot])
-                elif slot >= 0:
-                    self.pairs.flag[slot] = 0  # dropped here; note_listed may list it again
+                    self.push_floor(self.listed[x][t], slot.val)
+                elif slot != NULL:
+                    slot.flag = 0  # dropped here; note_listed may list it again
             self.listed[x].resize(keep)
             return
         for t in range(v[0].size()):
             slot = self.pairs.find(v[0][t])
-            if slot >= 0 and self.pairs.vals[slot] >= self.threshold:
+            if slot != NULL and slot.val >= self.threshold:
                 v[0][keep] = v[0][t]
                 keep += 1
-                self.push_pmi(v[0][t], self.pairs.vals[slot])
+                self.push_pmi(v[0][t], slot.val)
         v[0].resize(keep)
 
 

@@ -1,6 +1,7 @@
 // The general encode path, part 4: one text through added tokens, the normalizer, the
 // pre-tokenizer and the model, with tokenizers' offsets and word numbers.
 #pragma once
+#include "added_tokens.hpp"
 #include "pipeline_model.hpp"
 #include "pipeline_split.hpp"
 #include "pipeline_text.hpp"
@@ -8,11 +9,7 @@
 namespace tokkit {
 namespace pipe {
 
-struct AddedToken {
-    std::u32string content;  // as matched: normalized already for a normalized token
-    int32_t id;
-    bool single_word, lstrip, rstrip, normalized, special;
-};
+using tokkit::AddedToken;
 
 struct Match {
     size_t a, b;
@@ -39,13 +36,13 @@ struct Scratch {
     SplitScratch ss;
     Pieces a, b;
     ModelScratch ms;
-    Memo memo;
+    TokenMemo memo;
     std::vector<Tok> toks;
     std::vector<uint8_t> utf8;
     std::vector<uint32_t> char_at;   // byte -> char index within the piece
     std::vector<Match> raw_matches, norm_matches;
     std::vector<std::pair<size_t, size_t>> found;
-    Memo chunks{1 << 18};            // the fast lane's chunks -> ids
+    TokenMemo chunks{1 << 18};       // the fast lane's chunks -> ids
     bool unknown = false;            // a char no token covers met a model without an unk token
     bool in_chunk = false;           // the fast lane is encoding a chunk ...
     bool ragged = false;             // ... whose end was white space after some normalizer step
@@ -62,7 +59,7 @@ struct Pipeline {
     Model model;
     UnicodeTables T;
     std::vector<Charsmap> charsmaps;
-    std::vector<AddedToken> added;   // longest first is not needed: matching picks the longest
+    AddedTokens added;
     bool any_raw = false, any_normalized = false;
     bool split_specials = false;     // split_special_tokens: specials are ordinary text
     char32_t cut_char = 0;           // pieces may be cut before this char (see cut_before) ...
@@ -75,49 +72,20 @@ struct Pipeline {
     bool is_ws(char32_t c) const { return (T.flags.get(c) & F_WHITESPACE) != 0; }
     bool is_word(char32_t c) const { return (T.flags.get(c) & (F_WORD)) != 0; }
 
-    // tokenizers' AddedVocabulary::find_matches: leftmost-longest, then each token's flags.
+    // tokenizers' AddedVocabulary::find_matches (added_tokens.hpp): the matches and the ordinary
+    // text between them, in order.
     void find_added(const char32_t* c, size_t n, bool normalized, std::vector<Match>& out) const {
         out.clear();
-        size_t i = 0, start_offset = 0;
-        while (i < n) {
-            size_t best = 0;
-            int32_t which = -1;
-            size_t at = i;
-            for (; at < n; at++) {
-                for (size_t k = 0; k < added.size(); k++) {
-                    const AddedToken& t = added[k];
-                    if (t.normalized != normalized || t.content.empty()) continue;
-                    size_t m = t.content.size();
-                    if (m > best && at + m <= n && std::equal(t.content.begin(), t.content.end(), c + at)) {
-                        best = m;
-                        which = (int32_t)k;
-                    }
-                }
-                if (which >= 0) break;
-            }
-            if (which < 0) break;
-            const AddedToken& t = added[which];
-            size_t start = at, stop = at + best;
-            i = stop;
-            if (split_specials && t.special) continue;
-            if (t.single_word) {
-                bool left_ok = start == 0 || !is_word(c[start - 1]);
-                bool right_ok = stop == n || !is_word(c[stop]);
-                if (!left_ok || !right_ok) continue;
-            }
-            if (t.lstrip) {
-                size_t s2 = start;
-                while (s2 > 0 && is_ws(c[s2 - 1])) s2--;
-                start = std::max(s2, start_offset);
-            }
-            // the next match is searched from the match's own end, also when rstrip took the spaces after
-            // it (as tokenizers' find_matches): a token of spaces may then match among them again
-            if (t.rstrip) while (stop < n && is_ws(c[stop])) stop++;
-            if (start_offset < start) out.push_back({start_offset, start, -1});
-            if (start < stop) out.push_back({start, stop, t.id});  // lstrip may leave nothing of it (dropped)
-            start_offset = stop;
+        AddedCursor cur;
+        AddedSpan m;
+        auto is_ws = [this](char32_t ch) { return this->is_ws(ch); };
+        auto is_word = [this](char32_t ch) { return this->is_word(ch); };
+        while (added.next(normalized ? added.normalized() : added.raw(), c, n, split_specials, cur, is_ws, is_word,
+                          &m)) {
+            if (m.from < m.a) out.push_back({m.from, m.a, -1});
+            out.push_back({m.a, m.b, added.tokens()[m.index].id});
         }
-        if (start_offset < n || out.empty()) out.push_back({start_offset, n, -1});
+        if (cur.start_offset < n || out.empty()) out.push_back({cur.start_offset, n, -1});
     }
 
     // Normalizes s.seg into s.norm; false when a Python pattern raised. With `chunk_end` (the text
@@ -191,7 +159,7 @@ struct Pipeline {
               Scratch& s, Output& o) const {
         if (b <= a) return;
         size_t count = 0;
-        uint64_t h = fast_hash(bytes + a, b - a);
+        BytesKey h = bytes_key(bytes + a, b - a);
         const Tok* toks = s.memo.find(bytes + a, b - a, h, &count);
         if (!toks) {
             model.tokenize(bytes + a, b - a, s.ms, s.toks);
@@ -274,7 +242,8 @@ struct Pipeline {
         if (!m) return true;
         const uint8_t* key = (const uint8_t*)u;
         size_t bytes = m * sizeof(Unit);
-        uint64_t h = fast_hash(key, bytes) ^ kind;
+        BytesKey h = bytes_key(key, bytes);
+        h.h ^= kind;  // a chunk of 1-, 2- or 4-byte units
         size_t count = 0;
         const Tok* toks = s.chunks.find(key, bytes, h, &count);
         if (!toks) {

@@ -26,6 +26,7 @@ from tokkit._native.pipeline_tables import pipeline_tables
 from tokkit._native.rows import rows_to_lists
 from tokkit._native.rows cimport Rows
 from tokkit._native.text cimport (FAMILY_CL100K, FAMILY_GPT2, FAMILY_O200K, FAMILY_QWEN2, Piece, TextView,
+                                  bert_normalize,
                                   gpt2_pieces_tokenizers, pattern_tokenizers_classes, text_at, text_view)
 from tokkit.errors import TokkitError
 
@@ -104,6 +105,7 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
     void model_merge(Pipeline& P, int32_t a, int32_t b, int32_t rank, int32_t merged)
     void set_tables(Pipeline& P, const TableDesc& t)
     void set_callbacks(Pipeline& P, void* gpt2_fn, void* regex_fn)
+    void set_bert_normalizer(Pipeline& P, void* fn)
     void set_pattern_classes(Pipeline& P, const uint8_t* per_code_point)
     cbool inspect(const Pipeline& P, const uint32_t* c, size_t n, cbool pre, Scratch& s, vector[uint32_t]& chars,
                   vector[int32_t]& starts, vector[int32_t]& ends, vector[int32_t]& piece_ends, void* pyctx)
@@ -227,6 +229,7 @@ cdef class PipelineEncoder:
             add_added(e.p[0], token)
         e.p.split_specials = split_special_tokens
         set_callbacks(e.p[0], <void*>gpt2_scan, <void*>regex_scan)
+        set_bert_normalizer(e.p[0], <void*>bert_normalize)
         set_pattern_classes(e.p[0], pattern_tokenizers_classes())
         e.p.fast_lane = fast_lane
         return e

@@ -109,7 +109,7 @@ inline int add_charsmap(Pipeline& P, const uint32_t* units, size_t n, const char
 }
 
 inline void add_added(Pipeline& P, const AddedDesc& d) {
-    P.added.push_back(AddedToken{u32(d.content), d.id, d.single_word, d.lstrip, d.rstrip, d.normalized, d.special});
+    P.added.add(d.content.data(), d.content.size(), d.id, d.single_word, d.lstrip, d.rstrip, d.normalized, d.special);
     if (d.normalized) P.any_normalized = true;
     else P.any_raw = true;
 }
@@ -132,7 +132,8 @@ inline void set_model(Pipeline& P, const ModelDesc& d) {
 }
 
 inline void model_token(Pipeline& P, const char* p, size_t n, int32_t id, bool prefixes) {
-    P.model.vocab.add((const uint8_t*)p, n, id, prefixes);
+    // (WordPiece's matching walks the prefixes of its tokens, see wordpiece.hpp)
+    P.model.vocab.add((const uint8_t*)p, n, id, prefixes || P.model.kind == M_WORDPIECE);
     if (n > P.model.max_piece_bytes) P.model.max_piece_bytes = n;
 }
 
@@ -149,6 +150,9 @@ inline void set_tables(Pipeline& P, const TableDesc& t) {
     P.T.compose = Compositions{t.compose_keys, t.compose_values, t.compositions};
     P.T.grapheme = FlagMap{t.grapheme1, t.grapheme2};
 }
+
+// The fast paths' BertNormalizer (text.pyx's bert_normalize), which the general path runs too.
+inline void set_bert_normalizer(Pipeline& P, void* fn) { P.T.bert = reinterpret_cast<BertNormFn>(fn); }
 
 // The per-code-point classes of the family scanners (text.pyx's pattern_tokenizers_classes()).
 inline void set_pattern_classes(Pipeline& P, const uint8_t* per_code_point) { P.ctx.classes.init(per_code_point); }

@@ -25,11 +25,11 @@ from tokkit._native import unicode_tables as ut
 
 # pipeline_text.hpp's F_* bits
 WHITESPACE, PUNCT, NUMERIC, WORD, STRIP_ACCENT, REGEX_SPACE = 1, 2, 4, 8, 16, 32
-BERT_REMOVE, BERT_SPACE, BERT_CJK, MN, BERT_SPLIT, BERT_PUNCT = 64, 128, 256, 512, 1024, 2048
+BERT_SPLIT, BERT_PUNCT = 1024, 2048  # (BertNormalizer runs on text.pyx's own tables)
 
-# build_tables' flags are uint8: the BERT classes go in low bits there and move up here
-_BERT_BITS = {"L": 0, "N": 0, "S": 0, "clean_remove": 1, "clean_space": 2, "cjk": 4, "split_space": 8, "punct": 16}
-_BERT_MOVE = ((1, BERT_REMOVE), (2, BERT_SPACE), (4, BERT_CJK), (8, BERT_SPLIT), (16, BERT_PUNCT))
+# build_tables' flags are uint8: the BertPreTokenizer classes go in low bits there and move up here
+_BERT_BITS = {"L": 0, "N": 0, "S": 0, "clean_remove": 0, "clean_space": 0, "cjk": 0, "split_space": 1, "punct": 2}
+_BERT_MOVE = ((1, BERT_SPLIT), (2, BERT_PUNCT))
 
 
 @functools.lru_cache(maxsize=1)
@@ -42,7 +42,6 @@ def pipeline_tables() -> dict:
         flags[(bert["flags"] & low) != 0] |= high
     marks_stage1, marks_stage2 = bert["marks"]
     marks = marks_stage2.reshape(-1, 256)[marks_stage1].reshape(-1)
-    flags[(marks & 0x100) != 0] |= MN
     ccc = (marks & 0xFF).astype(np.uint8)
     pool = [bert["pool"]]
     size = len(bert["pool"])

@@ -102,10 +102,6 @@ enum : uint16_t {
     F_WORD = 8,         // \w of the Whitespace pre-tokenizer's regex
     F_STRIP_ACCENT = 16,  // removed by StripAccents
     F_REGEX_SPACE = 32,   // \s of the Whitespace pre-tokenizer's regex
-    F_BERT_REMOVE = 64,   // BertNormalizer(clean_text) removes it
-    F_BERT_SPACE = 128,   // BertNormalizer(clean_text) turns it into a space
-    F_BERT_CJK = 256,     // BertNormalizer(handle_chinese_chars) puts spaces around it
-    F_MN = 512,           // a nonspacing mark (BertNormalizer's strip_accents drops it after NFD)
     F_BERT_SPLIT = 1024,  // BertPreTokenizer drops it as whitespace
     F_BERT_PUNCT = 2048,  // BertPreTokenizer isolates it as punctuation
 };
@@ -148,7 +144,13 @@ struct Compositions {
     }
 };
 
+// BertNormalizer over c[0:n] as the fast paths run it (text.pyx's bert_normalize): the chars, and for
+// each the index of the char of c it comes from.
+typedef void (*BertNormFn)(const uint32_t* c, size_t n, int clean_text, int handle_chinese_chars, int strip_accents,
+                           int lowercase, std::vector<uint32_t>& out, std::vector<ptrdiff_t>& source);
+
 struct UnicodeTables {
+    BertNormFn bert = nullptr;
     CharMap lower, nfd, nfkd;
     FlagMap flags;
     CccMap ccc;
@@ -293,6 +295,8 @@ struct NormScratch {
     Edits edits;
     std::vector<char32_t> buf, repl;
     std::vector<uint8_t> bytes;
+    std::vector<uint32_t> chars;    // BertNormalizer's chars ...
+    std::vector<ptrdiff_t> source;  // ... and where each comes from
 };
 
 // Full decomposition (NFD or NFKD table) as edits, then canonical ordering of the marks: a stable
@@ -410,66 +414,6 @@ inline void precompiled(const Charsmap& cm, const UnicodeTables& T, const Text& 
     }
 }
 
-// BertNormalizer: clean_text, handle_chinese_chars, strip_accents, lowercase, each a pass of its own
-// in tokenizers' order.
-inline void bert_normalize(const NormStep& st, const UnicodeTables& T, const Text& in, Text& out, NormScratch& s) {
-    Text cur = in;
-    Edits& ed = s.edits;
-    if (st.clean_text) {
-        ed.clear();
-        for (size_t i = 0; i < cur.size(); i++) {
-            uint16_t f = T.flags.get(cur.c[i]);
-            if (f & F_BERT_REMOVE) ed.remove(1);
-            else ed.keep((f & F_BERT_SPACE) ? U' ' : cur.c[i]);
-        }
-        ed.apply(cur, s.tmp);
-        cur.c.swap(s.tmp.c);
-        cur.a.swap(s.tmp.a);
-    }
-    if (st.chinese) {
-        ed.clear();
-        for (size_t i = 0; i < cur.size(); i++) {
-            if (T.flags.get(cur.c[i]) & F_BERT_CJK) {
-                ed.keep(U' ');
-                ed.insert(cur.c[i]);
-                ed.insert(U' ');
-            } else {
-                ed.keep(cur.c[i]);
-            }
-        }
-        ed.apply(cur, s.tmp);
-        cur.c.swap(s.tmp.c);
-        cur.a.swap(s.tmp.a);
-    }
-    if (st.strip_accents) {
-        decompose(T, T.nfd, cur, s);
-        Edits kept;
-        for (const Edit& e : s.edits.list) {
-            if (T.flags.get(e.c) & F_MN) {
-                kept.remove(e.skip + (e.change > 0 ? 0 : 1 - e.change));
-            } else {
-                Edit x = e;
-                x.skip += kept.pending;
-                kept.pending = 0;
-                kept.list.push_back(x);
-            }
-        }
-        kept.apply(cur, s.tmp);
-        cur.c.swap(s.tmp.c);
-        cur.a.swap(s.tmp.a);
-    }
-    if (st.lowercase) {
-        ed.clear();
-        map_chars(T.lower, cur, ed);
-        ed.apply(cur, s.tmp);
-        cur.c.swap(s.tmp.c);
-        cur.a.swap(s.tmp.a);
-    }
-    out.c.swap(cur.c);
-    out.a.swap(cur.a);
-    out.base = in.base;
-}
-
 // One normalizer step, in -> out (N_PYTHON steps are run by the caller).
 inline void normalize_step(const NormStep& st, const UnicodeTables& T, const std::vector<Charsmap>& maps,
                            const Text& in, Text& out, NormScratch& s) {
@@ -553,9 +497,16 @@ inline void normalize_step(const NormStep& st, const UnicodeTables& T, const std
             }
         }
         break;
-    case N_BERT:
-        bert_normalize(st, T, in, out, s);
+    case N_BERT: {  // the fast paths' BertNormalizer: each char takes the span of the char it comes from
+        s.chars.clear();
+        s.source.clear();
+        T.bert((const uint32_t*)in.c.data(), in.size(), st.clean_text, st.chinese, st.strip_accents, st.lowercase,
+               s.chars, s.source);
+        out.clear();
+        out.base = in.base;
+        for (size_t k = 0; k < s.chars.size(); k++) out.push((char32_t)s.chars[k], in.a[s.source[k]]);
         return;
+    }
     default:
         out = in;
         return;

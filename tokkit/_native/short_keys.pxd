@@ -1,13 +1,17 @@
-# Hash tables keyed by short byte strings held inline (short_keys.hpp): the encoder's piece table
-# and the word counter's table of short words.
+# The one hash (hash_table.hpp) and the tables keyed by short byte strings held inline
+# (short_keys.hpp): the encoder's piece table, the word counter's short-word table and its table
+# of words of any length.
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libcpp cimport bool
+from libcpp.vector cimport vector
 
-cdef extern from "short_keys.hpp" namespace "tokkit" nogil:
-    void piece_key(const uint8_t* p, size_t n, bint room, uint64_t* k0, uint64_t* k1)
-    uint64_t short_key_hash(uint64_t k0, uint64_t k1, size_t n)
+cdef extern from "hash_table.hpp" namespace "tokkit" nogil:
+    void key_words(const uint8_t* p, size_t n, bint room, uint64_t* k0, uint64_t* k1)
+    uint64_t hash_words(uint64_t k0, uint64_t k1, uint64_t n)
+    uint64_t hash_bytes(const void* p, size_t n)
     void prefetch_line(const void* p)
 
+cdef extern from "short_keys.hpp" namespace "tokkit" nogil:
     cdef struct PieceEntry:
         int32_t ids[3]
         uint8_t count
@@ -33,3 +37,11 @@ cdef extern from "short_keys.hpp" namespace "tokkit" nogil:
         size_t capacity()
         CountEntry* slot(size_t i)
         void set_max_slots(size_t slots)
+
+    cdef cppclass WordTable:
+        vector[uint8_t] arena
+        vector[uint64_t] offs
+        vector[int64_t] counts
+        bool add(const uint8_t* p, size_t n, int64_t count)
+        size_t size()
+        size_t slot_bytes()

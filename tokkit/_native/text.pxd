@@ -157,6 +157,12 @@ cdef void bert_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& n
                       vector[Py_ssize_t]& orig_start, vector[Py_ssize_t]& orig_end,
                       vector[Piece]& pieces) noexcept nogil
 
+# BertNormalizer alone over c[0:n] (no pre-tokenizer): appends the normalized chars to `out` and,
+# for each, the index of the char of c it comes from to `source` (bert_pieces' spans). The general
+# path (pipeline_text.hpp) runs its BertNormalizer through this one.
+cdef void bert_normalize(const uint32_t* c, size_t n, int clean_text, int handle_chinese_chars, int strip_accents,
+                         int lowercase, vector[Py_UCS4]& out, vector[Py_ssize_t]& source) noexcept nogil
+
 # What BERT normalization and pre-tokenization do with each ASCII character, for scanners that skip
 # the general path on ASCII text: act[c] is BERT_WORD (out[c], lowercased if asked, joins the word),
 # BERT_DROP (clean_text deletes it: it neither joins nor ends a word), BERT_SPLIT (ends the word) or

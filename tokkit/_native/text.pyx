@@ -483,3 +483,20 @@ cdef void bert_norm_pieces(TextView text, const BertOptions* opts, vector[Py_UCS
     st.run_pos = &run_pos
     bert_run(text, opts, &st)
 
+
+
+cdef void bert_normalize(const uint32_t* c, size_t n, int clean_text, int handle_chinese_chars, int strip_accents,
+                         int lowercase, vector[Py_UCS4]& out, vector[Py_ssize_t]& source) noexcept nogil:
+    """BertNormalizer alone over c[0:n], for the general path (pipeline_text.hpp): bert_pieces'
+    normalized chars and the start of each one's span, the index of the char of c it comes from (the
+    pre-tokenizer's pieces are left out)."""
+    cdef TextView t
+    cdef BertOptions o
+    cdef vector[Py_ssize_t] ends
+    cdef vector[Piece] pieces
+    t.data = c
+    t.kind = 4
+    t.length = n
+    o.clean_text, o.handle_chinese_chars = clean_text, handle_chinese_chars
+    o.strip_accents, o.lowercase = strip_accents, lowercase
+    bert_pieces(t, &o, out, source, ends, pieces)

@@ -1,8 +1,8 @@
 """The unigram trainer's loops: seed substrings, forward-backward, Viterbi counts and second-best paths.
 
 The compiled twin of `tokkit/train/unigram_py.py` (same arguments, same numbers, in the same
-order of additions). Pieces live in a trie whose edges are one flat hash map (int_map.hpp) keyed
-by (node << 21 | code point); every word's lattice is rebuilt from it on each pass.
+order of additions). Pieces live in a trie (trie.hpp) whose edges are one hash table keyed by
+(node << 21 | code point); every word's lattice is rebuilt from it on each pass.
 
 >>> import numpy as np
 >>> pieces = np.array([97, 98, 97, 98], dtype=np.int32)            # "a", "b", "ab"
@@ -16,13 +16,15 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from libc.math cimport INFINITY, exp, log, log1p
-from libc.stdint cimport int8_t, int32_t, int64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t
 from libcpp.vector cimport vector
 
-cdef extern from "int_map.hpp" namespace "tokkit":
-    cdef cppclass IntMap:
-        int32_t get(int64_t key) nogil
-        void add(int64_t key, int32_t value) nogil
+cdef extern from "trie.hpp" namespace "tokkit":
+    cdef cppclass CodeTrie:
+        int32_t child(int32_t node, uint32_t unit) nogil
+        int32_t add_child(int32_t node, uint32_t unit) except + nogil
+        int32_t value(int32_t node) nogil
+        void set_value(int32_t node, int32_t v) nogil
 
 cdef int32_t NO_PIECE = -1  # the id of an unknown node
 E_CHUNKS = 8  # the E-step sums this many fixed word ranges apart, then adds them in order
@@ -32,31 +34,22 @@ cdef double LINEAR_FLOOR = -600.0
 
 
 cdef class _Trie:
-    """The pieces as a trie: edges (node << 21 | code point) -> child, and the piece ending at each node."""
+    """The pieces as a trie: each node's value is the piece ending there (NO_PIECE: none)."""
 
-    cdef IntMap child
-    cdef vector[int32_t] piece
+    cdef CodeTrie trie
     cdef Py_ssize_t longest
 
     def __init__(self, const int32_t[::1] cps, const int64_t[::1] offsets):
         cdef Py_ssize_t i, k
-        cdef int32_t node, nxt
-        cdef int64_t key
-        self.piece.push_back(NO_PIECE)
+        cdef int32_t node
         self.longest = 1
         for i in range(offsets.shape[0] - 1):
             node = 0
             for k in range(offsets[i], offsets[i + 1]):
                 if cps[k] < 0 or cps[k] >= (1 << 21):
                     raise ValueError(f"code point {cps[k]} out of range")
-                key = (<int64_t>node << 21) | cps[k]
-                nxt = self.child.get(key)
-                if nxt < 0:
-                    nxt = <int32_t>self.piece.size()
-                    self.child.add(key, nxt)
-                    self.piece.push_back(NO_PIECE)
-                node = nxt
-            self.piece[node] = <int32_t>i
+                node = self.trie.add_child(node, <uint32_t>cps[k])
+            self.trie.set_value(node, <int32_t>i)
             self.longest = max(self.longest, offsets[i + 1] - offsets[i])
 
     cdef void nodes(self, const int32_t* word, Py_ssize_t n, vector[int32_t]& start_at,
@@ -74,13 +67,13 @@ cdef class _Trie:
             node = 0
             j = i
             while j < n and j - i < self.longest:
-                node = self.child.get((<int64_t>node << 21) | word[j])
+                node = self.trie.child(node, <uint32_t>word[j])
                 if node < 0:
                     break
                 j += 1
-                if self.piece[node] != NO_PIECE:
+                if self.trie.value(node) != NO_PIECE:
                     ends.push_back(<int32_t>j)
-                    pids.push_back(self.piece[node])
+                    pids.push_back(self.trie.value(node))
                     if j == i + 1:
                         single = True
             if not single:
@@ -357,7 +350,7 @@ def count_substrings(const int32_t[::1] word_cps, const int64_t[::1] word_offset
     """
     if classes.shape[0] != word_cps.shape[0]:
         raise ValueError("one class per code point")
-    cdef IntMap child
+    cdef CodeTrie trie
     cdef vector[int32_t] parent, last_cp, depth
     cdef vector[int64_t] seen
     cdef vector[int64_t] active, grown       # start positions still growing
@@ -365,7 +358,6 @@ def count_substrings(const int32_t[::1] word_cps, const int64_t[::1] word_offset
     cdef vector[int32_t] word_of             # per position: its word
     cdef Py_ssize_t w, p, j, level, k
     cdef int32_t node, cls
-    cdef int64_t key
     parent.push_back(-1); last_cp.push_back(0); depth.push_back(0); seen.push_back(0)
     with nogil:
         node_at.assign(word_cps.shape[0], 0)
@@ -391,11 +383,8 @@ def count_substrings(const int32_t[::1] word_cps, const int64_t[::1] word_offset
                         script_at[p] = cls
                     elif cls != script_at[p]:
                         continue
-                key = (<int64_t>node_at[p] << 21) | word_cps[j]
-                node = child.get(key)
-                if node < 0:
-                    node = <int32_t>parent.size()
-                    child.add(key, node)
+                node = trie.add_child(node_at[p], <uint32_t>word_cps[j])
+                if node == <int32_t>parent.size():  # a new node
                     parent.push_back(node_at[p]); last_cp.push_back(word_cps[j])
                     depth.push_back(<int32_t>(level + 1)); seen.push_back(0)
                 seen[node] += counts[w]

@@ -24,10 +24,10 @@ from tokkit.tokenizer.vocab import check_merge, detect_kind, token_ids, vocab_fr
 
 MERGES_HEADER = "#version: 0.2"
 # The longest vocab.txt token accepted. The WordPiece encoder keeps every prefix of every token
-# in its lookup tables (tokkit._native.encode.prefix_table), so a token of n characters costs
-# about n**2 / 2 bytes: one token of 50,000 characters would take over a gigabyte on the first
-# encode. Real vocabularies hold tokens of a few dozen characters, and a word longer than
-# max_input_chars_per_word (100 by default) is [UNK] anyway, so the limit is generous.
+# in its lookup tables (tokkit._native.encode.prefix_table), a 32-byte slot each, and a word is
+# matched against them prefix by prefix. Real vocabularies hold tokens of a few dozen characters,
+# and a word longer than max_input_chars_per_word (100 by default) is [UNK] anyway, so the limit
+# is generous.
 MAX_TOKEN_CHARS = 1000
 
 

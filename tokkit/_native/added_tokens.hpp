@@ -1,0 +1,210 @@
+// Added tokens: found in a text in one pass, with tokenizers' rules (AddedVocabulary::find_matches).
+//
+// Matches are leftmost-longest and do not overlap: from where the last match ended, the first
+// position where some token starts, and there the longest token. A trie over the tokens' contents
+// (trie.hpp) finds the longest token at a position in as many steps as it matches, and a bitmap of
+// the tokens' first units (or memchr, when they share one byte) skips the positions where none
+// starts, so thousands of tokens cost about what a handful do. Then each token's flags:
+//   - a special token, when special tokens are split (split_special_tokens), is passed over: its
+//     text stays ordinary text, and no match starts inside it;
+//   - single_word: only with no word char (\w) right before and right after it, else passed over;
+//   - lstrip / rstrip: the whitespace before / after it joins its span (lstrip never reaches back
+//     past the previous match; the search goes on after what rstrip took).
+// The same code serves the fast paths (encode.pyx: raw text, tokens without flags, code units of
+// a str or its UTF-8) and the general path (pipeline.hpp: raw and normalized text, every flag).
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "trie.hpp"
+
+namespace tokkit {
+
+struct AddedToken {
+    std::u32string content;  // as matched: already normalized for a `normalized` token
+    int32_t id;
+    bool single_word, lstrip, rstrip, normalized, special;
+};
+
+// Finds the leftmost-longest token in a sequence of units (code points, or UTF-8 bytes).
+class UnitMatcher {
+  public:
+    template <class Unit>
+    void add(const Unit* u, size_t n, int32_t index) {
+        if (!n) return;  // an empty token never matches
+        int32_t node = trie_.insert(u, n);
+        if (trie_.value(node) == CodeTrie::NONE) trie_.set_value(node, index);  // the first of equal tokens wins
+        uint32_t c = (uint32_t)u[0];
+        if (c >= first_.size() * 8) first_.resize(c / 8 + 1, 0);
+        first_[c >> 3] |= (uint8_t)(1 << (c & 7));
+        only_first_ = only_first_ == NO_UNIT || only_first_ == (int64_t)c ? (int64_t)c : SEVERAL;
+    }
+
+    bool empty() const { return only_first_ == NO_UNIT; }
+
+    // The longest token at u[i] (of u[0:n]): its length in units (0: none) and index in *index.
+    template <class Unit>
+    inline size_t longest_at(const Unit* u, size_t i, size_t n, int32_t* index) const {
+        size_t best = 0;
+        int32_t node = 0;
+        for (size_t j = i; j < n; j++) {
+            node = trie_.child(node, (uint32_t)u[j]);
+            if (node == CodeTrie::NONE) break;
+            int32_t v = trie_.value(node);
+            if (v != CodeTrie::NONE) {
+                best = j + 1 - i;
+                *index = v;
+            }
+        }
+        return best;
+    }
+
+    // The first token at or after u[i]: its start, length and index; false when there is none.
+    template <class Unit>
+    inline bool next(const Unit* u, size_t i, size_t n, size_t* start, size_t* len, int32_t* index) const {
+        if (only_first_ == NO_UNIT) return false;
+        size_t bits = first_.size() * 8;
+        const uint8_t* first = first_.data();
+        while (i < n) {
+            if (sizeof(Unit) == 1 && only_first_ >= 0 && only_first_ < 256) {
+                // every token starts with one byte: memchr finds the candidates
+                const void* hit = std::memchr(u + i, (int)only_first_, n - i);
+                if (!hit) return false;
+                i = (size_t)((const Unit*)hit - u);
+            } else {
+                uint32_t c = (uint32_t)u[i];
+                if (c >= bits || !((first[c >> 3] >> (c & 7)) & 1)) {
+                    i++;
+                    continue;
+                }
+            }
+            size_t m = longest_at(u, i, n, index);
+            if (m) {
+                *start = i;
+                *len = m;
+                return true;
+            }
+            i++;
+        }
+        return false;
+    }
+
+  private:
+    static constexpr int64_t NO_UNIT = -1, SEVERAL = -2;
+    CodeTrie trie_;
+    std::vector<uint8_t> first_;  // bitmap of the tokens' first units
+    int64_t only_first_ = NO_UNIT;  // the one first unit they share, or NO_UNIT / SEVERAL
+};
+
+// Where find_matches is in a text: the next position to search and the end of the last match.
+struct AddedCursor {
+    size_t i = 0, start_offset = 0;
+};
+
+// A match with its flags applied: units [a, b) are the token `index` of AddedTokens::tokens, and
+// [from, a) the ordinary text before it (none when from >= a).
+struct AddedSpan {
+    size_t from, a, b;
+    int32_t index;
+};
+
+// Predicates for tokens without single_word, lstrip or rstrip (the fast paths): never asked.
+struct NoFlags {
+    bool operator()(char32_t) const { return false; }
+};
+
+inline size_t utf8_put32(char32_t c, uint8_t* out) {
+    if (c < 0x80) { out[0] = (uint8_t)c; return 1; }
+    if (c < 0x800) { out[0] = 0xC0 | (c >> 6); out[1] = 0x80 | (c & 0x3F); return 2; }
+    if (c < 0x10000) {
+        out[0] = 0xE0 | (c >> 12); out[1] = 0x80 | ((c >> 6) & 0x3F); out[2] = 0x80 | (c & 0x3F);
+        return 3;
+    }
+    out[0] = 0xF0 | (c >> 18); out[1] = 0x80 | ((c >> 12) & 0x3F);
+    out[2] = 0x80 | ((c >> 6) & 0x3F); out[3] = 0x80 | (c & 0x3F);
+    return 4;
+}
+
+class AddedTokens {
+  public:
+    void add(const uint32_t* c, size_t n, int32_t id, bool single_word, bool lstrip, bool rstrip, bool normalized,
+             bool special) {
+        int32_t index = (int32_t)tokens_.size();
+        tokens_.push_back(AddedToken{std::u32string((const char32_t*)c, n), id, single_word, lstrip, rstrip,
+                                     normalized, special});
+        if (normalized) {
+            normalized_.add(c, n, index);
+            return;
+        }
+        raw_.add(c, n, index);
+        std::vector<uint8_t> utf8;  // lone surrogates in their 3-byte form, as the encoder writes them
+        for (size_t k = 0; k < n; k++) {
+            uint8_t b[4];
+            utf8.insert(utf8.end(), b, b + utf8_put32((char32_t)c[k], b));
+        }
+        raw_utf8_.add(utf8.data(), utf8.size(), index);
+    }
+
+    const std::vector<AddedToken>& tokens() const { return tokens_; }
+    size_t size() const { return tokens_.size(); }
+    bool any_raw() const { return !raw_.empty(); }
+    bool any_normalized() const { return !normalized_.empty(); }
+    const UnitMatcher& raw() const { return raw_; }
+    const UnitMatcher& normalized() const { return normalized_; }
+    const UnitMatcher& raw_utf8() const { return raw_utf8_; }
+
+    // The next match of `m`'s tokens in c[0:n] from the cursor on, with the flags applied; false
+    // when there is none (the ordinary text left then starts at cur.start_offset). split_specials:
+    // special tokens are ordinary text (split_special_tokens); is_ws / is_word: whitespace and \w,
+    // for the flags.
+    template <class Unit, class Space, class Word>
+    bool next(const UnitMatcher& m, const Unit* c, size_t n, bool split_specials, AddedCursor& cur,
+              const Space& is_ws, const Word& is_word, AddedSpan* out) const {
+        size_t start, len;
+        int32_t index;
+        while (m.next(c, cur.i, n, &start, &len, &index)) {
+            const AddedToken& t = tokens_[index];
+            size_t stop = start + len;
+            cur.i = stop;
+            if (split_specials && t.special) continue;
+            if (t.single_word) {
+                bool left_ok = start == 0 || !is_word((char32_t)c[start - 1]);
+                bool right_ok = stop == n || !is_word((char32_t)c[stop]);
+                if (!left_ok || !right_ok) continue;
+            }
+            if (t.lstrip) {
+                size_t s2 = start;
+                while (s2 > 0 && is_ws((char32_t)c[s2 - 1])) s2--;
+                start = s2 > cur.start_offset ? s2 : cur.start_offset;
+            }
+            // the search goes on from the match's own end, also when rstrip took the spaces after
+            // it (as tokenizers' find_matches): a token of spaces may then match among them again
+            if (t.rstrip) while (stop < n && is_ws((char32_t)c[stop])) stop++;
+            size_t from = cur.start_offset;
+            cur.start_offset = stop;
+            if (start >= stop) continue;  // lstrip left nothing of it (it is dropped)
+            *out = AddedSpan{from, start, stop, index};
+            return true;
+        }
+        return false;
+    }
+
+    // next() for tokens without flags (the fast paths), over a str's code units or UTF-8.
+    template <class Unit>
+    inline bool next_plain(const Unit* c, size_t n, bool split_specials, AddedCursor& cur, AddedSpan* out) const {
+        return next(raw_, c, n, split_specials, cur, NoFlags(), NoFlags(), out);
+    }
+    inline bool next_plain_utf8(const uint8_t* p, size_t n, bool split_specials, AddedCursor& cur,
+                                AddedSpan* out) const {
+        return next(raw_utf8_, p, n, split_specials, cur, NoFlags(), NoFlags(), out);
+    }
+    int32_t id_of(const AddedSpan& s) const { return tokens_[s.index].id; }
+
+  private:
+    std::vector<AddedToken> tokens_;
+    UnitMatcher raw_, normalized_, raw_utf8_;
+};
+
+}  // namespace tokkit

@@ -1,3 +1,0 @@
-from tokkit._native.encode_tables import PairMap
-
-def merge_ids(merges: PairMap, symbols: list[int]) -> list[int]: ...
