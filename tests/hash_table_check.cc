@@ -128,7 +128,12 @@ static void keys_and_hashes(std::mt19937_64& rng) {
             CHECK(hash_bytes(buf, n) == hash_words(want0, want1, n));
         }
         PrefixHash prefix(buf);
-        for (size_t n = 0; n <= 64; n++) CHECK(prefix.at(n) == hash_bytes(buf, n));
+        GrowingKey growing(buf);
+        for (size_t n = 0; n <= 64; n++) {
+            CHECK(prefix.at(n) == hash_bytes(buf, n));
+            BytesKey k = growing.at(n), want = bytes_key(buf, n);
+            CHECK(k.h == want.h && k.head == want.head);
+        }
         // longer keys: every byte and the length count
         for (size_t n = 17; n <= 40; n++) {
             uint64_t h = hash_bytes(buf, n);

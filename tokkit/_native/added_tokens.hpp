@@ -65,14 +65,19 @@ class UnitMatcher {
     template <class Unit>
     inline bool next(const Unit* u, size_t i, size_t n, size_t* start, size_t* len, int32_t* index) const {
         if (only_first_ == NO_UNIT) return false;
+        if (sizeof(Unit) < 4 && only_first_ >= ((int64_t)1 << (8 * sizeof(Unit)))) return false;  // no unit is it
         size_t bits = first_.size() * 8;
         const uint8_t* first = first_.data();
         while (i < n) {
-            if (sizeof(Unit) == 1 && only_first_ >= 0 && only_first_ < 256) {
+            if (sizeof(Unit) == 1 && only_first_ >= 0) {
                 // every token starts with one byte: memchr finds the candidates
                 const void* hit = std::memchr(u + i, (int)only_first_, n - i);
                 if (!hit) return false;
                 i = (size_t)((const Unit*)hit - u);
+            } else if (only_first_ >= 0) {  // one first unit: compare with it alone
+                const Unit only = (Unit)only_first_;
+                while (i < n && u[i] != only) i++;
+                if (i == n) return false;
             } else {
                 uint32_t c = (uint32_t)u[i];
                 if (c >= bits || !((first[c >> 3] >> (c & 7)) & 1)) {

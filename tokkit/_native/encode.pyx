@@ -326,7 +326,7 @@ def prefix_table(tokens) -> StrMap:
     return m
 
 
-cdef add_added_tokens(Encoder e, list added):
+cdef add_added_tokens(Encoder e, added):
     """Each added token (tokkit.tokenizer.spec.AddedToken) into e.added, matched in the raw text:
     the fast paths take tokens without flags."""
     cdef const uint32_t[::1] cps

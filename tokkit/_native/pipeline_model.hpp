@@ -80,11 +80,12 @@ struct Model {
             if (at + width > n) width = n - at;
             bool single = false;
             size_t end = at;
+            tokkit::GrowingKey key(p + at);
             while (end < n && end - at < max_piece_bytes) {
                 size_t w = utf8_width(p[end]);
                 if (end + w > n) break;
                 end += w;
-                const TokenTable::Slot* hit = vocab.find(p + at, end - at);
+                const TokenTable::Slot* hit = vocab.find(p + at, end - at, key.at(end - at));
                 if (!hit) break;
                 if (hit->id >= 0) {
                     double cand = here + scores[hit->id];

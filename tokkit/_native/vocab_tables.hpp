@@ -41,6 +41,28 @@ inline uint64_t key_head(const uint8_t* p, size_t n) {
     return k0;
 }
 
+// The BytesKey of p[0:n] for n growing from call to call, each in O(1): a walk that tries every
+// prefix of a piece (Unigram's lattice) hashes each without reading it again.
+class GrowingKey {
+  public:
+    explicit GrowingKey(const uint8_t* p) : p_(p), long_(p) {}
+    // The key of the first n bytes (n at least the last call's).
+    inline BytesKey at(size_t n) {
+        for (; n_ < n && n_ < 16; n_++) {
+            if (n_ < 8) k0_ |= (uint64_t)p_[n_] << (8 * n_);
+            else k1_ |= (uint64_t)p_[n_] << (8 * (n_ - 8));
+        }
+        n_ = n;
+        return BytesKey{n <= 16 ? hash_words(k0_, k1_, n) : long_.at(n), k0_};
+    }
+
+  private:
+    const uint8_t* p_;
+    size_t n_ = 0;
+    uint64_t k0_ = 0, k1_ = 0;
+    PrefixHash long_;
+};
+
 inline size_t utf8_width(uint8_t b) { return b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4; }
 
 // Byte strings -> (id, "a longer key starts with this one"); read-only once built.
