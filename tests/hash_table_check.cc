@@ -146,15 +146,19 @@ static void keys_and_hashes(std::mt19937_64& rng) {
             buf[0] ^= 0x80;
         }
     }
-    // the slot index takes every key bit: keys differing in one bit land apart about half the time
-    size_t same = 0, total = 0;
+    // the slot index takes every key bit: keys differing in any one bit land in the same one of
+    // 1,024 slots about as rarely as random keys would
     for (int bit = 0; bit < 64; bit++) {
-        for (uint64_t k = 1; k < 200; k++) {
-            same += (hash_int(k) & 1023) == (hash_int(k ^ (1ULL << bit)) & 1023);
-            total++;
+        size_t same_int = 0, same_words = 0;
+        for (uint64_t k = 1; k <= 1000; k++) {
+            uint64_t key = k * 0x9E3779B97F4A7C15ULL >> (k % 40);
+            same_int += (hash_int(key) & 1023) == (hash_int(key ^ (1ULL << bit)) & 1023);
+            same_words += (hash_words(key, 0, 8) & 1023) == (hash_words(key ^ (1ULL << bit), 0, 8) & 1023);
+            same_words += (hash_words(0, key, 16) & 1023) == (hash_words(0, key ^ (1ULL << bit), 16) & 1023);
         }
+        CHECK(same_int <= 10);
+        CHECK(same_words <= 20);
     }
-    CHECK(same * 100 < total);
 }
 
 static void token_table() {

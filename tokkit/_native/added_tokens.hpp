@@ -50,12 +50,12 @@ class UnitMatcher {
         size_t best = 0;
         int32_t node = 0;
         for (size_t j = i; j < n; j++) {
-            node = trie_.child(node, (uint32_t)u[j]);
-            if (node == CodeTrie::NONE) break;
-            int32_t v = trie_.value(node);
-            if (v != CodeTrie::NONE) {
+            CodeTrie::Step to = trie_.step(node, (uint32_t)u[j]);
+            if (to.node == CodeTrie::NONE) break;
+            node = to.node;
+            if (to.value != CodeTrie::NONE) {
                 best = j + 1 - i;
-                *index = v;
+                *index = to.value;
             }
         }
         return best;

@@ -27,13 +27,20 @@ namespace tokkit {
 
 const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;  // 2**64 / phi, odd
 
-// The one mixer: two multiply-xorshift rounds (splitmix64's finalizer constants), so every key bit
-// reaches the low bits that pick a slot.
+// The one mixer: multiplications by splitmix64's constants, each followed by a shift that brings
+// the product's upper half, which every lower key bit reaches, down to the low bits that pick a
+// slot. The words of a byte string take two rounds. An integer key (a merge pair, a trie edge)
+// takes one, its upper half folded in first so that its high bits count too, and the product's
+// halves swapped.
 inline uint64_t mix64(uint64_t x) {
     x *= 0xBF58476D1CE4E5B9ULL;
     x ^= x >> 32;
     x *= 0x94D049BB133111EBULL;
     return x ^ (x >> 29);
+}
+inline uint64_t hash_int(uint64_t k) {
+    k = (k ^ (k >> 32)) * 0xBF58476D1CE4E5B9ULL;
+    return (k >> 32) | (k << 32);
 }
 
 // The hash of a key of up to 16 bytes held as two zero-padded words and its length (n may also
@@ -129,8 +136,6 @@ class PrefixHash {
     uint64_t h_ = GOLDEN;
 };
 
-inline uint64_t hash_int(uint64_t k) { return mix64(k); }
-
 // Ask for the cache line at p ahead of use (a no-op where the compiler has no such builtin).
 inline void prefetch_line(const void* p) {
 #if defined(__GNUC__) || defined(__clang__)
@@ -152,28 +157,27 @@ struct SlotHash {
 template <class Slot, unsigned LoadTenths = 5>
 class HashTable {
   public:
-    explicit HashTable(size_t first_slots = 16) : first_(round_up(first_slots)) {}
-    ~HashTable() { std::free(slots_); }
+    explicit HashTable(size_t first_slots = 16) : first_(round_up(first_slots < 2 ? 2 : first_slots)) {}
+    ~HashTable() { release(); }
     HashTable(const HashTable&) = delete;
     HashTable& operator=(const HashTable&) = delete;
     HashTable(HashTable&& o) noexcept { take(o); }
     HashTable& operator=(HashTable&& o) noexcept {
         if (this != &o) {
-            std::free(slots_);
+            release();
             take(o);
         }
         return *this;
     }
 
     size_t size() const { return used_; }
-    size_t capacity() const { return slots_ ? mask_ + 1 : 0; }
+    size_t capacity() const { return mask_ ? mask_ + 1 : 0; }
     Slot* at(size_t i) const { return slots_ + i; }  // i < capacity(); may be free
-    const void* slot_address(uint64_t h) const { return slots_ ? slots_ + (h & mask_) : nullptr; }
+    const void* slot_address(uint64_t h) const { return slots_ + (h & mask_); }
 
     // The slot for hash h that `is_key` accepts, or nullptr.
     template <class IsKey>
     inline Slot* find(uint64_t h, const IsKey& is_key) const {
-        if (!slots_) return nullptr;
         for (size_t i = h & mask_;; i = (i + 1) & mask_) {
             Slot* s = slots_ + i;
             if (is_key(*s)) return s;
@@ -187,8 +191,8 @@ class HashTable {
     template <class HashOf = SlotHash>
     Slot* claim(uint64_t h, bool* full = nullptr, const HashOf& hash_of = HashOf()) {
         if (full) *full = false;
-        if (!slots_ || (used_ + 1) * 10 > (mask_ + 1) * LoadTenths) {
-            size_t want = slots_ ? (mask_ + 1) * 2 : first_;
+        if ((used_ + 1) * 10 > (mask_ + 1) * LoadTenths) {  // (always so without memory: mask_ 0)
+            size_t want = mask_ ? (mask_ + 1) * 2 : first_;
             if (want > max_slots_) {
                 if (full) *full = true;
                 return nullptr;
@@ -238,14 +242,16 @@ class HashTable {
 
     // Every slot free, keeping the memory.
     void reset() {
-        if (slots_) std::memset((void*)slots_, 0, (mask_ + 1) * sizeof(Slot));
+        if (mask_) std::memset((void*)slots_, 0, (mask_ + 1) * sizeof(Slot));
         used_ = 0;
     }
 
     // Every slot free and the memory given back.
     void clear() {
-        std::free(slots_);
-        slots_ = nullptr;
+        release();
+        slots_ = none();
+        base_ = nullptr;
+        mapped_ = 0;
         mask_ = used_ = 0;
     }
 
@@ -257,7 +263,29 @@ class HashTable {
     size_t max_slots() const { return max_slots_; }
 
   private:
-    Slot* slots_ = nullptr;
+    // A table without memory (mask_ 0; a table with memory has 2 slots or more) probes one free
+    // slot that is never written, so find() needs no test. (Each extension module has its own: a
+    // table made in one and grown in another tells by mask_, not by this address.)
+    static Slot* none() {
+        alignas(64) static Slot one;  // zero bytes: free
+        return &one;
+    }
+    void release() {
+        if (mask_) release_block(base_, mapped_);
+    }
+    static void release_block(void* base, size_t mapped) {
+#if defined(__linux__)
+        if (mapped) {
+            munmap(base, mapped);
+            return;
+        }
+#endif
+        std::free(base);
+    }
+
+    Slot* slots_ = none();
+    void* base_ = nullptr;  // the block slots_ lies in: malloc's, or mapped_ bytes from mmap
+    size_t mapped_ = 0;
     size_t mask_ = 0, used_ = 0, first_, max_slots_ = ~(size_t)0 >> 1;
 
     static size_t round_up(size_t n) {
@@ -268,35 +296,62 @@ class HashTable {
 
     void take(HashTable& o) {
         slots_ = o.slots_;
+        base_ = o.base_;
+        mapped_ = o.mapped_;
         mask_ = o.mask_;
         used_ = o.used_;
         first_ = o.first_;
         max_slots_ = o.max_slots_;
-        o.slots_ = nullptr;
+        o.slots_ = none();
         o.mask_ = o.used_ = 0;
+    }
+
+    // Zeroed memory for `bytes` of slots, or nullptr; base_ and mapped_ say how to give it back.
+    // A big table comes straight from the kernel, on 2 MB boundaries and asking for huge pages:
+    // lookups touch lines all over it, with 4 KB pages each would also miss the TLB, and fresh
+    // pages read as zero without a pass to clear them.
+    Slot* allocate(size_t bytes, void** base, size_t* mapped) {
+        *mapped = 0;
+#if defined(__linux__)
+        const size_t huge = size_t(2) << 20;
+        if (bytes >= huge && bytes % 4096 == 0) {
+            size_t len = bytes + huge;
+            void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p == MAP_FAILED) return nullptr;
+            uintptr_t at = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1);
+            size_t head = at - (uintptr_t)p;
+            if (head) munmap(p, head);
+            if (len - head - bytes) munmap((void*)(at + bytes), len - head - bytes);
+#if defined(MADV_HUGEPAGE)
+            madvise((void*)at, bytes, MADV_HUGEPAGE);
+#endif
+            *base = (void*)at;
+            *mapped = bytes;
+            return (Slot*)at;
+        }
+#endif
+        void* raw = nullptr;
+#if defined(_MSC_VER)
+        raw = std::malloc(bytes);  // (MSVC has no posix_memalign; slots then may straddle lines)
+#else
+        if (posix_memalign(&raw, 64, bytes) != 0) raw = nullptr;  // two 32-byte slots a cache line
+#endif
+        if (!raw) return nullptr;
+        std::memset(raw, 0, bytes);
+        *base = raw;
+        return (Slot*)raw;
     }
 
     template <class HashOf>
     bool rehash(size_t want, const HashOf& hash_of) {
         if (want > (~(size_t)0) / sizeof(Slot)) return false;
-        size_t bytes = want * sizeof(Slot);
-        void* raw = nullptr;
-#if defined(_MSC_VER)
-        raw = std::malloc(bytes);  // (MSVC has no posix_memalign; slots then may straddle lines)
-#else
-        // a big table sits on 2 MB boundaries and asks for huge pages: lookups touch lines all over
-        // it, and with 4 KB pages each would also miss the TLB
-        const size_t huge = size_t(2) << 20;
-        if (posix_memalign(&raw, bytes >= huge ? huge : 64, bytes) != 0) raw = nullptr;
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-        if (raw && bytes >= huge) madvise(raw, bytes, MADV_HUGEPAGE);
-#endif
-#endif
-        if (!raw) return false;
-        std::memset(raw, 0, bytes);
+        void* base;
+        size_t mapped;
+        Slot* fresh = allocate(want * sizeof(Slot), &base, &mapped);
+        if (!fresh) return false;
         Slot* old = slots_;
         size_t old_slots = capacity();
-        slots_ = (Slot*)raw;
+        slots_ = fresh;
         mask_ = want - 1;
         for (size_t k = 0; k < old_slots; ++k) {
             if (old[k].empty()) continue;
@@ -304,7 +359,9 @@ class HashTable {
             while (!slots_[i].empty()) i = (i + 1) & mask_;
             slots_[i] = old[k];
         }
-        std::free(old);
+        if (old_slots) release_block(base_, mapped_);
+        base_ = base;
+        mapped_ = mapped;
         return true;
     }
 };

@@ -20,11 +20,14 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t
 from libcpp.vector cimport vector
 
 cdef extern from "trie.hpp" namespace "tokkit":
+    cdef cppclass Step "tokkit::CodeTrie::Step":
+        int32_t node, value
     cdef cppclass CodeTrie:
-        int32_t child(int32_t node, uint32_t unit) nogil
+        Step step(int32_t node, uint32_t unit) nogil
         int32_t add_child(int32_t node, uint32_t unit) except + nogil
         int32_t value(int32_t node) nogil
         void set_value(int32_t node, int32_t v) nogil
+        bint reserve(size_t edges) nogil
 
 cdef int32_t NO_PIECE = -1  # the id of an unknown node
 E_CHUNKS = 8  # the E-step sums this many fixed word ranges apart, then adds them in order
@@ -43,6 +46,8 @@ cdef class _Trie:
         cdef Py_ssize_t i, k
         cdef int32_t node
         self.longest = 1
+        if not self.trie.reserve(offsets[offsets.shape[0] - 1] - offsets[0] if offsets.shape[0] else 0):
+            raise MemoryError("no memory for the pieces' trie")
         for i in range(offsets.shape[0] - 1):
             node = 0
             for k in range(offsets[i], offsets[i + 1]):
@@ -58,6 +63,7 @@ cdef class _Trie:
         one-character piece starts there, then by increasing end."""
         cdef Py_ssize_t i, j, first
         cdef int32_t node
+        cdef Step to
         cdef bint single
         start_at.clear(); ends.clear(); pids.clear()
         for i in range(n):
@@ -67,13 +73,14 @@ cdef class _Trie:
             node = 0
             j = i
             while j < n and j - i < self.longest:
-                node = self.trie.child(node, <uint32_t>word[j])
-                if node < 0:
+                to = self.trie.step(node, <uint32_t>word[j])
+                if to.node < 0:
                     break
+                node = to.node
                 j += 1
-                if self.trie.value(node) != NO_PIECE:
+                if to.value != NO_PIECE:
                     ends.push_back(<int32_t>j)
-                    pids.push_back(self.trie.value(node))
+                    pids.push_back(to.value)
                     if j == i + 1:
                         single = True
             if not single:
