@@ -9,3 +9,12 @@ class TokkitError(ValueError):
     ...
     tokkit.errors.TokkitError: corpus is empty
     """
+
+
+class OutOfMemory(TokkitError, MemoryError):
+    """Memory ran out in compiled code: the call's partial results are dropped, and the CLI says so
+    in one line (exit code 2) rather than aborting. Also a MemoryError, for callers that catch that.
+
+    >>> isinstance(OutOfMemory("out of memory"), MemoryError)
+    True
+    """

@@ -28,7 +28,7 @@ from tokkit._native.rows cimport Rows
 from tokkit._native.text cimport (FAMILY_CL100K, FAMILY_GPT2, FAMILY_O200K, FAMILY_QWEN2, Piece, TextView,
                                   bert_normalize,
                                   gpt2_pieces_tokenizers, pattern_tokenizers_classes, text_at, text_view)
-from tokkit.errors import TokkitError
+from tokkit.errors import OutOfMemory, TokkitError
 
 cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
     # the compiled kinds of step, with the values pipeline_text.hpp, pipeline_split.hpp,
@@ -96,24 +96,24 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
         cbool split_specials, cut_before, fast_lane
     cdef cppclass Scratch:
         cbool unknown
-    void add_norm(Pipeline& P, const NormDesc& d)
-    void add_pre(Pipeline& P, const PreDesc& d)
-    void add_added(Pipeline& P, const AddedDesc& d)
-    void set_model(Pipeline& P, const ModelDesc& d)
-    int add_charsmap(Pipeline& P, const uint32_t* units, size_t n, const char* pool, size_t npool)
-    void model_token(Pipeline& P, const char* p, size_t n, int32_t id, cbool prefixes)
-    void model_merge(Pipeline& P, int32_t a, int32_t b, int32_t rank, int32_t merged)
+    void add_norm(Pipeline& P, const NormDesc& d) except +
+    void add_pre(Pipeline& P, const PreDesc& d) except +
+    void add_added(Pipeline& P, const AddedDesc& d) except +
+    void set_model(Pipeline& P, const ModelDesc& d) except +
+    int add_charsmap(Pipeline& P, const uint32_t* units, size_t n, const char* pool, size_t npool) except +
+    void model_token(Pipeline& P, const char* p, size_t n, int32_t id, cbool prefixes) except +
+    void model_merge(Pipeline& P, int32_t a, int32_t b, int32_t rank, int32_t merged) except +
     void set_tables(Pipeline& P, const TableDesc& t)
     void set_callbacks(Pipeline& P, void* gpt2_fn, void* regex_fn)
     void set_bert_normalizer(Pipeline& P, void* fn)
     void set_pattern_classes(Pipeline& P, const uint8_t* per_code_point)
     cbool inspect(const Pipeline& P, const uint32_t* c, size_t n, cbool pre, Scratch& s, vector[uint32_t]& chars,
-                  vector[int32_t]& starts, vector[int32_t]& ends, vector[int32_t]& piece_ends, void* pyctx)
+                  vector[int32_t]& starts, vector[int32_t]& ends, vector[int32_t]& piece_ends, void* pyctx) except +
     cbool encode_ids(const Pipeline& P, const void* data, int kind, size_t n, Scratch& s, vector[int32_t]& ids,
-                     void* pyctx)
+                     void* pyctx) except +
     cbool encode_one(const Pipeline& P, const uint32_t* c, size_t n, Scratch& s, vector[int32_t]& ids,
                      vector[int32_t]& starts, vector[int32_t]& ends, vector[int32_t]& words,
-                     cbool with_offsets, cbool with_words, void* pyctx)
+                     cbool with_offsets, cbool with_words, void* pyctx) except +
 
 # The scanners compiled for a Split pattern (tokkit.tokenizer.pre_tokenizers.SCANNERS names the
 # patterns), by name: their family codes in text.pxd
@@ -215,6 +215,16 @@ cdef class PipelineEncoder:
         merged) ids); `added`: AddedDesc dicts; `fast_lane`: whether ids without offsets go chunk by
         chunk through the memo (tokkit/tokenizer/plan.py decides where that is exact).
         """
+        try:
+            return PipelineEncoder._build(vocab_size, normalizer, pre_tokenizer, model, added,
+                                          split_special_tokens, fast_lane)
+        except MemoryError:
+            raise OutOfMemory(f"out of memory while building the compiled encoder ({vocab_size:,} tokens, "
+                              f"{len(added):,} added tokens)") from None
+
+    @staticmethod
+    def _build(Py_ssize_t vocab_size, list normalizer, list pre_tokenizer, dict model, list added,
+               bint split_special_tokens, bint fast_lane):
         cdef PipelineEncoder e = PipelineEncoder.__new__(PipelineEncoder)
         cdef AddedDesc token
         e.ints = tuple(range(vocab_size))
@@ -336,9 +346,15 @@ cdef class PipelineEncoder:
                 raise TokkitError("the text holds a character the vocabulary cannot encode, and the model has "
                                   "no unknown token (tokenizers fails on it too)")
             return out
+        except MemoryError:
+            # the scratch's memos may be half-written: they go with the call's partial ids
+            box = None
+            raise OutOfMemory(f"out of memory while encoding {b - a:,} text(s) in the compiled encoder; "
+                              "nothing of the call was kept") from None
         finally:
-            box.error = None
-            self.pool.append(box)
+            if box is not None:
+                box.error = None
+                self.pool.append(box)
 
     def encode(self, str text) -> list:
         return rows_to_lists(self.run([text], 0, 1, False, False), self.ints)[0]

@@ -57,8 +57,8 @@ cdef class _Trie:
             self.trie.set_value(node, <int32_t>i)
             self.longest = max(self.longest, offsets[i + 1] - offsets[i])
 
-    cdef void nodes(self, const int32_t* word, Py_ssize_t n, vector[int32_t]& start_at,
-                    vector[int32_t]& ends, vector[int32_t]& pids) noexcept nogil:
+    cdef int nodes(self, const int32_t* word, Py_ssize_t n, vector[int32_t]& start_at,
+                   vector[int32_t]& ends, vector[int32_t]& pids) except -1 nogil:
         """Each start's nodes (end, piece) in start_at[i]:start_at[i + 1], an unknown one first when no
         one-character piece starts there, then by increasing end."""
         cdef Py_ssize_t i, j, first
@@ -87,6 +87,7 @@ cdef class _Trie:
                 ends.insert(ends.begin() + first, <int32_t>(i + 1))
                 pids.insert(pids.begin() + first, NO_PIECE)
         start_at.push_back(<int32_t>ends.size())
+        return 0
 
 
 cdef inline double logaddexp(double x, double y) noexcept nogil:
@@ -104,7 +105,7 @@ cdef inline double node_score(int32_t pid, const double[::1] scores, double unk_
 cdef Py_ssize_t viterbi(const int32_t* word, Py_ssize_t n, vector[int32_t]& start_at, vector[int32_t]& ends,
                         vector[int32_t]& pids, const double[::1] scores, double unk_score, int32_t banned,
                         vector[double]& best, vector[int32_t]& back_from, vector[int32_t]& back_pid,
-                        vector[int32_t]& path) noexcept nogil:
+                        vector[int32_t]& path) except -1 nogil:
     """The best path's piece ids into `path` (left to right); its length, or 0 when there is none."""
     cdef Py_ssize_t i, k, j
     cdef double s
@@ -172,7 +173,7 @@ def e_step(const int32_t[::1] piece_cps, const int64_t[::1] piece_offsets, const
 
 cdef double _e_range(_Trie trie, const double[::1] scores, const int32_t[::1] word_cps,
                      const int64_t[::1] word_offsets, const int64_t[::1] counts, double unk_score,
-                     Py_ssize_t w0, Py_ssize_t w1, double[::1] expected) noexcept nogil:
+                     Py_ssize_t w0, Py_ssize_t w1, double[::1] expected) except? -1.0 nogil:
     """Forward-backward over words w0..w1-1, adding their expected counts; returns their sum of count * log Z.
 
     A word short enough that no path through it can underflow a double runs in probabilities
@@ -217,7 +218,7 @@ cdef double _e_range(_Trie trie, const double[::1] scores, const int32_t[::1] wo
 
 cdef double _linear_word(Py_ssize_t n, vector[int32_t]& start_at, vector[int32_t]& ends, vector[int32_t]& pids,
                          const double* prob, Py_ssize_t unk, double freq, vector[double]& alpha, vector[double]& beta,
-                         double[::1] expected) noexcept nogil:
+                         double[::1] expected) except? -1.0 nogil:
     """One word's forward-backward in probabilities (prob[unk] for an unknown node); returns freq * log Z."""
     cdef Py_ssize_t i, k, pid
     cdef double z, scale
@@ -269,9 +270,9 @@ def viterbi_counts(const int32_t[::1] piece_cps, const int64_t[::1] piece_offset
     return freq
 
 
-cdef void _viterbi_range(_Trie trie, const double[::1] scores, const int32_t[::1] word_cps,
-                         const int64_t[::1] word_offsets, const int64_t[::1] counts, double unk_score,
-                         Py_ssize_t w0, Py_ssize_t w1, double[::1] freq) noexcept nogil:
+cdef int _viterbi_range(_Trie trie, const double[::1] scores, const int32_t[::1] word_cps,
+                        const int64_t[::1] word_offsets, const int64_t[::1] counts, double unk_score,
+                        Py_ssize_t w0, Py_ssize_t w1, double[::1] freq) except -1 nogil:
     """Add the counts of words w0..w1-1 to the pieces on their best paths."""
     cdef vector[int32_t] start_at, ends, pids, back_from, back_pid, path
     cdef vector[double] best
@@ -285,6 +286,7 @@ cdef void _viterbi_range(_Trie trie, const double[::1] scores, const int32_t[::1
         for k in range(length):
             if path[k] != NO_PIECE:
                 freq[path[k]] += <double>counts[w]
+    return 0
 
 
 def _run_chunks(run, int threads):

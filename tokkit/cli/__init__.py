@@ -116,6 +116,9 @@ def main(argv=None):
         except TokkitError as exc:
             error_line(str(exc))
             sys.exit(2)
+        except MemoryError as exc:  # one outside the compiled code (an OutOfMemory is a TokkitError)
+            error_line(f"out of memory ({exc})" if str(exc) else "out of memory")
+            sys.exit(2)
         except click.exceptions.Abort:
             _say("tokkit: interrupted")
             sys.exit(130)

@@ -17,6 +17,7 @@ import numpy as np
 
 from tokkit._native import pure_python_requested
 from tokkit._progress import Progress
+from tokkit.errors import OutOfMemory
 from tokkit.train import unigram_py
 
 try:
@@ -122,7 +123,17 @@ class PieceTrainer:
         self.required = required_chars(self.word_cps, self.word_offsets, self.counts, algo.character_coverage)
 
     def run(self, min_frequency: int, progress: bool) -> list[tuple[str, float]]:
-        """Seed, then EM and prune until near the target, then the final cut: [(piece, score)] best first."""
+        """Seed, then EM and prune until near the target, then the final cut: [(piece, score)] best first.
+
+        Memory that runs out in a lattice loop is one OutOfMemory: no pass goes on with a lattice it
+        could not build."""
+        try:
+            return self._run(min_frequency, progress)
+        except MemoryError:
+            raise OutOfMemory(f"out of memory while training Unigram pieces over {len(self.counts):,} distinct "
+                              "words; nothing was written") from None
+
+    def _run(self, min_frequency: int, progress: bool) -> list[tuple[str, float]]:
         pieces, scores = self.seeds(min_frequency)
         desired = int(self.target * VOCAB_SLACK)
         with Progress(max(len(pieces) - desired, 0), desc="pruning", unit=" pieces", enabled=progress) as bar:
