@@ -6,6 +6,7 @@
 // Keys of any length live in one byte arena; a slot holds the key's hash and first 8 bytes, so a
 // short key compares without touching the arena.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -168,8 +169,10 @@ class PairTable {
 };
 
 // One thread's memo of pieces already tokenized: bytes -> tokens. It starts again empty when it
-// holds max_entries pieces or its keys and tokens would pass max_bytes, so its memory stays
-// bounded on text with endless new pieces.
+// holds max_entries pieces or when keeping one more would make the memory it holds pass max_bytes
+// (32 MiB unless told): its keys' and tokens' buffers as they would be once grown (by doubling),
+// and its slots as they would be once the table grew. So on text with endless new pieces its
+// memory stays under max_bytes, whatever the stream's length (docs/hub-files.md, "Memory").
 class TokenMemo {
   public:
     explicit TokenMemo(size_t max_entries = 1 << 16, size_t max_bytes = 32 << 20, size_t first_slots = 64)
@@ -189,8 +192,7 @@ class TokenMemo {
 
     // Remembers the tokens of a piece that is not in the memo.
     void add(const uint8_t* p, size_t n, BytesKey k, const Tok* toks, size_t count) {
-        size_t bytes = (keys_.size() + n) + (vals_.size() + count) * sizeof(Tok) + (table_.size() + 1) * 2 * sizeof(Slot);
-        if (table_.size() >= max_entries_ || bytes > max_bytes_) clear();
+        if (table_.size() >= max_entries_ || bytes_after(n, count) > max_bytes_) clear();
         if (n > max_bytes_ / 2 || count * sizeof(Tok) > max_bytes_ / 2) return;  // too big to keep at all
         Slot* s = table_.claim(k.h);
         if (!s) return;  // no memory: the piece is tokenized again next time
@@ -205,12 +207,23 @@ class TokenMemo {
         vals_.clear();
     }
     size_t size() const { return table_.size(); }
-    // Bytes held (what max_bytes bounds: the keys, the tokens, and the slots at most half full).
-    size_t nbytes() const {
-        return keys_.capacity() + vals_.capacity() * sizeof(Tok) + table_.capacity() * sizeof(Slot);
-    }
+    // Bytes held: what max_bytes bounds.
+    size_t nbytes() const { return bytes_after(0, 0); }
+    size_t max_bytes() const { return max_bytes_; }
 
   private:
+    // The bytes held once `more` keys' bytes and `count` tokens are added (with nothing added: now).
+    // A buffer that must grow doubles at least; the table doubles when one more key passes half.
+    size_t bytes_after(size_t more, size_t count) const {
+        auto grown = [](size_t size, size_t cap, size_t add) {
+            return size + add <= cap ? cap : std::max(size + add, 2 * cap);
+        };
+        size_t slots = table_.capacity();
+        if (more + count && (table_.size() + 1) * 2 > slots) slots = std::max<size_t>(2 * slots, 64);
+        return grown(keys_.size(), keys_.capacity(), more) + grown(vals_.size(), vals_.capacity(), count) * sizeof(Tok) +
+               slots * sizeof(Slot);
+    }
+
     struct Slot {
         uint64_t h, head;
         uint32_t koff, klen1;  // the key is keys_[koff:koff + klen1 - 1]; klen1 0: a free slot
