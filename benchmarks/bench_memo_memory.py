@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 CHILD = r"""
-import json, random, resource, sys, time
+import json, random, sys, time
 import tokkit
 path, total_mb, batch_kb, threads = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]) or None
 rng = random.Random(0)
@@ -32,9 +33,9 @@ def lines(n_bytes):
         line = "".join(rng.choices(letters, k=2000))
         made += len(line.encode())
         yield line
-def rss_mb():
+def rss_mb(field="VmRSS"):  # VmHWM, the peak, is this process's own (ru_maxrss keeps a forking parent's)
     with open("/proc/self/status") as f:
-        return next(int(l.split()[1]) for l in f if l.startswith("VmRSS:")) / 1024
+        return next(int(l.split()[1]) for l in f if l.startswith(field + ":")) / 1024
 tok = tokkit.load(path)
 for _ in range(3):  # warm: the scratch buffers of a batch exist before the baseline
     tok.encode_batch(list(lines(batch_kb * 1024)), num_threads=threads)
@@ -48,10 +49,11 @@ for line in lines(total_mb * 2**20):
 if batch:
     ids += sum(len(x) for x in tok.encode_batch(batch, num_threads=threads)); done += size
 print(json.dumps({"base_mb": base, "end_mb": rss_mb(),
-                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "peak_mb": rss_mb("VmHWM"),
                   "mb": done / 2**20, "ids": ids, "seconds": time.perf_counter() - t0}))
 """
 
+ROOT = Path(__file__).resolve().parents[1]  # this checkout: its tokkit is the one measured
 LINES = ["".join(chr(0x4E00 + (i * 7 + k) % 400) for k in range(12)) + " ab cd ef gh" for i in range(300)]
 
 
@@ -77,8 +79,9 @@ def build(folder: Path) -> dict[str, Path]:
 
 
 def measure(path: Path, mb: float, batch_kb: int, threads: int = 0) -> dict:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run([sys.executable, "-c", CHILD, str(path), str(mb), str(batch_kb), str(threads)],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, env=env)
     return json.loads(proc.stdout)
 
 

@@ -9,11 +9,13 @@ import resource
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
 LINES = [" ".join(w * (1 + i % 3) for w in ("ab", "cd", "ef", "gh", "abc")) for i in range(200)]
+ROOT = Path(__file__).resolve().parents[2]  # the child imports this checkout's tokkit
 HEADROOM_MB = 150  # what the child may allocate past its size once ready: far less than the big text needs
 
 pytestmark = pytest.mark.skipif(not hasattr(resource, "RLIMIT_AS"), reason="needs RLIMIT_AS")
@@ -43,7 +45,7 @@ def unigram_json(tmp_path_factory):
 
 def run_child(code: str, *args, timeout: int = 240) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", CAP + textwrap.dedent(code), *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
 def test_cli_encode_out_of_memory_is_one_line_and_exit_2(unigram_json, tmp_path):
