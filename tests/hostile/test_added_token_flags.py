@@ -2,10 +2,11 @@
 lstrip and rstrip, tokens already in the model's vocabulary and tokens past it, for every kind of
 tokenizer file, by hypothesis against tokenizers on the same file."""
 import json
+import unicodedata
 
 import pytest
 from helpers.hub_files import hub_folder
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
@@ -51,9 +52,19 @@ ADDED = st.lists(st.tuples(st.sampled_from(CONTENTS), FLAGS), min_size=1, max_si
 TEXTS = st.lists(st.lists(st.sampled_from(WORDS), max_size=10).map("".join), min_size=1, max_size=4)
 
 
+def _fold(text: str) -> str:
+    """What the normalizers under test may make of an added token: cased, accented and NFKC forms alike."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).lower()
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(added=ADDED, texts=TEXTS)
 def test_added_tokens_encode_as_tokenizers(base, tmp_path, added, texts):
+    # Two normalized added tokens that normalize alike ("Hello", "hello" under a lowercasing
+    # normalizer): tokenizers keeps one by hash-map order, another from one load of the same file to
+    # the next, so there is no answer to agree with
+    folded = [_fold(content) for content, flags in added if flags["normalized"]]
+    assume(len(set(folded)) == len(folded))
     hf = Tokenizer.from_str(base)
     for content, flags in added:
         token = AddedToken(content, single_word=flags["single_word"], lstrip=flags["lstrip"],
