@@ -1,4 +1,5 @@
 """The import rule holds, and docs/architecture.md shows the graph the code has today."""
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -35,4 +36,29 @@ def test_no_stage_module_imports_tokkit_inside_a_function():
                 previous = lines[n - 2].strip()
                 if previous != "try:" and "torch_bridge" not in stripped:
                     lazy.append(f"{rel}:{n}: {stripped}")
+    assert lazy == []
+
+
+# What may be imported inside a function: torch and what needs it, Dask, matplotlib, the benchmark
+# contenders, and a CLI command's own module (so `tokkit --help` stays fast)
+LAZY_OK = ("torch", "dask", "distributed", "matplotlib", "safetensors", "psutil", "tokenizers", "tiktoken",
+           "tiktoken_ext", "sentencepiece", "gigatoken", "tokie", "nanotoken", "transformers", "tokkit.bert",
+           "tokkit.pretraining.torch_bridge")
+
+
+def _function_imports(path: Path):
+    """(line, module) of every import statement inside a function of the file at `path`."""
+    for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(fn):
+                if isinstance(node, ast.ImportFrom):
+                    yield node.lineno, node.module or ""
+                elif isinstance(node, ast.Import):
+                    yield from ((node.lineno, alias.name) for alias in node.names)
+
+
+def test_function_level_imports_are_only_the_allowed_kinds():
+    lazy = [f"{path.relative_to(ROOT)}:{line}: {module}" for path in sorted((ROOT / "tokkit").rglob("*.py"))
+            for line, module in _function_imports(path)
+            if not any(module == m or module.startswith(m + ".") for m in LAZY_OK)]
     assert lazy == []

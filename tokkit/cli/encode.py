@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 import click
+import numpy as np
+from click.core import ParameterSource
 
 import tokkit
 from tokkit._files import atomic_open, stdin_bytes
@@ -210,7 +212,6 @@ def _given() -> set:
     ctx = click.get_current_context(silent=True)
     if ctx is None:
         return set()
-    from click.core import ParameterSource
 
     return {name for name in ctx.params
             if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)}
@@ -233,7 +234,6 @@ def open_output(output: str | None, mode: str = "w"):
 
 def write_on_cluster(tok, files, kind, max_length, output, seed, scheduler, resume, workers, quiet):
     """Shards on a Dask cluster: one task per input file, resumable (tokkit.pretraining.shards_dask)."""
-    import sys
 
     if not files or "-" in files:
         raise TokkitError("--scheduler reads files: give input files (not stdin)")
@@ -269,7 +269,6 @@ def _split(batch, pairs):
 
 
 def write_npz(tok, lines, pairs, output: Path, max_length, threads):
-    import numpy as np
 
     parts: dict[str, list] = {}
     for batch in batches(lines, BATCH_LINES):
