@@ -2,6 +2,7 @@
 folder with tokkit's settings, and tokkit's fine-tuned folder read through the Auto classes."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -84,10 +85,10 @@ def transformers_check(out: Path, pre: Path, rt: Path, tokkit_run: dict, args) -
 
 def _agreement(folder: Path, test: list) -> float:
     """Share of test texts on which transformers' reading of tokkit's fine-tuned folder gives
-    tokkit's label."""
+    tokkit's label, both in float32."""
     import transformers
 
-    ours = [p["label"] for p in predict_rows(load_finetuned(folder), test)]
+    ours = [p["label"] for p in predict_rows(dataclasses.replace(load_finetuned(folder), bf16=False), test)]
     auto_tok = transformers.AutoTokenizer.from_pretrained(folder)
     model = transformers.AutoModelForSequenceClassification.from_pretrained(folder).eval()
     theirs = []
