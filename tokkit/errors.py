@@ -18,3 +18,13 @@ class OutOfMemory(TokkitError, MemoryError):
     >>> isinstance(OutOfMemory("out of memory"), MemoryError)
     True
     """
+
+    @classmethod
+    def encoding(cls, count: int) -> "OutOfMemory":
+        """The error of a compiled encoder that ran out of memory on `count` texts; the call kept nothing.
+
+        >>> str(OutOfMemory.encoding(2))
+        'out of memory while encoding 2 text(s) in the compiled encoder; nothing of the call was kept'
+        """
+        return cls(f"out of memory while encoding {count:,} text(s) in the compiled encoder; "
+                   "nothing of the call was kept")

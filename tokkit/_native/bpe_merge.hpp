@@ -83,4 +83,15 @@ inline void bpe_merge(const PairTable& merges, std::vector<Tok>& syms) {
     else bpe_merge_long(merges, syms);
 }
 
+// bpe_merge for the nogil kernels, where nothing may throw: false when memory ran out (a long piece's
+// heap), syms then half merged.
+inline bool bpe_merge_nothrow(const PairTable& merges, std::vector<Tok>& syms) noexcept {
+    try {
+        bpe_merge(merges, syms);
+        return true;
+    } catch (...) {
+        return false;
+    }
+}
+
 }  // namespace tokkit

@@ -67,8 +67,8 @@ cdef class Encoder:
                               Rows out) noexcept nogil
     cdef void ascii_word(self, const void* u, int kind, Py_ssize_t a, Py_ssize_t b, Py_ssize_t n, uint64_t w0,
                          uint64_t w1, int32_t word, Scratch s, Rows out) noexcept nogil
-    cdef void fill_utf8(self, Scratch s, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b) noexcept nogil
-    cdef void fill_cpos(self, Scratch s) noexcept nogil
+    cdef bint fill_utf8(self, Scratch s, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b) noexcept nogil
+    cdef bint fill_cpos(self, Scratch s) noexcept nogil
     cdef void wordpiece(self, Scratch s, Rows out, Py_ssize_t na, Py_ssize_t nb, int32_t word,
                         Py_ssize_t base) noexcept nogil
     cdef void wp_word(self, Scratch s, Rows out, Py_ssize_t na, Py_ssize_t nb, int32_t word,
@@ -85,7 +85,7 @@ cdef class Encoder:
                         Py_ssize_t base) noexcept nogil
     cdef void emit(self, Scratch s, Rows out, int32_t idx, Py_ssize_t sb, Py_ssize_t eb, Py_ssize_t a,
                           Py_ssize_t b, int32_t word, Py_ssize_t base, bint charbpe) noexcept nogil
-    cdef void symbolize(self, Scratch s, Py_ssize_t nb) noexcept nogil
+    cdef bint symbolize(self, Scratch s, Py_ssize_t nb) noexcept nogil
     cdef void encode_pieces(self, TextView t, Scratch s, Rows out) noexcept nogil
     cdef prepare_regex(self, str text, TextView t, Scratch s)
     cdef Scratch take_scratch(self)

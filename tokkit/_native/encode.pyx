@@ -24,8 +24,9 @@ from tokkit._native.text cimport (TextView, text_view, text_view_of, str_length,
                                   Gpt2Classes, gpt2_piece_ends, utf8_from_str, PatternClasses, pattern_piece_ends,
                                   pattern_piece_ends_units, pattern_tokenizers_classes, FAMILY_GPT2)
 from tokkit._native.short_keys cimport PieceEntry, PieceTable, hash_words, key_words, prefetch_line
-from tokkit._native.encode_tables cimport (AddedCursor, AddedSpan, BytesKey, StrMap, PairMap, Tok, bpe_merge,
-                                          bytes_key, wordpiece_two)
+from tokkit._native.encode_tables cimport (AddedCursor, AddedSpan, BytesKey, StrMap, PairMap, Tok,
+                                          bpe_merge_nothrow, bytes_key, wordpiece_two_nothrow)
+from tokkit._native.grow cimport cut_to, grow_assign, grow_push, grow_reserve, grow_resize
 from tokkit._native.rows cimport Rows
 
 import numpy as np
@@ -33,7 +34,7 @@ import numpy as np
 from tokkit._native import regex_limit
 from tokkit._native.byte_symbols import bytes_to_unicode, decode_symbols
 from tokkit._native.rows import rows_to_lists
-from tokkit.errors import TokkitError
+from tokkit.errors import OutOfMemory, TokkitError
 
 cdef extern from "Python.h":
     ctypedef struct PyListObject:
@@ -63,9 +64,10 @@ cdef enum:  # tokkit._native.pipeline_tables.nfc_table's bits above the combinin
 cdef inline void reserve_ids(Rows out, Py_ssize_t chars) noexcept nogil:
     # Room for the ids of `chars` more characters (about one per 3), at least doubling: growing the
     # buffer step by step maps new memory each time, which stalls the other threads' page faults.
+    # Only a guess: without the memory for it the ids grow as they come, until they truly cannot.
     cdef size_t need = out.ids.size() + chars // 3 + 16
-    if need > out.ids.capacity():
-        out.ids.reserve(max(need, 2 * out.ids.capacity()))
+    if need > out.ids.capacity() and not grow_reserve(out.ids, max(need, 2 * out.ids.capacity())):
+        grow_reserve(out.ids, need)
 
 
 cdef TextView NO_TEXT  # stands for "read the code points from a buffer instead"
@@ -154,6 +156,8 @@ cdef int32_t bert_ascii_words(Encoder e, const unit_t* u, TextView t, Py_ssize_t
             while j < b and not (u[j] < 128 and e.bert_act[u[j]] == BERT_SPLIT):
                 j += 1
             word = e.bert_segment(t, ws, j, word, s, out)
+            if out.oom:
+                return word
             i = j
             ws = j
             n = 0
@@ -177,6 +181,8 @@ cdef int32_t bert_ascii_words(Encoder e, const unit_t* u, TextView t, Py_ssize_t
         if act == BERT_PUNCT:
             e.ascii_word(u, t.kind, i, i + 1, 1, e.bert_out[c], 0, word, s, out)
             word += 1
+        if out.oom:  # the call fails: no use going on
+            return word
         i += 1
         ws = i
         n = 0
@@ -221,17 +227,21 @@ def nfc_windows(str text, const uint16_t[::1] table) -> list:
         raise ValueError("table must have one entry per code point")
     if t.kind == 1:
         return []
+    cdef bint ok
     with nogil:
         if t.kind == 2:
-            nfc_window_scan(<const uint16_t*>t.data, t.length, &table[0], bounds)
+            ok = nfc_window_scan(<const uint16_t*>t.data, t.length, &table[0], bounds)
         else:
-            nfc_window_scan(<const uint32_t*>t.data, t.length, &table[0], bounds)
+            ok = nfc_window_scan(<const uint32_t*>t.data, t.length, &table[0], bounds)
+    if not ok:
+        raise OutOfMemory.encoding(1)
     return [(bounds[k], bounds[k + 1]) for k in range(0, <Py_ssize_t>bounds.size(), 2)]
 
 
-cdef void nfc_window_scan(const unit_t* u, Py_ssize_t n, const uint16_t* table,
+cdef bint nfc_window_scan(const unit_t* u, Py_ssize_t n, const uint16_t* table,
                           vector[Py_ssize_t]& bounds) noexcept nogil:
-    """nfc_windows' stretches as start, end pairs in `bounds` (touching ones joined)."""
+    """nfc_windows' stretches as start, end pairs in `bounds` (touching ones joined); False when
+    memory ran out."""
     cdef Py_ssize_t i = 0, j, k, last_free = 0, open_at = -1
     cdef uint16_t v, ccc, prev_ccc = 0
     cdef bint after_first = False
@@ -245,8 +255,8 @@ cdef void nfc_window_scan(const unit_t* u, Py_ssize_t n, const uint16_t* table,
                 while k < j and table[u[k]] != 0:
                     k += 1
                 if k < j:
-                    bounds.push_back(open_at)
-                    bounds.push_back(k)
+                    if not (grow_push(bounds, open_at) and grow_push(bounds, k)):
+                        return False
                     open_at = -1
             k = j - 1
             while k >= i and table[u[k]] != 0:
@@ -261,8 +271,8 @@ cdef void nfc_window_scan(const unit_t* u, Py_ssize_t n, const uint16_t* table,
         i += 1
         if v == 0:  # nothing joins this char to what comes before it: a window may end here
             if open_at >= 0:
-                bounds.push_back(open_at)
-                bounds.push_back(i - 1)
+                if not (grow_push(bounds, open_at) and grow_push(bounds, i - 1)):
+                    return False
                 open_at = -1
             last_free = i - 1
             after_first = False
@@ -278,9 +288,7 @@ cdef void nfc_window_scan(const unit_t* u, Py_ssize_t n, const uint16_t* table,
         if not ccc:
             after_first = (v & NFC_FIRST) != 0
         prev_ccc = ccc
-    if open_at >= 0:
-        bounds.push_back(open_at)
-        bounds.push_back(n)
+    return open_at < 0 or (grow_push(bounds, open_at) and grow_push(bounds, n))
 
 
 cdef bint nfc_may_change(TextView t, const uint16_t* table) noexcept nogil:
@@ -368,6 +376,8 @@ cdef class Encoder:
         if self.added.size():
             while self.next_added(t, cur, &m):
                 word = self.encode_segment(t, seg, m.a, word, s, out)
+                if out.oom:
+                    return
                 out.push(self.added.id_of(m), m.a, m.b, word)
                 word += 1
                 seg = m.b
@@ -408,7 +418,9 @@ cdef class Encoder:
         if self.added.size():
             while self.added.next_plain_utf8(p, n, self.split_specials, cur, &m):
                 self.pieces_utf8(p, seg, m.a, n, s, out)
-                out.ids.push_back(self.added.id_of(m))
+                if out.oom or not grow_push(out.ids, self.added.id_of(m)):
+                    out.oom = True
+                    return
                 seg = m.b
         self.pieces_utf8(p, seg, n, n, s, out)
 
@@ -444,7 +456,9 @@ cdef class Encoder:
                     prefetch_line(s.pieces_seen.slot_address(hashes[q]))
                 prev = e
             written = out.ids.size()
-            out.ids.resize(written + 3 * count)
+            if not grow_resize(out.ids, written + 3 * count):
+                out.oom = True
+                return
             w = out.ids.data() + written
             prev = a
             for q in range(count):
@@ -455,13 +469,15 @@ cdef class Encoder:
                     memcpy(w, hit.ids, 3 * sizeof(int32_t))
                     w += hit.count
                 else:
-                    out.ids.resize(w - out.ids.data())
+                    cut_to(out.ids, w - out.ids.data())
                     self.piece_miss(p + prev, m, hit, key0[q], key1[q], hashes[q], s, out)
                     written = out.ids.size()
-                    out.ids.resize(written + 3 * (count - q))
+                    if out.oom or not grow_resize(out.ids, written + 3 * (count - q)):
+                        out.oom = True
+                        return
                     w = out.ids.data() + written
                 prev = e
-            out.ids.resize(w - out.ids.data())
+            cut_to(out.ids, w - out.ids.data())
             a = ends[count - 1]
 
     cdef void piece_miss(self, const uint8_t* piece, Py_ssize_t m, const PieceEntry* hit, uint64_t k0, uint64_t k1,
@@ -473,12 +489,15 @@ cdef class Encoder:
         if hit != NULL:
             ids = s.pieces_seen.ids_of(hit)
             for k in range(hit.count):
-                out.ids.push_back(ids[k])
+                if not grow_push(out.ids, ids[k]):
+                    out.oom = True
             return
-        s.buf.assign(<const char*>piece, <const char*>piece + m)
+        if not grow_assign(s.buf, <const char*>piece, <const char*>piece + m):
+            out.oom = True
+            return
         mark = out.ids.size()
         self.bpe_bytes(s, out, 0, 0, 0, 0)
-        if m <= SHORT_BYTES:
+        if m <= SHORT_BYTES and not out.oom:
             s.pieces_seen.insert(k0, k1, m, h, out.ids.data() + mark, out.ids.size() - mark)
 
     # ----------------------------------------------------------------------------- segments
@@ -496,12 +515,16 @@ cdef class Encoder:
             while a < b:
                 cut = safe_cut(t, a + CHUNK_CHARS, b)
                 s.pieces.clear()
-                gpt2_pieces_tokenizers(t, a, cut, s.pieces)  # tokenizers' (and tiktoken's) Unicode classes
+                if not gpt2_pieces_tokenizers(t, a, cut, s.pieces):  # tokenizers' (and tiktoken's) classes
+                    out.oom = True
+                    return word
                 for k in range(<Py_ssize_t>s.pieces.size()):
                     p = s.pieces[k]
                     if not table_text(s, out, t, NULL, p.start, p.end, word):
                         self.bpe_piece(s, out, t, NULL, p.start, p.end, word, 0)
                     word += 1
+                if out.oom:
+                    return word
                 a = cut
             return word
         if not out.with_offsets:
@@ -533,6 +556,8 @@ cdef class Encoder:
                     self.bpe_piece(s, out, t, NULL, prev, ends[q], word, 0)
                 word += 1
                 prev = ends[q]
+            if out.oom:
+                return word
             a = ends[count - 1]
         return word
 
@@ -540,6 +565,7 @@ cdef class Encoder:
                               Rows out) noexcept nogil:
         """The general BERT path over code points a:b: normalize, pre-tokenize, then each piece."""
         cdef TextView sub
+        cdef bint ok
         cdef Py_ssize_t k
         cdef Piece p
         if b <= a:
@@ -552,9 +578,12 @@ cdef class Encoder:
         s.ostart.clear()
         s.oend.clear()
         if out.with_offsets:
-            bert_pieces(sub, &self.opts, s.norm, s.ostart, s.oend, s.pieces)
+            ok = bert_pieces(sub, &self.opts, s.norm, s.ostart, s.oend, s.pieces)
         else:
-            bert_norm_pieces(sub, &self.opts, s.norm, s.pieces)  # no per-character spans to track
+            ok = bert_norm_pieces(sub, &self.opts, s.norm, s.pieces)  # no per-character spans to track
+        if not ok:
+            out.oom = True
+            return word
         for k in range(<Py_ssize_t>s.pieces.size()):
             p = s.pieces[k]
             if table_text(s, out, NO_TEXT, s.norm.data(), p.norm_start, p.norm_end, word):
@@ -564,6 +593,8 @@ cdef class Encoder:
             else:
                 self.bpe_piece(s, out, NO_TEXT, s.norm.data(), p.norm_start, p.norm_end, word, a)
             word += 1
+            if out.oom:
+                break
         return word
 
     cdef void ascii_word(self, const void* u, int kind, Py_ssize_t a, Py_ssize_t b, Py_ssize_t n, uint64_t w0,
@@ -577,21 +608,22 @@ cdef class Encoder:
         s.norm.clear()
         for i in range(a, b):
             c = (<const uint8_t*>u)[i] if kind == 1 else ((<const uint16_t*>u)[i] if kind == 2 else (<const uint32_t*>u)[i])
-            if self.bert_act[c] != BERT_DROP:
-                s.norm.push_back(self.bert_out[c])
+            if self.bert_act[c] != BERT_DROP and not grow_push(s.norm, <Py_UCS4>self.bert_out[c]):
+                out.oom = True
+                return
         if self.kind == WORDPIECE:
             self.wordpiece(s, out, 0, n, word, 0)
         else:
             self.bpe_piece(s, out, NO_TEXT, s.norm.data(), 0, n, word, 0)
 
-    cdef void fill_utf8(self, Scratch s, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    cdef bint fill_utf8(self, Scratch s, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
         """UTF-8 of code points a:b (of cps, or of t when cps is NULL) into s.buf; s.bpos[k] = byte
-        offset of char k (plus the total at the end)."""
+        offset of char k (plus the total at the end). False when memory ran out."""
         cdef Py_ssize_t i, n = b - a, m
         cdef Py_UCS4 c
         cdef unsigned char* out
-        s.buf.resize(4 * n + 16)
-        s.bpos.resize(n + 1)
+        if not (grow_resize(s.buf, 4 * n + 16) and grow_resize(s.bpos, n + 1)):
+            return False
         out = <unsigned char*>s.buf.data()
         m = 0
         for i in range(n):
@@ -603,15 +635,18 @@ cdef class Encoder:
             else:
                 m += utf8_put(c, out + m)
         s.bpos[n] = <int32_t>m
-        s.buf.resize(m)
+        cut_to(s.buf, m)
+        return True
 
-    cdef void fill_cpos(self, Scratch s) noexcept nogil:
-        """s.cpos[byte] = index of the char holding that byte (from s.bpos)."""
+    cdef bint fill_cpos(self, Scratch s) noexcept nogil:
+        """s.cpos[byte] = index of the char holding that byte (from s.bpos); False when memory ran out."""
         cdef Py_ssize_t k, j, n = <Py_ssize_t>s.bpos.size() - 1
-        s.cpos.resize(s.buf.size())
+        if not grow_resize(s.cpos, s.buf.size()):
+            return False
         for k in range(n):
             for j in range(s.bpos[k], s.bpos[k + 1]):
                 s.cpos[j] = <int32_t>k
+        return True
 
     # ----------------------------------------------------------------------------- models
     cdef void wordpiece(self, Scratch s, Rows out, Py_ssize_t na, Py_ssize_t nb, int32_t word,
@@ -620,7 +655,9 @@ cdef class Encoder:
         if nb - na > self.max_chars:
             self.push_norm(s, out, self.unk_id, na, nb, word, base)
             return
-        self.fill_utf8(s, NO_TEXT, s.norm.data(), na, nb)
+        if not self.fill_utf8(s, NO_TEXT, s.norm.data(), na, nb):
+            out.oom = True
+            return
         self.model_via_table(s, out, na, nb, word, base)
 
     cdef void model_via_table(self, Scratch s, Rows out, Py_ssize_t a, Py_ssize_t b, int32_t word,
@@ -637,7 +674,8 @@ cdef class Encoder:
         if table_emit(s, out, k0, k1, n, h, word):
             return
         self.run_model(s, out, a, b, word, base)
-        s.pieces_seen.insert(k0, k1, n, h, out.ids.data() + mark, out.ids.size() - mark)
+        if not out.oom:  # (ids cut short are not remembered)
+            s.pieces_seen.insert(k0, k1, n, h, out.ids.data() + mark, out.ids.size() - mark)
 
     cdef void run_model(self, Scratch s, Rows out, Py_ssize_t a, Py_ssize_t b, int32_t word,
                                Py_ssize_t base) noexcept nogil:
@@ -655,6 +693,7 @@ cdef class Encoder:
         cdef size_t count
         cdef BytesKey key
         cdef Tok unk
+        cdef int found
         # A word's pieces depend on its bytes alone: common words are split once per thread and
         # then copied from the memo as (id, first char, end char) triples relative to the word.
         # (short words on id-only paths are kept in the piece table instead, by the caller)
@@ -667,9 +706,13 @@ cdef class Encoder:
                     self.push_norm(s, out, hit[k].id, na + hit[k].start, na + hit[k].end, word, base)
                 return
         s.toks.clear()
-        if not wordpiece_two(self.vocab.table, self.cont.table, p, s.bpos.data(), n, s.toks):
+        found = wordpiece_two_nothrow(self.vocab.table, self.cont.table, p, s.bpos.data(), n, s.toks)
+        if found == 0:
             unk.id, unk.start, unk.end = self.unk_id, 0, n
-            s.toks.push_back(unk)
+            found = 1 if grow_push(s.toks, unk) else -1
+        if found < 0:
+            out.oom = True
+            return
         for k in range(<Py_ssize_t>s.toks.size()):
             self.push_norm(s, out, s.toks[k].id, na + s.toks[k].start, na + s.toks[k].end, word, base)
         if cacheable:
@@ -686,7 +729,9 @@ cdef class Encoder:
     cdef void bpe_piece(self, Scratch s, Rows out, TextView t, const Py_UCS4* cps, Py_ssize_t a, Py_ssize_t b,
                         int32_t word, Py_ssize_t base) noexcept nogil:
         """BPE over one piece: code points a:b of the text (byte-level) or of s.norm (char BPE)."""
-        self.fill_utf8(s, t, cps, a, b)
+        if not self.fill_utf8(s, t, cps, a, b):
+            out.oom = True
+            return
         self.model_via_table(s, out, a, b, word, base)
 
     cdef void bpe_bytes(self, Scratch s, Rows out, Py_ssize_t a, Py_ssize_t b, int32_t word,
@@ -699,17 +744,20 @@ cdef class Encoder:
         idx = -1
         if nb + slen <= self.max_token_bytes:  # a longer piece is no token: skip hashing it whole
             for k in range(slen):
-                s.buf.push_back(self.suffix[k])
+                if not grow_push[char](s.buf, self.suffix[k]):
+                    out.oom = True
+                    return
             idx = self.vocab.table.get(<const uint8_t*>s.buf.data(), nb + slen)
-            s.buf.resize(nb)
+            cut_to(s.buf, nb)
         if idx >= 0 and self.direct[idx]:
             if charbpe:
                 self.push_norm(s, out, idx, a, b, word, base)
             else:
                 out.push(idx, a, b, word)
             return
-        if out.with_offsets:
-            self.fill_cpos(s)
+        if out.with_offsets and not self.fill_cpos(s):
+            out.oom = True
+            return
         # A per-thread memo of merged pieces: bounded, never shared, so it needs no lock.
         cdef const uint8_t* p = <const uint8_t*>s.buf.data()
         cdef BytesKey key
@@ -722,14 +770,16 @@ cdef class Encoder:
             hit = s.cache.find(p, nb, key, &count)
             if hit != NULL and not out.with_offsets and not out.with_words:  # ids alone: no call per token
                 for k in range(<Py_ssize_t>count):
-                    out.ids.push_back(hit[k].id)
+                    if not grow_push(out.ids, hit[k].id):
+                        out.oom = True
                 return
             if hit != NULL:
                 for k in range(<Py_ssize_t>count):
                     self.emit(s, out, hit[k].id, hit[k].start, hit[k].end, a, b, word, base, charbpe)
                 return
-        self.symbolize(s, nb)
-        bpe_merge(self.merges.table, s.toks)
+        if not (self.symbolize(s, nb) and bpe_merge_nothrow(self.merges.table, s.toks)):
+            out.oom = True
+            return
         for k in range(<Py_ssize_t>s.toks.size()):
             self.emit(s, out, s.toks[k].id, s.toks[k].start, s.toks[k].end, a, b, word, base, charbpe)
         if cacheable:
@@ -747,8 +797,9 @@ cdef class Encoder:
         else:
             out.push(idx, cs, ce, word)
 
-    cdef void symbolize(self, Scratch s, Py_ssize_t nb) noexcept nogil:
-        """Initial symbols of s.buf[0:nb]: one per byte (byte-level) or per char (+ suffix on the last)."""
+    cdef bint symbolize(self, Scratch s, Py_ssize_t nb) noexcept nogil:
+        """Initial symbols of s.buf[0:nb]: one per byte (byte-level) or per char (+ suffix on the last);
+        False when memory ran out."""
         cdef Py_ssize_t k = 0, j, slen = self.suffix.size()
         cdef int32_t idx
         cdef Tok t
@@ -763,17 +814,20 @@ cdef class Encoder:
                     j += 1
                 if j == nb:
                     for w in range(slen):
-                        s.buf.push_back(self.suffix[w])
+                        if not grow_push[char](s.buf, self.suffix[w]):
+                            return False
                     idx = self.vocab.table.get(<const uint8_t*>s.buf.data() + k, j - k + slen)
-                    s.buf.resize(nb)
+                    cut_to(s.buf, nb)
                 else:
                     idx = self.vocab.table.get(<const uint8_t*>s.buf.data() + k, j - k)
                 if idx < 0:
                     idx = self.unk_id
             if idx >= 0:
                 t.id, t.start, t.end = idx, k, j
-                s.toks.push_back(t)
+                if not grow_push(s.toks, t):
+                    return False
             k = j
+        return True
 
     # ----------------------------------------------------------------------------- custom patterns
     cdef void encode_pieces(self, TextView t, Scratch s, Rows out) noexcept nogil:
@@ -786,6 +840,8 @@ cdef class Encoder:
                 out.push(<int32_t>p.norm_end, p.start, p.end, <int32_t>k)
             else:
                 self.bpe_piece(s, out, t, NULL, p.start, p.end, <int32_t>k, 0)
+            if out.oom:
+                return
 
     cdef prepare_regex(self, str text, TextView t, Scratch s):
         """Split like tokenizers' Split(pattern, "isolated"): matches and the gaps between them.
@@ -831,11 +887,21 @@ cdef class Encoder:
         return s
 
     cdef Rows run_many(self, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets, bint with_words=False):
+        """The Rows of texts[a:b]; memory that runs out is one OutOfMemory, and the thread's Scratch
+        goes with the call's partial ids (its buffers may be huge), so the next call starts clean."""
         cdef Scratch s = self.take_scratch()
+        cdef Rows out = None
         try:
-            return self.run_with(s, texts, a, b, with_offsets, with_words)
+            out = self.run_with(s, texts, a, b, with_offsets, with_words)
+        except MemoryError:
+            s = None
+            raise OutOfMemory.encoding(b - a) from None
         finally:
-            self.pool.append(s)
+            if s is not None and (out is None or not out.oom):
+                self.pool.append(s)
+        if out.oom:
+            raise OutOfMemory.encoding(b - a)
+        return out
 
     cdef Rows run_with(self, Scratch s, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets,
                        bint with_words):
@@ -853,6 +919,8 @@ cdef class Encoder:
                 with nogil:
                     self.encode_pieces(tv, s, out)
                     out.ptr.push_back(out.ids.size())
+                if out.oom:
+                    break
             return out
         cdef Py_ssize_t chars = 0
         for k in range(a, b):
@@ -865,6 +933,8 @@ cdef class Encoder:
                     self.encode_text(views[k], s, out)
                 else:
                     self.encode_ids(views[k], s, out)
+                if out.oom:
+                    break
                 out.ptr.push_back(out.ids.size())
         return out
 
@@ -888,25 +958,43 @@ cdef class Encoder:
         job.taken.store(0)
         return job
 
+    # Each entry point below is one OutOfMemory when memory runs out, in the kernels (run_many) or
+    # while it makes the Python objects of the answer.
     def encode(self, str text) -> list:
-        return rows_to_lists(self.run_many([text], 0, 1, False), self.ints)[0]
+        try:
+            return rows_to_lists(self.run_many([text], 0, 1, False), self.ints)[0]
+        except MemoryError:
+            raise OutOfMemory.encoding(1) from None
 
     def encode_numpy(self, str text):
         """Ids of one text as a numpy uint32 array; the GIL is released while encoding."""
-        return self.run_many([text], 0, 1, False).flat()[0]
+        try:
+            return self.run_many([text], 0, 1, False).flat()[0]
+        except MemoryError:
+            raise OutOfMemory.encoding(1) from None
 
     def encode_flat(self, list texts, Py_ssize_t a, Py_ssize_t b) -> tuple:
         """(uint32 ids, int64 row pointers) of texts[a:b]; no Python object per token."""
-        return self.run_many(texts, a, b, False).flat()
+        try:
+            return self.run_many(texts, a, b, False).flat()
+        except MemoryError:
+            raise OutOfMemory.encoding(b - a) from None
 
     def encode_full(self, str text) -> tuple:
         """(ids, starts, ends, word ids) of one text."""
-        cdef Rows r = self.run_many([text], 0, 1, True)
-        return ([x for x in r.ids], [x for x in r.starts], [x for x in r.ends], [x for x in r.words])
+        cdef Rows r
+        try:
+            r = self.run_many([text], 0, 1, True)
+            return ([x for x in r.ids], [x for x in r.starts], [x for x in r.ends], [x for x in r.words])
+        except MemoryError:
+            raise OutOfMemory.encoding(1) from None
 
     def encode_many(self, list texts, Py_ssize_t a, Py_ssize_t b) -> list:
         """Ids of texts[a:b], one list each; the GIL is released while encoding."""
-        return rows_to_lists(self.run_many(texts, a, b, False), self.ints)
+        try:
+            return rows_to_lists(self.run_many(texts, a, b, False), self.ints)
+        except MemoryError:
+            raise OutOfMemory.encoding(b - a) from None
 
     def encode_rows(self, list texts, Py_ssize_t a, Py_ssize_t b, bint offsets=True) -> Rows:
         """Ids, word ids and (with `offsets`) offsets of texts[a:b] in flat arrays (see
@@ -1009,8 +1097,8 @@ cdef class Encoder:
                 self.direct[k] = 1
                 continue
             s.buf.assign(<char*>w, (<char*>w) + len(w))
-            self.symbolize(s, len(w))
-            bpe_merge(self.merges.table, s.toks)
+            if not (self.symbolize(s, len(w)) and bpe_merge_nothrow(self.merges.table, s.toks)):
+                raise OutOfMemory(f"out of memory while building the compiled encoder ({len(words):,} tokens)")
             self.direct[k] = s.toks.size() == 1 and s.toks[0].id == k
 
 
@@ -1035,19 +1123,22 @@ cdef class FlatJob:
     cdef list texts                # the batch (exact, ready str), kept alive by this job
     cdef PyObject** items          # texts' items, read without the GIL
     cdef vector[Py_ssize_t] bounds
-    cdef atomic[Py_ssize_t] taken  # the next slice to encode
+    cdef atomic[Py_ssize_t] taken  # the next slice to encode (past the end once a thread ran out of memory)
     cdef list done                 # (Rows, slice numbers) of each call of work() that has finished
 
     def work(self, Py_ssize_t max_slices=-1) -> None:
-        """Encode slices until none is left (or `max_slices` of them, when not negative)."""
+        """Encode slices until none is left (or `max_slices` of them, when not negative).
+
+        Memory that runs out is one OutOfMemory; the other threads take no further slice, and this
+        thread's Scratch and ids are dropped (result() is not to be called then)."""
         cdef Scratch s = self.enc.take_scratch()
         cdef Rows out = Rows()
         cdef vector[Py_ssize_t] mine
         cdef Py_ssize_t i, k, chars, n = <Py_ssize_t>self.bounds.size() - 1
-        out.ptr.push_back(0)
         try:
+            out.ptr.push_back(0)
             with nogil:
-                while max_slices != 0:
+                while max_slices != 0 and not out.oom:
                     i = self.taken.fetch_add(1)
                     if i >= n:
                         break
@@ -1058,14 +1149,26 @@ cdef class FlatJob:
                     reserve_ids(out, chars)
                     for k in range(self.bounds[i], self.bounds[i + 1]):
                         self.enc.encode_ids(text_view_of(self.items[k]), s, out)
+                        if out.oom:
+                            break
                         out.ptr.push_back(out.ids.size())
                     max_slices -= 1
-        finally:
-            self.enc.pool.append(s)
+        except MemoryError:
+            out.oom = True
+        if out.oom:
+            self.taken.store(n)  # the call fails: the other threads take no further slice
+            raise OutOfMemory.encoding(self.bounds.back())
+        self.enc.pool.append(s)
         self.done.append((out, [x for x in mine]))
 
     def result(self) -> tuple:
         """(uint32 ids, int64 offsets) of the whole batch, once every work() call has returned."""
+        try:
+            return self.joined()
+        except MemoryError:
+            raise OutOfMemory.encoding(self.bounds.back()) from None
+
+    cdef tuple joined(self):
         cdef Py_ssize_t n_slices = <Py_ssize_t>self.bounds.size() - 1
         if len(self.done) == 1 and self.done[0][1] == list(range(n_slices)):
             return (<Rows>self.done[0][0]).flat()   # one thread took every slice in order: no copy

@@ -26,10 +26,13 @@ cdef extern from "vocab_tables.hpp" namespace "tokkit" nogil:
 
 cdef extern from "bpe_merge.hpp" namespace "tokkit" nogil:
     void bpe_merge(const PairTable& merges, vector[Tok]& syms)
+    bool bpe_merge_nothrow(const PairTable& merges, vector[Tok]& syms)  # False: out of memory
 
 cdef extern from "wordpiece.hpp" namespace "tokkit" nogil:
     bool wordpiece_two(const TokenTable& first, const TokenTable& cont, const uint8_t* p, const int32_t* bpos,
                        size_t n, vector[Tok]& out)
+    int wordpiece_two_nothrow(const TokenTable& first, const TokenTable& cont, const uint8_t* p,
+                              const int32_t* bpos, size_t n, vector[Tok]& out)  # 1, 0 unknown, -1 out of memory
 
 cdef extern from "added_tokens.hpp" namespace "tokkit" nogil:
     cdef struct AddedCursor:

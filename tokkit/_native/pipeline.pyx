@@ -24,6 +24,7 @@ import numpy as np
 
 from tokkit._native.pipeline_tables import pipeline_tables
 from tokkit._native.rows import rows_to_lists
+from tokkit._native.grow cimport grow_push, throw_bad_alloc
 from tokkit._native.rows cimport Rows
 from tokkit._native.text cimport (FAMILY_CL100K, FAMILY_GPT2, FAMILY_O200K, FAMILY_QWEN2, Piece, TextView,
                                   bert_normalize,
@@ -131,16 +132,19 @@ MODEL_DEFAULTS = dict(unk_id=-1, byte_fallback=False, fuse_unk=False, ignore_mer
 
 
 cdef void gpt2_scan(const uint32_t* c, size_t n, vector[pair[size_t, size_t]]& out) noexcept nogil:
-    """The GPT-2 pattern's pieces of c[0:n] (tokenizers' classes)."""
+    """The GPT-2 pattern's pieces of c[0:n] (tokenizers' classes). The pipeline's C++ calls it inside its
+    `except +` entry points, so memory that runs out goes on up to them as std::bad_alloc."""
     cdef TextView t
     cdef vector[Piece] pieces
     cdef size_t k
     t.data = c
     t.kind = 4
     t.length = n
-    gpt2_pieces_tokenizers(t, 0, n, pieces)
+    if not gpt2_pieces_tokenizers(t, 0, n, pieces):
+        throw_bad_alloc()
     for k in range(pieces.size()):
-        out.push_back(pair[size_t, size_t](pieces[k].start, pieces[k].end))
+        if not grow_push(out, pair[size_t, size_t](pieces[k].start, pieces[k].end)):
+            throw_bad_alloc()
 
 
 cdef cbool regex_scan(void* ctx, int index, const uint32_t* c, size_t n,
@@ -349,8 +353,7 @@ cdef class PipelineEncoder:
         except MemoryError:
             # the scratch's memos may be half-written: they go with the call's partial ids
             box = None
-            raise OutOfMemory(f"out of memory while encoding {b - a:,} text(s) in the compiled encoder; "
-                              "nothing of the call was kept") from None
+            raise OutOfMemory.encoding(b - a) from None
         finally:
             if box is not None:
                 box.error = None

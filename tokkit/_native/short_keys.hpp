@@ -9,6 +9,7 @@
 //
 // One thread owns a table: there is no lock.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -83,9 +84,18 @@ class PieceTable {
         return e->count <= 3 ? e->ids : arena_.data() + e->ids[0];
     }
 
-    // Remember the ids of a piece that is not in the table; false if it could not be kept.
-    bool insert(uint64_t k0, uint64_t k1, size_t n, uint64_t h, const int32_t* ids, size_t count) {
+    // Remember the ids of a piece that is not in the table; false if it could not be kept (memory
+    // that runs out included: the table then stays as it was).
+    bool insert(uint64_t k0, uint64_t k1, size_t n, uint64_t h, const int32_t* ids, size_t count) noexcept {
         if (count > 255) return false;
+        if (count > 3 && arena_.size() + count > arena_.capacity()) {
+            // room for the ids before the entry goes in: after that nothing may fail
+            try {
+                arena_.reserve(std::max(arena_.size() + count, 2 * arena_.capacity()));
+            } catch (...) {
+                return false;
+            }
+        }
         bool full;
         PieceEntry* e = table_.add(k0, k1, n, h, &full);
         if (!e && full) {

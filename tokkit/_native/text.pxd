@@ -150,10 +150,11 @@ cdef inline void utf8_decode(const unsigned char* p, Py_ssize_t n, vector[uint32
 # Appends the normalized code points to `norm`, and for each of them its original span
 # (orig_start[k], orig_end[k]: code-point offsets into text; an inserted or expanded character gets
 # the span of the character it came from, marks reordered by strip_accents' NFD follow tokenizers'
-# positional alignments) and appends one Piece per pre-token.
+# positional alignments) and appends one Piece per pre-token. False when memory ran out: the outputs
+# are then cut short anywhere and must not be read (the same for the scanners below).
 # Piece.start/end follow tokenizers: start = orig_start of the piece's first normalized character,
 # end = orig_end of its last, so a removed character is covered only when it lies inside the piece.
-cdef void bert_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& norm,
+cdef bint bert_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& norm,
                       vector[Py_ssize_t]& orig_start, vector[Py_ssize_t]& orig_end,
                       vector[Piece]& pieces) noexcept nogil
 
@@ -176,18 +177,18 @@ cdef enum:
 cdef void bert_ascii_actions(const BertOptions* o, uint8_t* act, uint8_t* out) noexcept nogil
 
 # The same pieces without the per-character spans (cheaper; Piece.start/end are still filled).
-cdef void bert_norm_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& norm,
+cdef bint bert_norm_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& norm,
                            vector[Piece]& pieces) noexcept nogil
 
 # Pieces of the GPT-2 pattern over text[begin:end] (as regex.findall on that slice; the pattern's
 # look-ahead does not see past `end`). Appends them with norm_start/norm_end equal to start/end.
-cdef void gpt2_pieces(TextView text, Py_ssize_t begin, Py_ssize_t end, vector[Piece]& pieces) noexcept nogil
+cdef bint gpt2_pieces(TextView text, Py_ssize_t begin, Py_ssize_t end, vector[Piece]& pieces) noexcept nogil
 
 # The same scanner with \p{L} / \p{N} / \s as tokenizers' own regex engine (Oniguruma) defines them:
 # its Unicode is older, so ~17,000 recent letters and ~340 digits (e.g. U+323B0) are "other" there.
 # tiktoken's engine has exactly these classes too (tested). Use this one to match tokenizers'
 # ByteLevel pre-tokenizer and tiktoken exactly; gpt2_pieces matches the `regex` package.
-cdef void gpt2_pieces_tokenizers(TextView text, Py_ssize_t begin, Py_ssize_t end,
+cdef bint gpt2_pieces_tokenizers(TextView text, Py_ssize_t begin, Py_ssize_t end,
                                  vector[Piece]& pieces) noexcept nogil
 
 # The per-code-point class tables gpt2_pieces_tokenizers and gpt2_pieces read (GPT-2 classes in the

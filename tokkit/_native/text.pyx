@@ -7,6 +7,7 @@ Python code reaches them through tokkit._native.text_api.
 """
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
 from libcpp.vector cimport vector
+from tokkit._native.grow cimport grow_push, grow_resize, throw_bad_alloc
 
 import json
 import os
@@ -117,13 +118,14 @@ cdef TextView text_view(str s) except *:
 # One left-to-right pass: at each position the first alternative that matches wins, each + run is
 # maximal, and the only backtrack (\s+(?!\S) giving back one space) moves by one character.
 
-cdef inline void push_piece(vector[Piece]& out, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+cdef inline bint push_piece(vector[Piece]& out, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    # False when memory ran out (grow.hpp)
     cdef Piece p
     p.norm_start = a
     p.norm_end = b
     p.start = a
     p.end = b
-    out.push_back(p)
+    return grow_push[Piece](out, p)
 
 
 cdef inline Py_ssize_t contraction(const char_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
@@ -141,7 +143,7 @@ cdef inline Py_ssize_t contraction(const char_t* s, Py_ssize_t i, Py_ssize_t end
     return 0
 
 
-cdef void gpt2_scan(const char_t* s, Py_ssize_t begin, Py_ssize_t end, vector[Piece]& out,
+cdef bint gpt2_scan(const char_t* s, Py_ssize_t begin, Py_ssize_t end, vector[Piece]& out,
                     const uint8_t* classes) noexcept nogil:
     cdef Py_ssize_t i = begin, j, start, k
     cdef uint8_t cls, nxt
@@ -149,7 +151,8 @@ cdef void gpt2_scan(const char_t* s, Py_ssize_t begin, Py_ssize_t end, vector[Pi
         if s[i] == CH_APOS:
             k = contraction(s, i, end)
             if k:
-                push_piece(out, i, i + k)
+                if not push_piece(out, i, i + k):
+                    return False
                 i += k
                 continue
         cls = classes[s[i]] & 7
@@ -163,33 +166,35 @@ cdef void gpt2_scan(const char_t* s, Py_ssize_t begin, Py_ssize_t end, vector[Pi
         if cls != G_S:
             while j < end and (classes[s[j]] & 7) == cls:
                 j += 1
-            push_piece(out, start, j)
+            if not push_piece(out, start, j):
+                return False
         else:
             while j < end and (classes[s[j]] & 7) == G_S:
                 j += 1
             if j < end and j - start > 1:
                 j -= 1            # \s+(?!\S): leave the last space for the next word
-            push_piece(out, start, j)
+            if not push_piece(out, start, j):
+                return False
         i = j
+    return True
 
 
-cdef void gpt2_run(TextView text, Py_ssize_t begin, Py_ssize_t end, vector[Piece]& pieces,
+cdef bint gpt2_run(TextView text, Py_ssize_t begin, Py_ssize_t end, vector[Piece]& pieces,
                    const uint8_t* classes) noexcept nogil:
     if text.kind == 1:
-        gpt2_scan(<const uint8_t*>text.data, begin, end, pieces, classes)
+        return gpt2_scan(<const uint8_t*>text.data, begin, end, pieces, classes)
     elif text.kind == 2:
-        gpt2_scan(<const uint16_t*>text.data, begin, end, pieces, classes)
-    else:
-        gpt2_scan(<const uint32_t*>text.data, begin, end, pieces, classes)
+        return gpt2_scan(<const uint16_t*>text.data, begin, end, pieces, classes)
+    return gpt2_scan(<const uint32_t*>text.data, begin, end, pieces, classes)
 
 
-cdef void gpt2_pieces(TextView text, Py_ssize_t begin, Py_ssize_t end, vector[Piece]& pieces) noexcept nogil:
-    gpt2_run(text, begin, end, pieces, FLAGS)
+cdef bint gpt2_pieces(TextView text, Py_ssize_t begin, Py_ssize_t end, vector[Piece]& pieces) noexcept nogil:
+    return gpt2_run(text, begin, end, pieces, FLAGS)
 
 
-cdef void gpt2_pieces_tokenizers(TextView text, Py_ssize_t begin, Py_ssize_t end,
+cdef bint gpt2_pieces_tokenizers(TextView text, Py_ssize_t begin, Py_ssize_t end,
                                  vector[Piece]& pieces) noexcept nogil:
-    gpt2_run(text, begin, end, pieces, TKCLS)
+    return gpt2_run(text, begin, end, pieces, TKCLS)
 
 
 cdef const uint8_t* gpt2_tokenizers_classes() noexcept nogil:
@@ -242,6 +247,7 @@ cdef struct BertState:
     Py_ssize_t run_base             # the last original position consumed before the run
     Py_ssize_t last_first           # the last original position consumed (NFD input order)
     bint lower
+    bint oom                        # memory ran out: the scan stops, its outputs are not to be read
 
 
 cdef inline void bert_close(BertState* st, Py_ssize_t norm_end) noexcept nogil:
@@ -251,7 +257,8 @@ cdef inline void bert_close(BertState* st, Py_ssize_t norm_end) noexcept nogil:
         p.norm_end = norm_end
         p.start = st.open_orig
         p.end = st.last_end
-        st.pieces.push_back(p)
+        if not grow_push[Piece](st.pieces[0], p):
+            st.oom = True
         st.open_norm = -1
 
 
@@ -259,10 +266,10 @@ cdef inline void bert_emit(BertState* st, Py_UCS4 c, Py_ssize_t i) noexcept nogi
     cdef uint8_t f = flags_of(c)
     cdef Py_ssize_t k = st.norm.size()
     cdef Piece p
-    st.norm.push_back(c)
-    if st.ostart != NULL:
-        st.ostart.push_back(i)
-        st.oend.push_back(i + 1)
+    if not grow_push[Py_UCS4](st.norm[0], c):
+        st.oom = True
+    if st.ostart != NULL and not (grow_push[Py_ssize_t](st.ostart[0], i) and grow_push[Py_ssize_t](st.oend[0], i + 1)):
+        st.oom = True
     if f & B_SPLIT:
         bert_close(st, k)
     elif f & B_PUNCT:
@@ -271,7 +278,8 @@ cdef inline void bert_emit(BertState* st, Py_UCS4 c, Py_ssize_t i) noexcept nogi
         p.norm_end = k + 1
         p.start = i
         p.end = i + 1
-        st.pieces.push_back(p)
+        if not grow_push[Piece](st.pieces[0], p):
+            st.oom = True
     else:
         if st.open_norm < 0:
             st.open_norm = k
@@ -321,8 +329,9 @@ cdef void flush_run(BertState* st) noexcept nogil:
         st.run_pos.clear()
         return
     for a in range(n):
-        if run[0][a] & FIRST:
-            firsts.push_back(st.run_pos[0][a])
+        if run[0][a] & FIRST and not grow_push[Py_ssize_t](firsts, st.run_pos[0][a]):
+            st.oom = True
+            return
     if n <= 16:                         # insertion sort: runs are usually one or two marks
         for a in range(1, n):
             b = a
@@ -336,8 +345,9 @@ cdef void flush_run(BertState* st) noexcept nogil:
             count[(mark_of(run[0][a] & CP) & 0xFF) + 1] += 1
         for k in range(1, 257):
             count[k] += count[k - 1]
-        tmp.resize(n)
-        tmp_pos.resize(n)
+        if not (grow_resize(tmp, n) and grow_resize(tmp_pos, n)):
+            st.oom = True
+            return
         for a in range(n):
             k = mark_of(run[0][a] & CP) & 0xFF
             tmp[count[k]] = run[0][a]
@@ -360,8 +370,8 @@ cdef inline void strip_one(BertState* st, uint32_t x, bint first, Py_ssize_t i) 
     if m & 0xFF:
         if st.run.size() == 0:
             st.run_base = st.last_first
-        st.run.push_back(x | (FIRST if first else 0))
-        st.run_pos.push_back(i)
+        if not (grow_push[uint32_t](st.run[0], x | (FIRST if first else 0)) and grow_push[Py_ssize_t](st.run_pos[0], i)):
+            st.oom = True
     else:
         if st.run.size():
             flush_run(st)
@@ -396,7 +406,10 @@ cdef void bert_scan(const char_t* s, Py_ssize_t n, const BertOptions* o, BertSta
     st.open_norm = -1
     st.lower = o.lowercase
     st.last_first = 0
+    st.oom = False
     for i in range(n):
+        if st.oom:
+            return
         c = s[i]
         f = flags_of(c)
         if o.clean_text:
@@ -455,7 +468,7 @@ cdef void bert_run(TextView text, const BertOptions* opts, BertState* st) noexce
         bert_scan(<const uint32_t*>text.data, text.length, opts, st)
 
 
-cdef void bert_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& norm,
+cdef bint bert_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& norm,
                       vector[Py_ssize_t]& orig_start, vector[Py_ssize_t]& orig_end,
                       vector[Piece]& pieces) noexcept nogil:
     cdef BertState st
@@ -468,9 +481,10 @@ cdef void bert_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& n
     st.run = &run
     st.run_pos = &run_pos
     bert_run(text, opts, &st)
+    return not st.oom
 
 
-cdef void bert_norm_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& norm,
+cdef bint bert_norm_pieces(TextView text, const BertOptions* opts, vector[Py_UCS4]& norm,
                            vector[Piece]& pieces) noexcept nogil:
     cdef BertState st
     cdef vector[uint32_t] run
@@ -482,6 +496,7 @@ cdef void bert_norm_pieces(TextView text, const BertOptions* opts, vector[Py_UCS
     st.run = &run
     st.run_pos = &run_pos
     bert_run(text, opts, &st)
+    return not st.oom
 
 
 
@@ -489,7 +504,8 @@ cdef void bert_normalize(const uint32_t* c, size_t n, int clean_text, int handle
                          int lowercase, vector[Py_UCS4]& out, vector[Py_ssize_t]& source) noexcept nogil:
     """BertNormalizer alone over c[0:n], for the general path (pipeline_text.hpp): bert_pieces'
     normalized chars and the start of each one's span, the index of the char of c it comes from (the
-    pre-tokenizer's pieces are left out)."""
+    pre-tokenizer's pieces are left out). Running out of memory throws std::bad_alloc on to the
+    pipeline, which catches it (pipeline.pyx's `except +` entry points)."""
     cdef TextView t
     cdef BertOptions o
     cdef vector[Py_ssize_t] ends
@@ -499,4 +515,5 @@ cdef void bert_normalize(const uint32_t* c, size_t n, int clean_text, int handle
     t.length = n
     o.clean_text, o.handle_chinese_chars = clean_text, handle_chinese_chars
     o.strip_accents, o.lowercase = strip_accents, lowercase
-    bert_pieces(t, &o, out, source, ends, pieces)
+    if not bert_pieces(t, &o, out, source, ends, pieces):
+        throw_bad_alloc()

@@ -190,15 +190,27 @@ class TokenMemo {
         return s->vcount ? vals_.data() + s->voff : &none_;
     }
 
-    // Remembers the tokens of a piece that is not in the memo.
-    void add(const uint8_t* p, size_t n, BytesKey k, const Tok* toks, size_t count) {
+    // Remembers the tokens of a piece that is not in the memo. Without memory it keeps nothing (the
+    // piece is tokenized again next time) and stays as it was: the nogil kernels call it.
+    void add(const uint8_t* p, size_t n, BytesKey k, const Tok* toks, size_t count) noexcept {
         if (table_.size() >= max_entries_ || bytes_after(n, count) > max_bytes_) clear();
         if (n > max_bytes_ / 2 || count * sizeof(Tok) > max_bytes_ / 2) return;  // too big to keep at all
+        size_t koff = keys_.size(), voff = vals_.size();
+        try {  // the bytes first: a slot is claimed only for a piece whose bytes are in
+            keys_.insert(keys_.end(), p, p + n);
+            vals_.insert(vals_.end(), toks, toks + count);
+        } catch (...) {
+            keys_.resize(koff);
+            vals_.resize(voff);
+            return;
+        }
         Slot* s = table_.claim(k.h);
-        if (!s) return;  // no memory: the piece is tokenized again next time
-        *s = Slot{k.h, k.head, (uint32_t)keys_.size(), (uint32_t)(n + 1), (uint32_t)vals_.size(), (uint32_t)count};
-        keys_.insert(keys_.end(), p, p + n);
-        vals_.insert(vals_.end(), toks, toks + count);
+        if (!s) {
+            keys_.resize(koff);
+            vals_.resize(voff);
+            return;
+        }
+        *s = Slot{k.h, k.head, (uint32_t)koff, (uint32_t)(n + 1), (uint32_t)voff, (uint32_t)count};
     }
 
     void clear() {

@@ -55,4 +55,17 @@ inline bool wordpiece_two(const TokenTable& first, const TokenTable& cont, const
     return wordpiece_word(find, p, bpos, n, out);
 }
 
+// wordpiece_two for the nogil kernels, where nothing may throw: 1 found, 0 unknown, -1 out of memory
+// (out as it was in both last cases).
+inline int wordpiece_two_nothrow(const TokenTable& first, const TokenTable& cont, const uint8_t* p,
+                                 const int32_t* bpos, size_t n, std::vector<Tok>& out) noexcept {
+    size_t mark = out.size();
+    try {
+        return wordpiece_two(first, cont, p, bpos, n, out) ? 1 : 0;
+    } catch (...) {
+        out.resize(mark);
+        return -1;
+    }
+}
+
 }  // namespace tokkit
