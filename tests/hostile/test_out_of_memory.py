@@ -188,20 +188,3 @@ def test_fast_path_out_of_memory_is_one_error_and_the_tokenizer_still_answers(fa
     assert got["same"]
     assert "Exception ignored" not in proc.stderr, proc.stderr[-2000:]
 
-
-@pytest.mark.parametrize("kind", sorted(BIG))
-def test_cli_encode_out_of_memory_on_a_fast_path_is_one_line_and_exit_2(fast_json, kind, tmp_path):
-    unit, count = BIG[kind]
-    big = tmp_path / "big.txt"
-    big.write_text(unit * count + "\n", encoding="utf-8")
-    out = tmp_path / "ids.txt"
-    proc = run_child("""
-        import sys
-        from tokkit.cli import main
-        cap()
-        main(["encode", "-q", "--threads", "2", "-t", sys.argv[1], sys.argv[2], "-o", sys.argv[3]])
-    """, fast_json[kind], big, out)
-    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("tokkit: error: out of memory"), proc.stderr[-2000:]
-    assert not out.exists()
