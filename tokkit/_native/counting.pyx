@@ -25,6 +25,7 @@ from tokkit._native.text cimport (BertOptions, Piece, TextView, ascii_only, bert
 import numpy as np
 
 from tokkit._native.text_api import FAMILY
+from tokkit.errors import OutOfMemory
 
 cdef extern from *:
     """
@@ -185,7 +186,9 @@ cdef class WordCounter:
                 v.length = ucs.size()
             pieces.clear()
             norm.clear()
-            bert_norm_pieces(v, &self.opts, norm, pieces)
+            if not bert_norm_pieces(v, &self.opts, norm, pieces):
+                with gil:
+                    raise OutOfMemory("out of memory while counting words; nothing of the call was kept")
             for k in range(<Py_ssize_t>pieces.size()):
                 pc = pieces[k]
                 word.clear()

@@ -7,6 +7,8 @@
 """
 import numpy as np
 
+from tokkit.errors import OutOfMemory
+
 from cpython.list cimport PyList_GET_ITEM
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_CheckExact
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
@@ -53,11 +55,14 @@ def text_lengths(list texts, str name="texts"):
 cdef vector[Piece] gpt2_run(str text, bint tokenizers_classes):
     cdef TextView v = text_view(text)
     cdef vector[Piece] pieces
+    cdef bint done
     with nogil:
         if tokenizers_classes:
-            gpt2_pieces_tokenizers(v, 0, v.length, pieces)
+            done = gpt2_pieces_tokenizers(v, 0, v.length, pieces)
         else:
-            gpt2_pieces(v, 0, v.length, pieces)
+            done = gpt2_pieces(v, 0, v.length, pieces)
+    if not done:
+        raise OutOfMemory(SPLIT_OOM)
     return pieces
 
 
@@ -72,6 +77,7 @@ def gpt2_split_str(str text, bint tokenizers_classes=False):
 
 
 # The families of pattern_scan.hpp by pattern name (tokkit._native.patterns.NAMED's names).
+SPLIT_OOM = "out of memory while splitting a text into pieces; nothing of the call was kept"
 FAMILY = {"cl100k": FAMILY_CL100K, "llama3": FAMILY_CL100K, "qwen2": FAMILY_QWEN2, "o200k": FAMILY_O200K}
 cdef PatternClasses PATTERN_CLASSES
 PATTERN_CLASSES.init(pattern_tokenizers_classes())
@@ -170,8 +176,11 @@ def bert_split_str(str text, bint clean_text, bint handle_chinese_chars, bint st
     cdef BertOptions o = make_options(clean_text, handle_chinese_chars, strip_accents, lowercase)
     cdef vector[Py_UCS4] norm
     cdef vector[Piece] pieces
+    cdef bint done
     with nogil:
-        bert_norm_pieces(v, &o, norm, pieces)
+        done = bert_norm_pieces(v, &o, norm, pieces)
+    if not done:
+        raise OutOfMemory(SPLIT_OOM)
     return [(ucs4_str(norm, p.norm_start, p.norm_end), (p.start, p.end)) for p in pieces]
 
 
@@ -182,6 +191,9 @@ def bert_normalize_str(str text, bint clean_text, bint handle_chinese_chars, bin
     cdef vector[Py_UCS4] norm
     cdef vector[Py_ssize_t] ostart, oend
     cdef vector[Piece] pieces
+    cdef bint done
     with nogil:
-        bert_pieces(v, &o, norm, ostart, oend, pieces)
+        done = bert_pieces(v, &o, norm, ostart, oend, pieces)
+    if not done:
+        raise OutOfMemory(SPLIT_OOM)
     return ucs4_str(norm, 0, norm.size()), list(ostart), list(oend)
