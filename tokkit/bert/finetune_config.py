@@ -27,7 +27,8 @@ class FinetuneConfig:
     task: str
     epochs: int = 3
     max_time: Optional[float] = None      # training seconds (evaluation excluded); the run ends at the first bound
-    lr: float = 1e-4                      # peak; warm-up over `warmup` of the run, then linear decay to zero
+    lr: float = 3e-4                      # peak (for tokkit's small encoders; BERT-base-sized ones want ~3e-5);
+                                          # warm-up over `warmup` of the run, then linear decay to zero
     batch_size: int = 32
     max_length: Optional[int] = None      # default: 128, or 384 for question answering
     stride: int = 128                     # question answering: tokens two windows of one context share
