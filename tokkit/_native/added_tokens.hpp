@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "trie.hpp"
+#include "utf8_write.hpp"
 
 namespace tokkit {
 
@@ -120,18 +121,6 @@ struct NoFlags {
     bool operator()(char32_t) const { return false; }
 };
 
-inline size_t utf8_put32(char32_t c, uint8_t* out) {
-    if (c < 0x80) { out[0] = (uint8_t)c; return 1; }
-    if (c < 0x800) { out[0] = 0xC0 | (c >> 6); out[1] = 0x80 | (c & 0x3F); return 2; }
-    if (c < 0x10000) {
-        out[0] = 0xE0 | (c >> 12); out[1] = 0x80 | ((c >> 6) & 0x3F); out[2] = 0x80 | (c & 0x3F);
-        return 3;
-    }
-    out[0] = 0xF0 | (c >> 18); out[1] = 0x80 | ((c >> 12) & 0x3F);
-    out[2] = 0x80 | ((c >> 6) & 0x3F); out[3] = 0x80 | (c & 0x3F);
-    return 4;
-}
-
 class AddedTokens {
   public:
     void add(const uint32_t* c, size_t n, int32_t id, bool single_word, bool lstrip, bool rstrip, bool normalized,
@@ -147,7 +136,7 @@ class AddedTokens {
         std::vector<uint8_t> utf8;  // lone surrogates in their 3-byte form, as the encoder writes them
         for (size_t k = 0; k < n; k++) {
             uint8_t b[4];
-            utf8.insert(utf8.end(), b, b + utf8_put32((char32_t)c[k], b));
+            utf8.insert(utf8.end(), b, b + utf8_encode((char32_t)c[k], b));
         }
         raw_utf8_.add(utf8.data(), utf8.size(), index);
     }

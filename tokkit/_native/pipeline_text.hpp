@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "utf8_write.hpp"
+
 namespace tokkit {
 namespace pipe {
 
@@ -259,18 +261,6 @@ struct Charsmap {
         return true;
     }
 };
-
-inline int utf8_encode(char32_t c, uint8_t* out) {
-    if (c < 0x80) { out[0] = (uint8_t)c; return 1; }
-    if (c < 0x800) { out[0] = 0xC0 | (c >> 6); out[1] = 0x80 | (c & 0x3F); return 2; }
-    if (c < 0x10000) {
-        out[0] = 0xE0 | (c >> 12); out[1] = 0x80 | ((c >> 6) & 0x3F); out[2] = 0x80 | (c & 0x3F);
-        return 3;
-    }
-    out[0] = 0xF0 | (c >> 18); out[1] = 0x80 | ((c >> 12) & 0x3F);
-    out[2] = 0x80 | ((c >> 6) & 0x3F); out[3] = 0x80 | (c & 0x3F);
-    return 4;
-}
 
 // ------------------------------------------------------------------------------------ normalizers
 
