@@ -126,6 +126,7 @@ def test_a_long_piece_costs_its_length_not_its_square(tmp_path):
             best = min(best, time.process_time() - start)
         seconds[length] = best
         assert tok.encode("ab")[-2:] == [1, 2]  # (no U+2581 piece: the dummy prefix is unknown)
-    # sixteen times the piece: about 50 times the CPU time measured (the small one fits in cache); its
-    # square would be 256 times before any memory effect
-    assert seconds[320_000] < 150 * seconds[20_000] + 0.2, seconds
+    # sixteen times the piece: about 50 times the CPU time on a quiet machine, up to 190 times beside
+    # a build (the small one fits in cache, the large one competes for memory); its square would be
+    # 256 times before any memory effect, about 400 with them
+    assert seconds[320_000] < 200 * seconds[20_000] + 0.5, seconds
