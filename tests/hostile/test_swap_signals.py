@@ -43,7 +43,14 @@ def train(dest: Path, corpus: Path, strace_args=(), log: Path | None = None, **p
            str(corpus), "-o", str(dest)]
     if log is not None:
         cmd = ["strace", "-f", "-o", str(log), "-e", f"trace={TRACED}", *strace_args, *cmd]
-    return subprocess.Popen(cmd, cwd=dest.parent, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
+    # SIGINT as a terminal gives it: a shell that started the test run in the background ignores it,
+    # and children inherit an ignored signal
+    return subprocess.Popen(cmd, cwd=dest.parent, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=_default_sigint, **popen)
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def snapshot(folder: Path) -> dict | None:
