@@ -6,9 +6,10 @@ import unicodedata
 
 import pytest
 from helpers.hub_files import hub_folder
+from helpers.trained import bytelevel, wordpiece
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+from tokenizers import AddedToken, Tokenizer
 
 import tokkit
 
@@ -20,30 +21,14 @@ WORDS = ["Hello", "hello", "world", " ", "  ", "\t", "école", "ÉCOLE", "<x>", 
 LINES = ["hello world, école", "the world of hello", "a b ab abc", "x y z 😀"] * 30
 
 
-def wordpiece() -> Tokenizer:
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.decoder = decoders.WordPiece()
-    tok.train_from_iterator(LINES, trainers.WordPieceTrainer(vocab_size=200, special_tokens=["[UNK]"]))
-    return tok
-
-
-def bytelevel() -> Tokenizer:
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(LINES, trainers.BpeTrainer(vocab_size=300,
-                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    return tok
 
 
 @pytest.fixture(scope="module", params=["wordpiece", "bytelevel", "xlmr", "llama"])
 def base(request, tmp_path_factory) -> str:
     if request.param == "wordpiece":
-        return wordpiece().to_str()
+        return wordpiece(LINES).to_str()
     if request.param == "bytelevel":
-        return bytelevel().to_str()
+        return bytelevel(LINES).to_str()
     return (hub_folder(request.param, tmp_path_factory) / "tokenizer.json").read_text(encoding="utf-8")
 
 

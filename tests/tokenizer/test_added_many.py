@@ -6,7 +6,8 @@ import random
 
 import pytest
 from helpers.hub_files import hub_folder
-from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+from helpers.trained import bytelevel, wordpiece
+from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers
 
 import tokkit
 
@@ -14,22 +15,6 @@ LINES = ["hello world, école", "the world of hello", "a b ab abc", "x y z 😀"
 ALPHABET = "abcé<>|_ 😀"
 
 
-def wordpiece() -> Tokenizer:
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.decoder = decoders.WordPiece()
-    tok.train_from_iterator(LINES, trainers.WordPieceTrainer(vocab_size=200, special_tokens=["[UNK]"]))
-    return tok
-
-
-def bytelevel() -> Tokenizer:
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(LINES, trainers.BpeTrainer(vocab_size=300,
-                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    return tok
 
 
 def many_tokens(rng: random.Random, n: int) -> list[str]:
@@ -51,9 +36,9 @@ def texts(rng: random.Random, tokens: list[str], count: int) -> list[str]:
 @pytest.fixture(scope="module", params=["wordpiece", "bytelevel", "xlmr"])
 def base(request, tmp_path_factory) -> str:
     if request.param == "wordpiece":
-        return wordpiece().to_str()
+        return wordpiece(LINES).to_str()
     if request.param == "bytelevel":
-        return bytelevel().to_str()
+        return bytelevel(LINES).to_str()
     return (hub_folder(request.param, tmp_path_factory) / "tokenizer.json").read_text(encoding="utf-8")
 
 
@@ -87,7 +72,7 @@ def test_thousands_of_special_tokens_on_the_fast_paths(kind, tmp_path):
     """vocab.txt and vocab.json + merges.txt folders with thousands of special tokens in their
     vocabulary (the fast paths' own files), against tokenizers with the same tokens added."""
     rng = random.Random(11)
-    hf = wordpiece() if kind == "wordpiece" else bytelevel()
+    hf = wordpiece(LINES) if kind == "wordpiece" else bytelevel(LINES)
     vocab = sorted(hf.get_vocab().items(), key=lambda kv: kv[1])
     extra = [t for t in many_tokens(rng, 3000) if " " not in t and t not in hf.get_vocab()]
     if kind == "wordpiece":
@@ -116,7 +101,7 @@ def test_thousands_of_special_tokens_on_the_fast_paths(kind, tmp_path):
 def test_split_special_tokens_pass_over_specials_as_tokenizers(tmp_path):
     """A special token that split_special_tokens turns into text still hides the tokens that
     overlap it (tokenizers matches it, then passes it over)."""
-    hf = bytelevel()
+    hf = bytelevel(LINES)
     hf.add_special_tokens([AddedToken("<x>", special=True, normalized=False)])
     hf.add_tokens([AddedToken("x>y", special=False, normalized=False)])
     hf.encode_special_tokens = True
