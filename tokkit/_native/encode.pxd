@@ -7,7 +7,7 @@ from libcpp.vector cimport vector
 from tokkit._native.text cimport TextView, Piece, BertOptions, Gpt2Classes, PatternClasses
 from tokkit._native.encode_tables cimport AddedCursor, AddedSpan, AddedTokens, StrMap, PairMap, Tok, TokenMemo
 from tokkit._native.rows cimport Rows
-from tokkit._native.short_keys cimport PieceEntry, PieceTable
+from tokkit._native.short_keys cimport PieceEntry, PieceKey, PieceTable
 
 cdef enum:
     SHORT_BYTES = 16    # longest piece (UTF-8 bytes) the piece table holds
@@ -55,10 +55,12 @@ cdef class Encoder:
     cdef void encode_str_utf8(self, TextView t, Scratch s, Rows out) noexcept nogil
     cdef void encode_ids(self, TextView t, Scratch s, Rows out) noexcept nogil
     cdef void encode_utf8(self, const uint8_t* p, Py_ssize_t n, Scratch s, Rows out) noexcept nogil
+    cdef Py_ssize_t stage_pieces(self, const uint8_t* p, Py_ssize_t a, Py_ssize_t b, Py_ssize_t n,
+                                 Scratch s, size_t* ends, PieceKey* keys) noexcept nogil
     cdef void pieces_utf8(self, const uint8_t* p, Py_ssize_t a, Py_ssize_t b, Py_ssize_t n, Scratch s,
                           Rows out) noexcept nogil
-    cdef void piece_miss(self, const uint8_t* piece, Py_ssize_t m, const PieceEntry* hit, uint64_t k0, uint64_t k1,
-                         uint64_t h, Scratch s, Rows out) noexcept nogil
+    cdef void piece_miss(self, const uint8_t* p, Py_ssize_t a, Py_ssize_t e, PieceKey key, Scratch s,
+                         Rows out) noexcept nogil
     cdef int32_t family_segment(self, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word, Scratch s,
                                 Rows out) noexcept nogil
     cdef int32_t encode_segment(self, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word, Scratch s,

@@ -23,10 +23,10 @@ from tokkit._native.text cimport (TextView, text_view, text_view_of, str_length,
                                   bert_ascii_actions, BERT_WORD, BERT_DROP, BERT_SPLIT, BERT_PUNCT,
                                   Gpt2Classes, gpt2_piece_ends, utf8_from_str, PatternClasses, pattern_piece_ends,
                                   pattern_piece_ends_units, pattern_tokenizers_classes, FAMILY_GPT2)
-from tokkit._native.short_keys cimport PieceEntry, PieceTable, hash_words, key_words, prefetch_line
+from tokkit._native.short_keys cimport PieceEntry, PieceKey, PieceTable, hash_words, key_words
 from tokkit._native.encode_tables cimport (AddedCursor, AddedSpan, BytesKey, StrMap, PairMap, Tok,
                                           bpe_merge_nothrow, bytes_key, wordpiece_two_nothrow)
-from tokkit._native.grow cimport cut_to, grow_assign, grow_push, grow_reserve, grow_resize
+from tokkit._native.grow cimport cut_to, grow_append, grow_assign, grow_push, grow_reserve, grow_resize
 from tokkit._native.rows cimport Rows
 
 import numpy as np
@@ -424,81 +424,73 @@ cdef class Encoder:
                 seg = m.b
         self.pieces_utf8(p, seg, n, n, s, out)
 
+    cdef Py_ssize_t stage_pieces(self, const uint8_t* p, Py_ssize_t a, Py_ssize_t b, Py_ssize_t n,
+                                 Scratch s, size_t* ends, PieceKey* keys) noexcept nogil:
+        """Scan up to PIECE_BATCH pieces of p[a:b] and stage their lookups (keys, prefetches); how many."""
+        cdef Py_ssize_t count
+        if a >= b:
+            return 0
+        if self.family == FAMILY_GPT2:
+            count = gpt2_piece_ends(self.classes, p, a, b, n, ends, PIECE_BATCH)
+        else:
+            count = pattern_piece_ends(self.pattern_classes, self.family, p, a, b, ends, PIECE_BATCH)
+        s.pieces_seen.stage(p, a, n, ends, count, keys)
+        return count
+
     cdef void pieces_utf8(self, const uint8_t* p, Py_ssize_t a, Py_ssize_t b, Py_ssize_t n, Scratch s,
                           Rows out) noexcept nogil:
         """Ids of the GPT-2 pieces of p[a:b] (p holds n bytes): the piece table first, else BPE.
 
-        Pieces go in batches: the scanner finds a batch's ends, a first pass hashes the pieces and
-        prefetches their table slots, and a second looks them up, so the lookups' cache misses
-        overlap instead of queueing one by one. A hit copies three ids whatever its count (the room
-        is there) and moves on by its count: no branch on how many ids a piece has.
+        Pieces go in batches, one batch ahead: while a batch is looked up, the next one has been
+        scanned, keyed and its table slots prefetched, so a lookup's cache miss has a whole batch
+        of scanning to arrive in instead of stalling. The table writes a batch's ids into a buffer
+        on the stack (three a piece, whatever its count: no branch on how many ids a piece has),
+        appended to the output at once.
         """
-        cdef size_t ends[PIECE_BATCH]
-        cdef uint64_t key0[PIECE_BATCH]
-        cdef uint64_t key1[PIECE_BATCH]
-        cdef uint64_t hashes[PIECE_BATCH]
-        cdef Py_ssize_t e, m, q, count, prev, mark
-        cdef const PieceEntry* hit
+        cdef size_t ends[2 * PIECE_BATCH]
+        cdef PieceKey keys[2 * PIECE_BATCH]
+        cdef int32_t ids[3 * PIECE_BATCH]
         cdef int32_t* w
-        cdef size_t written
-        while a < b:
-            if self.family == FAMILY_GPT2:
-                count = gpt2_piece_ends(self.classes, p, a, b, n, ends, PIECE_BATCH)
-            else:
-                count = pattern_piece_ends(self.pattern_classes, self.family, p, a, b, ends, PIECE_BATCH)
-            prev = a
-            for q in range(count):
-                e = ends[q]
-                m = e - prev
-                if m <= SHORT_BYTES:
-                    key_words(p + prev, m, prev + 16 <= n, &key0[q], &key1[q])
-                    hashes[q] = hash_words(key0[q], key1[q], m)
-                    prefetch_line(s.pieces_seen.slot_address(hashes[q]))
-                prev = e
-            written = out.ids.size()
-            if not grow_resize(out.ids, written + 3 * count):
-                out.oom = True
-                return
-            w = out.ids.data() + written
-            prev = a
-            for q in range(count):
-                e = ends[q]
-                m = e - prev
-                hit = s.pieces_seen.find(key0[q], key1[q], m, hashes[q]) if m <= SHORT_BYTES else NULL
-                if hit != NULL and hit.count <= 3:
-                    memcpy(w, hit.ids, 3 * sizeof(int32_t))
-                    w += hit.count
-                else:
-                    cut_to(out.ids, w - out.ids.data())
-                    self.piece_miss(p + prev, m, hit, key0[q], key1[q], hashes[q], s, out)
-                    written = out.ids.size()
-                    if out.oom or not grow_resize(out.ids, written + 3 * (count - q)):
-                        out.oom = True
-                        return
-                    w = out.ids.data() + written
-                prev = e
-            cut_to(out.ids, w - out.ids.data())
-            a = ends[count - 1]
+        cdef Py_ssize_t q, count, start, cur, nxt = 0, staged
+        staged = self.stage_pieces(p, a, b, n, s, ends, keys)
+        while staged:
+            cur, count, start = nxt, staged, a
+            a = ends[cur + count - 1]
+            nxt = PIECE_BATCH - cur
+            staged = self.stage_pieces(p, a, b, n, s, ends + nxt, keys + nxt)
+            q = 0
+            while q < count:
+                w = ids
+                q = s.pieces_seen.emit(ends + cur, start if q == 0 else ends[cur + q - 1], keys + cur, q, count, &w)
+                if not grow_append(out.ids, <const int32_t*>ids, <const int32_t*>w):
+                    out.oom = True
+                if q < count and not out.oom:
+                    self.piece_miss(p, start if q == 0 else ends[cur + q - 1], ends[cur + q], keys[cur + q], s, out)
+                    q += 1
+                if out.oom:
+                    return
 
-    cdef void piece_miss(self, const uint8_t* piece, Py_ssize_t m, const PieceEntry* hit, uint64_t k0, uint64_t k1,
-                         uint64_t h, Scratch s, Rows out) noexcept nogil:
-        """pieces_utf8() for a piece with more than three ids in the table, or not in it: BPE, then
-        remember it (pieces of up to 16 bytes)."""
+    cdef void piece_miss(self, const uint8_t* p, Py_ssize_t a, Py_ssize_t e, PieceKey key, Scratch s,
+                         Rows out) noexcept nogil:
+        """pieces_utf8() for the piece p[a:e] that the table did not serve: its ids from the table when it
+        has more than three, else BPE, then remembered (pieces of up to 16 bytes)."""
+        cdef const PieceEntry* hit = NULL
         cdef const int32_t* ids
-        cdef Py_ssize_t k, mark
+        cdef Py_ssize_t k, mark, m = e - a
+        if m <= SHORT_BYTES:
+            hit = s.pieces_seen.find(key.k0, key.k1, m, key.h)
         if hit != NULL:
             ids = s.pieces_seen.ids_of(hit)
-            for k in range(hit.count):
-                if not grow_push(out.ids, ids[k]):
-                    out.oom = True
+            if not grow_append(out.ids, ids, ids + hit.count):
+                out.oom = True
             return
-        if not grow_assign(s.buf, <const char*>piece, <const char*>piece + m):
+        if not grow_assign(s.buf, <const char*>p + a, <const char*>p + e):
             out.oom = True
             return
         mark = out.ids.size()
         self.bpe_bytes(s, out, 0, 0, 0, 0)
         if m <= SHORT_BYTES and not out.oom:
-            s.pieces_seen.insert(k0, k1, m, h, out.ids.data() + mark, out.ids.size() - mark)
+            s.pieces_seen.insert(key.k0, key.k1, m, key.h, out.ids.data() + mark, out.ids.size() - mark)
 
     # ----------------------------------------------------------------------------- segments
     cdef int32_t encode_segment(self, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word, Scratch s,

@@ -45,6 +45,17 @@ inline void cut_to(std::vector<T>& v, size_t n) noexcept {
     v.erase(v.begin() + n, v.end());
 }
 
+// [a, b) appended to v (on failure v keeps what it held).
+template <class T>
+inline bool grow_append(std::vector<T>& v, const T* a, const T* b) noexcept {
+    try {
+        v.insert(v.end(), a, b);
+        return true;
+    } catch (...) {
+        return false;
+    }
+}
+
 // v = [a, b) (on failure v keeps what it held, or is empty)
 template <class T>
 inline bool grow_assign(std::vector<T>& v, const T* a, const T* b) noexcept {

@@ -7,5 +7,6 @@ cdef extern from "grow.hpp" namespace "tokkit" nogil:
     bint grow_resize[T](vector[T]& v, size_t n)
     bint grow_reserve[T](vector[T]& v, size_t n)
     bint grow_assign[T](vector[T]& v, const T* a, const T* b)
+    bint grow_append[T](vector[T]& v, const T* a, const T* b)
     void cut_to[T](vector[T]& v, size_t n)
     void throw_bad_alloc()

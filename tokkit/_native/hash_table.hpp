@@ -174,6 +174,8 @@ class HashTable {
     size_t capacity() const { return mask_ ? mask_ + 1 : 0; }
     Slot* at(size_t i) const { return slots_ + i; }  // i < capacity(); may be free
     const void* slot_address(uint64_t h) const { return slots_ + (h & mask_); }
+    const Slot* slots() const { return slots_; }  // with mask(): a lookup loop keeps both in registers
+    size_t mask() const { return mask_; }
 
     // The slot for hash h that `is_key` accepts, or nullptr.
     template <class IsKey>

@@ -28,6 +28,8 @@ class ShortKeyTable {
     ShortKeyTable() : table_(START_SLOTS) { table_.set_max_slots(size_t(1) << 19); }
 
     inline const void* slot_address(uint64_t h) const { return table_.slot_address(h); }
+    const Entry* slots() const { return table_.slots(); }
+    size_t mask() const { return table_.mask(); }
 
     // The entry for this key, or nullptr.
     inline Entry* find(uint64_t k0, uint64_t k1, size_t n, uint64_t h) const {
@@ -71,10 +73,64 @@ struct PieceEntry {
 };
 static_assert(sizeof(PieceEntry) == 32, "two entries per 64-byte cache line");
 
+// A piece's key and hash, made ahead of its lookup (PieceTable::stage).
+struct PieceKey {
+    uint64_t k0, k1, h;
+};
+
 // A table that would grow past its cap is cleared and starts again, so memory stays bounded on
 // text with endless new pieces.
+//
+// The byte-level encoder looks pieces up a batch at a time: stage() keys and hashes the pieces of a
+// batch and prefetches their slots, and emit() copies their ids out up to the first piece it cannot
+// serve. Both keep the table's address and mask in registers (a loop through find() reloads them
+// after every store, as far as the compiler knows a store may change them).
 class PieceTable {
   public:
+    // Keys of the pieces of p (n bytes) that start at a and end at ends[0..count), their slots
+    // prefetched; a piece over 16 bytes gets no key (emit() stops at it).
+    inline void stage(const uint8_t* p, size_t a, size_t n, const size_t* ends, size_t count,
+                      PieceKey* keys) const {
+        const PieceEntry* base = table_.slots();
+        const size_t mask = table_.mask();
+        for (size_t q = 0; q < count; ++q) {
+            const size_t m = ends[q] - a;
+            if (m <= 16) {
+                key_words(p + a, m, a + 16 <= n, &keys[q].k0, &keys[q].k1);
+                keys[q].h = hash_words(keys[q].k0, keys[q].k1, m);
+                prefetch_line(base + (keys[q].h & mask));
+            }
+            a = ends[q];
+        }
+    }
+
+    // The ids of pieces q, q + 1, ... of a staged batch (piece q starts at a) written at *w, while
+    // each is in the table with at most three ids; the first piece that is not (count if none).
+    // Three ids are copied whatever a piece's count, so *w needs room for three a piece.
+    inline size_t emit(const size_t* ends, size_t a, const PieceKey* keys, size_t q, size_t count,
+                       int32_t** w) const {
+        const PieceEntry* base = table_.slots();
+        const size_t mask = table_.mask();
+        int32_t* out = *w;
+        for (; q < count; ++q) {
+            const size_t m = ends[q] - a;
+            if (m > 16) break;
+            const PieceKey& k = keys[q];
+            size_t i = k.h & mask;
+            while (!(base[i].length == m && base[i].k0 == k.k0 && base[i].k1 == k.k1)) {
+                if (base[i].length == 0) goto stop;
+                i = (i + 1) & mask;
+            }
+            if (base[i].count > 3) break;
+            std::memcpy(out, base[i].ids, 3 * sizeof(int32_t));
+            out += base[i].count;
+            a = ends[q];
+        }
+    stop:
+        *w = out;
+        return q;
+    }
+
     inline const void* slot_address(uint64_t h) const { return table_.slot_address(h); }
     inline const PieceEntry* find(uint64_t k0, uint64_t k1, size_t n, uint64_t h) const {
         return table_.find(k0, k1, n, h);

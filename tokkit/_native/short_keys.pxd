@@ -15,7 +15,11 @@ cdef extern from "short_keys.hpp" namespace "tokkit" nogil:
     cdef struct PieceEntry:
         int32_t ids[3]
         uint8_t count
+    cdef struct PieceKey:
+        uint64_t k0, k1, h
     cdef cppclass PieceTable:
+        void stage(const uint8_t* p, size_t a, size_t n, const size_t* ends, size_t count, PieceKey* keys)
+        size_t emit(const size_t* ends, size_t a, const PieceKey* keys, size_t q, size_t count, int32_t** w)
         const void* slot_address(uint64_t h)
         const PieceEntry* find(uint64_t k0, uint64_t k1, size_t n, uint64_t h)
         const int32_t* ids_of(const PieceEntry* e)
