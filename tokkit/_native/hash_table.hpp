@@ -53,20 +53,27 @@ inline uint64_t load8(const uint8_t* p) {
     return w;
 }
 
+// KEY_MASKS[n]: the two words' masks that keep the first n (0 to 16) bytes of 16.
+struct KeyMasks {
+    uint64_t m[17][2];
+    constexpr KeyMasks() : m() {
+        for (int n = 0; n <= 16; ++n) {
+            m[n][0] = n >= 8 ? ~0ULL : (1ULL << (8 * n)) - 1;
+            m[n][1] = n <= 8 ? 0 : n == 16 ? ~0ULL : (1ULL << (8 * (n - 8))) - 1;
+        }
+    }
+    constexpr const uint64_t* operator[](size_t n) const { return m[n]; }
+};
+inline constexpr KeyMasks KEY_MASKS{};
+
 // The n (0 to 16) bytes at p zero-padded into two little-endian words, as memcpy into zeroed words
 // gives them. `room`: 16 bytes may be read at p, so two loads and a mask do it; otherwise the loads
 // overlap inside the n bytes and no byte past them is read.
 inline void key_words(const uint8_t* p, size_t n, bool room, uint64_t* k0, uint64_t* k1) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (room) {
-        uint64_t a = load8(p), b = load8(p + 8);
-        if (n >= 8) {
-            *k0 = a;
-            *k1 = n == 16 ? b : (b & ((1ULL << (8 * (n - 8))) - 1));
-        } else {
-            *k0 = a & ((1ULL << (8 * n)) - 1);
-            *k1 = 0;
-        }
+    if (room) {  // masks from a table: no branch on the length, which varies piece to piece
+        *k0 = load8(p) & KEY_MASKS[n][0];
+        *k1 = load8(p + 8) & KEY_MASKS[n][1];
         return;
     }
     if (n >= 8) {
