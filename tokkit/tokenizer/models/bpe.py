@@ -106,8 +106,10 @@ class BPE(PlainState):
             # tokenizers spells the prefix/suffix in bytes too, and its offsets run past the word's end
             raise TokkitError(f"{where}: byte_fallback together with continuing_subword_prefix or "
                               "end_of_word_suffix is not supported")
-        # the check builds the ranks table: keep it as the cached `ranks` rather than build it twice
-        self.__dict__["ranks"] = merge_ranks(self.ids, self.merges, self.continuing_subword_prefix, where)
+        if self.continuing_subword_prefix:  # the check builds the table: kept as `ranks` (not built twice)
+            self.__dict__["ranks"] = merge_ranks(self.ids, self.merges, self.continuing_subword_prefix, where)
+        else:
+            _check_plain_merges(self.ids, self.merges, where)
 
     def to_json(self) -> dict:
         return {"type": "BPE", "dropout": None if self.dropout is None else float(self.dropout),
@@ -221,7 +223,8 @@ def merge_ranks(ids: dict[str, int], merges, prefix: str | None, where: str) -> 
     """
     cut = len(prefix.encode()) if prefix else 0
     if not cut:
-        return _plain_merge_ranks(ids, merges, where)
+        _check_plain_merges(ids, merges, where)
+        return {(ids[a], ids[b]): (rank, ids[a + b]) for rank, (a, b) in enumerate(merges)}
     table = {}
     for rank, pair in enumerate(merges):
         merged = _merged_with_prefix(pair, ids, cut, f"{where}: merges[{rank}]")
@@ -229,16 +232,14 @@ def merge_ranks(ids: dict[str, int], merges, prefix: str | None, where: str) -> 
     return table
 
 
-def _plain_merge_ranks(ids: dict[str, int], merges, where: str) -> dict:
-    """merge_ranks without a prefix, its lookups in C (a 128k-merge file loads through it); where one
-    fails, the merges are checked one by one for the error's message."""
+def _check_plain_merges(ids: dict[str, int], merges, where: str) -> None:
+    """merge_ranks' check without a prefix, its lookups in C loops (a 128k-merge file loads through it;
+    the table itself waits until an encoder needs it); where one fails, the merges are checked one by
+    one for the error's message."""
     lefts, rights = [m[0] for m in merges], [m[1] for m in merges]
-    left_ids, right_ids = list(map(ids.get, lefts)), list(map(ids.get, rights))
-    merged_ids = list(map(ids.get, map(operator.add, lefts, rights)))
-    if None in left_ids or None in right_ids or None in merged_ids:
+    if None in map(ids.get, lefts) or None in map(ids.get, rights) or None in map(ids.get, map(operator.add, lefts, rights)):
         for rank, pair in enumerate(merges):
             check_merge(pair, ids.keys(), f"{where}: merges[{rank}]")
-    return dict(zip(zip(left_ids, right_ids), zip(range(len(merges)), merged_ids)))
 
 
 def _merged_with_prefix(pair: tuple[str, str], ids: dict[str, int], cut: int, where: str) -> str:
