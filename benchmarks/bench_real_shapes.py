@@ -35,15 +35,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_added_tokens import MARKERS, added_contents  # noqa: E402  (the Gemma 3 added-token list)
+from bench_added_tokens import MARKERS, added_contents  # the Gemma 3 added-token list
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 CACHE = Path.home() / ".cache" / "tokkit-bench" / "real-shapes"
 DEEPSEEK_SPLITS = (
     r"\p{N}{1,3}",
     "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
-    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
-    " ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+    ("[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
+     " ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"),
 )
 CL100K = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
           r"\s*[\r\n]+|\s+(?!\S)|\s+")
@@ -229,10 +229,10 @@ def cold(path: Path, lines_file: Path, rounds: int) -> dict:
     runs = {"tokkit": [], "tokenizers": []}
     env = {**os.environ, "RAYON_NUM_THREADS": "1"}
     for _ in range(rounds):
-        for library in runs:
+        for library, found in runs.items():
             out = subprocess.run([sys.executable, __file__, "--child", library, str(path), str(lines_file)],
                                  env=env, check=True, capture_output=True, text=True).stdout
-            runs[library].append(json.loads(out.strip().splitlines()[-1]))
+            found.append(json.loads(out.strip().splitlines()[-1]))
     return {lib: {k: statistics.median(r[k] for r in rs) for k in ("load_s", "first_s")} for lib, rs in runs.items()}
 
 
