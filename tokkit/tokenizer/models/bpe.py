@@ -18,15 +18,8 @@ from functools import cached_property
 
 from tokkit._native.pipeline import ModelKind
 from tokkit.errors import TokkitError
-from tokkit.tokenizer.models.wordlevel import (
-    PlainState,
-    check_type,
-    json_field,
-    json_kind,
-    json_object,
-    read_vocab,
-    utf8_tokens,
-)
+from tokkit.tokenizer.models.wordlevel import (PlainState, check_type, json_field, json_kind, json_object, read_vocab,
+                                               utf8_tokens)
 from tokkit.tokenizer.vocab import check_merge, token_ids
 
 
