@@ -31,6 +31,12 @@ class PreKind(IntEnum):
     P_DIGITS: int
     P_BERT: int
     P_SPLIT_FAMILY: int
+    P_SPLIT_SCAN: int
+
+class ScanKind(IntEnum):
+    SCAN_DIGITS3: int
+    SCAN_KANA_HAN: int
+    SCAN_DEEPSEEK: int
 
 class Behavior(IntEnum):
     B_REMOVED: int
@@ -72,3 +78,7 @@ class PipelineEncoder:
     def cuts_at_metaspace(self) -> bool: ...
     def inspect(self, text: str, pre_tokenize: bool = True) -> list[tuple[str, list[tuple[int, int]]]]: ...
     def clear_memos(self) -> None: ...
+
+PUNCT_SYMBOL_END: int
+
+def punct_symbol_table() -> np.ndarray: ...

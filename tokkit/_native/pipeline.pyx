@@ -21,6 +21,7 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 import numpy as np
+import regex
 
 from tokkit._native.pipeline_tables import pipeline_tables
 from tokkit._native.rows import rows_to_lists
@@ -39,7 +40,9 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
         N_BERT, N_PYTHON, N_NMT
     cpdef enum PreKind:
         P_METASPACE, P_SPLIT_STRING, P_SPLIT_GPT2, P_SPLIT_PYTHON, P_BYTELEVEL, P_WHITESPACE
-        P_WHITESPACE_SPLIT, P_PUNCTUATION, P_DIGITS, P_BERT, P_SPLIT_FAMILY
+        P_WHITESPACE_SPLIT, P_PUNCTUATION, P_DIGITS, P_BERT, P_SPLIT_FAMILY, P_SPLIT_SCAN
+    cpdef enum ScanKind:
+        SCAN_DIGITS3, SCAN_KANA_HAN, SCAN_DEEPSEEK
     cpdef enum Behavior:
         B_REMOVED, B_ISOLATED, B_MERGED_PREVIOUS, B_MERGED_NEXT, B_CONTIGUOUS
     cpdef enum ModelKind:
@@ -60,7 +63,7 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
         vector[uint32_t] pattern
         int behavior
         cbool invert, add_prefix_space, use_regex, individual_digits
-        int python, family
+        int python, family, scan
     cdef struct ModelDesc:
         int kind
         int32_t unk_id
@@ -108,6 +111,7 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
     void set_callbacks(Pipeline& P, void* gpt2_fn, void* regex_fn)
     void set_bert_normalizer(Pipeline& P, void* fn)
     void set_pattern_classes(Pipeline& P, const uint8_t* per_code_point)
+    void set_punct_symbol(Pipeline& P, const uint8_t* table, size_t end)
     cbool inspect(const Pipeline& P, const uint32_t* c, size_t n, cbool pre, Scratch& s, vector[uint32_t]& chars,
                   vector[int32_t]& starts, vector[int32_t]& ends, vector[int32_t]& piece_ends, void* pyctx) except +
     cbool encode_ids(const Pipeline& P, const void* data, int kind, size_t n, Scratch& s, vector[int32_t]& ids,
@@ -126,7 +130,7 @@ NORM_DEFAULTS = dict(pattern=[], content=[], strip_left=False, strip_right=False
                      charsmap=-1, python=-1)
 PRE_DEFAULTS = dict(replacement=0x2581, prepend_scheme=PS_ALWAYS, split=True, pattern=[], behavior=B_ISOLATED,
                     invert=False, add_prefix_space=False, use_regex=True, individual_digits=False, python=-1,
-                    family=0)
+                    family=0, scan=0)
 MODEL_DEFAULTS = dict(unk_id=-1, byte_fallback=False, fuse_unk=False, ignore_merges=False, prefix=b"", suffix=b"",
                       max_input_chars=100, scores=[], unk_score=0.0, byte_ids=[-1] * 256, cut_at_metaspace=False)
 
@@ -182,6 +186,29 @@ def _u32(text: str) -> np.ndarray:
 
 cdef inline const uint16_t* _p16(a):
     return <const uint16_t*>(<size_t>a.ctypes.data)
+
+
+PUNCT_SYMBOL_END = 0x20000  # planes 0 and 1: the others hold no punctuation nor symbol
+_punct_symbol = None
+
+
+def punct_symbol_table():
+    """uint8 per code point below PUNCT_SYMBOL_END, 1 for [\\p{P}\\p{S}]: the class scanners' (pipeline_scan.hpp),
+    read off the regex module (as tokkit.tokenizer.onig_regex runs other patterns), built once.
+
+    >>> t = punct_symbol_table()
+    >>> int(t[ord("!")]), int(t[ord("+")]), int(t[ord("a")]), int(t[0x200B]), int(t[0x1F600])
+    (1, 1, 0, 0, 1)
+    """
+    global _punct_symbol
+    if _punct_symbol is None:  # threads racing here build equal tables
+        cps = np.arange(PUNCT_SYMBOL_END, dtype=np.uint32)
+        cps[0xD800:0xE000] = 0x20  # lone surrogates do not decode (and are neither)
+        table = np.zeros(PUNCT_SYMBOL_END, dtype=np.uint8)
+        for m in regex.finditer(r"[\p{P}\p{S}]+", cps.tobytes().decode("utf-32-le")):
+            table[m.start():m.end()] = 1
+        _punct_symbol = table
+    return _punct_symbol
 
 
 cdef inline const uint32_t* _p32(a):
@@ -245,6 +272,10 @@ cdef class PipelineEncoder:
         set_callbacks(e.p[0], <void*>gpt2_scan, <void*>regex_scan)
         set_bert_normalizer(e.p[0], <void*>bert_normalize)
         set_pattern_classes(e.p[0], pattern_tokenizers_classes())
+        if any(step.get("kind") == P_SPLIT_SCAN for step in pre_tokenizer):
+            table = punct_symbol_table()
+            e.keep.append(table)
+            set_punct_symbol(e.p[0], <const uint8_t*>(<size_t>table.ctypes.data), len(table))
         e.p.fast_lane = fast_lane
         return e
 

@@ -33,6 +33,7 @@ struct PreDesc {
     bool invert, add_prefix_space, use_regex, individual_digits;
     int python;                                 // P_SPLIT_PYTHON: index of the Python callback
     int family;                                 // P_SPLIT_FAMILY: FAMILY_CL100K, FAMILY_QWEN2 or FAMILY_O200K
+    int scan;                                   // P_SPLIT_SCAN: a ScanKind (pipeline_scan.hpp)
 };
 
 // The model's settings; its tokens, merges and scores come in bulk (model_token, model_merge).
@@ -97,6 +98,7 @@ inline void add_pre(Pipeline& P, const PreDesc& d) {
     s.individual_digits = d.individual_digits;
     s.python = d.python;
     s.family = d.family;
+    s.scan = d.scan;
     P.pre.push_back(s);
 }
 
@@ -155,7 +157,16 @@ inline void set_tables(Pipeline& P, const TableDesc& t) {
 inline void set_bert_normalizer(Pipeline& P, void* fn) { P.T.bert = reinterpret_cast<BertNormFn>(fn); }
 
 // The per-code-point classes of the family scanners (text.pyx's pattern_tokenizers_classes()).
-inline void set_pattern_classes(Pipeline& P, const uint8_t* per_code_point) { P.ctx.classes.init(per_code_point); }
+inline void set_pattern_classes(Pipeline& P, const uint8_t* per_code_point) {
+    P.ctx.classes.init(per_code_point);
+    P.ctx.scan.code = per_code_point;
+}
+
+// The class scanners' [\p{P}\p{S}]: 1 for its code points below `end` (pipeline.pyx's punct_symbol_table()).
+inline void set_punct_symbol(Pipeline& P, const uint8_t* table, size_t end) {
+    P.ctx.scan.punct_symbol = table;
+    P.ctx.scan.punct_symbol_end = end;
+}
 
 // The GPT-2 scanner and the Python regex callback (Cython functions over uint32_t, the same ABI).
 inline void set_callbacks(Pipeline& P, void* gpt2, void* regex) {

@@ -2,6 +2,7 @@
 // transform its chars), as tokenizers' PreTokenizedString::split does.
 #pragma once
 #include "pattern_scan.hpp"
+#include "pipeline_scan.hpp"
 #include "pipeline_text.hpp"
 
 namespace tokkit {
@@ -24,6 +25,7 @@ enum PreKind {
     P_METASPACE, P_SPLIT_STRING, P_SPLIT_GPT2, P_SPLIT_PYTHON, P_BYTELEVEL, P_WHITESPACE,
     P_WHITESPACE_SPLIT, P_PUNCTUATION, P_DIGITS, P_BERT,
     P_SPLIT_FAMILY,  // a Split(Regex) whose pattern is cl100k's, qwen2's or o200k's: pattern_scan.hpp
+    P_SPLIT_SCAN,    // a Split(Regex) of character classes pipeline_scan.hpp scans (ScanKind)
 };
 
 enum Behavior { B_REMOVED, B_ISOLATED, B_MERGED_PREVIOUS, B_MERGED_NEXT, B_CONTIGUOUS };
@@ -46,6 +48,7 @@ struct PreStep {
     bool individual_digits = false;
     int python = -1;                 // P_SPLIT_PYTHON: index of the Python pattern
     int family = 0;                  // P_SPLIT_FAMILY: FAMILY_CL100K, FAMILY_QWEN2 or FAMILY_O200K
+    int scan = 0;                    // P_SPLIT_SCAN: a ScanKind
 };
 
 struct Segment {
@@ -228,6 +231,7 @@ struct SplitContext {
     ScanFn gpt2 = nullptr;
     RegexFn regex = nullptr;
     PatternClasses classes{};  // the family scanners' classes, as tokenizers' regex engine has them
+    ClassScan scan{};          // the class scanners' (the same table, and [\p{P}\p{S}])
 };
 
 // The pieces of a family's pattern in c[0:n], as (start, end) pairs: they cover every char, since
@@ -291,8 +295,10 @@ inline bool pre_tokenize_step(const PreStep& st, const UnicodeTables& T, const S
         case P_SPLIT_GPT2:
         case P_SPLIT_FAMILY:
         case P_SPLIT_PYTHON:
+        case P_SPLIT_SCAN:
             s.found.clear();
             if (st.kind == P_SPLIT_GPT2) ctx.gpt2(c, n, s.found);
+            else if (st.kind == P_SPLIT_SCAN) class_scan_matches(ctx.scan, st.scan, c, n, s.found);
             else if (st.kind == P_SPLIT_FAMILY) family_matches(ctx.classes, st.family, c, n, s.found);
             else if (!ctx.regex(pyctx, st.python, c, n, s.found)) return false;
             segments_from(s.found, n, s.segs);

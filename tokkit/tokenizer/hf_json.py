@@ -175,6 +175,7 @@ def _added_tokens(entries: list, tokens, where: str) -> tuple[AddedToken, ...]:
     model_ids = token_ids(tokens)
     count = len(model_ids)
     added: dict[str, AddedToken] = {}
+    top = -1  # the highest id given so far (kept as it goes: a max over `added` each time is quadratic)
     for i, entry in enumerate(entries):
         name = f"{where}: added_tokens[{i}]"
         _typed(entry, (dict,), where, f"added_tokens[{i}]")
@@ -186,9 +187,9 @@ def _added_tokens(entries: list, tokens, where: str) -> tuple[AddedToken, ...]:
             raise TokkitError(f"{name}: needs an integer 'id' and a non-empty 'content'")
         known = added[content].id if content in added else model_ids.get(content)
         if known is None:
-            top = max((a.id for a in added.values()), default=None)
-            known = count if top is None or top < count else top + 1
+            known = count if top < count else top + 1
         added[content] = AddedToken(known, content, special, **flags)
+        top = max(top, known)
     return tuple(sorted(added.values(), key=lambda a: a.id))
 
 

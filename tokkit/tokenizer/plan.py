@@ -47,7 +47,7 @@ import regex
 from tokkit._native import unicode_tables as ut
 from tokkit._native.byte_symbols import bytes_to_unicode
 from tokkit._native.encode import Encoder
-from tokkit._native.pipeline import SCANNER_FAMILIES, PipelineEncoder
+from tokkit._native.pipeline import SCANNER_FAMILIES, PipelineEncoder, ScanKind
 from tokkit.text.normalize import BertNorm
 from tokkit.tokenizer import normalizers as norm
 from tokkit.tokenizer import pre_tokenizers as pre
@@ -274,7 +274,13 @@ def chunk_lane(spec: Spec) -> bool:
              [\\r\\n/]*) never matches ' ';
            - \\s*[\\r\\n]+, \\s+(?!\\S) and \\s+ hold white space only, so never X', whatever they
              backtrack to.
-       - Punctuation and Digits only cut more; a Unigram or BPE model that never joins a U+2581 to the
+         DeepSeek V3's pattern (pipeline_scan.hpp) holds so too: [A-Za-z]+ and [\\p{L}\\p{M}]+ hold no
+         white space and the char before them (if any) stands first; " ?" stands first in " ?[\\p{P}\\p{S}]+
+         [\\r\\n]*"; its white space alternatives are GPT-2's; and a ' ' always starts a match (one of
+         the white space alternatives takes it if no other does), so no skipped char holds it either.
+       - Punctuation and Digits only cut more, and so do Isolated Splits on \\p{N}{1,3} and on DeepSeek
+         V3's kana/han runs (their matches hold no white space: the pieces between them are cut at
+         the cuts by the later split); a Unigram or BPE model that never joins a U+2581 to the
          char before it (`cuts_at_metaspace`) sees no further than a Metaspace without `split`.
     3. No added token reads the normalized text, holds a space, or takes the spaces after it.
 
@@ -315,7 +321,12 @@ def _pre_tokenizer_keeps_cuts(spec: Spec, lead: set[str]) -> bool:
             at_start = at_start and not white
         elif isinstance(step, pre.ByteLevel) and not step.use_regex:
             lead = {BYTE_SYMBOLS[c.encode("utf-8")[0]] for c in lead}
-        elif isinstance(step, pre.ByteLevel) or (isinstance(step, pre.Split) and step.scanner is not None):
+        elif isinstance(step, pre.Split) and step.class_scan is not None and step.class_scan != ScanKind.SCAN_DEEPSEEK:
+            if step.behavior != "Isolated" or step.invert:
+                return False
+            # \p{N}{1,3} and the kana/han runs match no white space: they only cut more (as Punctuation)
+        elif isinstance(step, pre.ByteLevel) or (isinstance(step, pre.Split) and step.scanner is not None) or (
+                isinstance(step, pre.Split) and step.class_scan == ScanKind.SCAN_DEEPSEEK):
             if isinstance(step, pre.Split) and (step.behavior != "Isolated" or step.invert):
                 return False
             if not (cut or lead == {" "}):

@@ -26,7 +26,7 @@ from typing import Union
 from tokkit._native import unicode_tables as ut
 from tokkit._native.byte_symbols import bytes_to_unicode
 from tokkit._native.patterns import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, QWEN2_PATTERN
-from tokkit._native.pipeline import SCANNER_FAMILIES, Behavior, PreKind, PrependScheme
+from tokkit._native.pipeline import SCANNER_FAMILIES, Behavior, PreKind, PrependScheme, ScanKind
 from tokkit.errors import TokkitError
 from tokkit.text.normalize import BertNorm, bert_split
 from tokkit.text.pretokenize import gpt2_spans
@@ -43,6 +43,16 @@ BEHAVIOR_KINDS = dict(zip(BEHAVIORS, (Behavior.B_REMOVED, Behavior.B_ISOLATED, B
 # The Split patterns the compiled code scans without a regex engine (pattern_scan.hpp, gpt2_utf8.hpp),
 # by the text tokenizer.json files spell them in
 SCANNERS = {GPT2_PATTERN: "gpt2", CL100K_PATTERN: "cl100k", QWEN2_PATTERN: "qwen2", O200K_PATTERN: "o200k"}
+# DeepSeek V3's three Split patterns (its file spells \r and \n as the chars themselves), which
+# pipeline_scan.hpp scans as their character classes
+_DEEPSEEK_MAIN = ("[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
+                  " ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+")
+CLASS_SCANNERS = {
+    "\\p{N}{1,3}": ScanKind.SCAN_DIGITS3,
+    "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+": ScanKind.SCAN_KANA_HAN,
+    _DEEPSEEK_MAIN: ScanKind.SCAN_DEEPSEEK,
+    _DEEPSEEK_MAIN.replace("\r", "\\r").replace("\n", "\\n"): ScanKind.SCAN_DEEPSEEK,
+}
 _NO_SPLIT = BertNorm(clean_text=False, handle_chinese_chars=False, strip_accents=False, lowercase=False)
 
 __all__ = ["aligned", "pre_tokenizer_from_json", "pre_tokenizer_to_json", "PreTokenizer"]
@@ -163,9 +173,16 @@ class Split(_Base):
         """The compiled scanner of a regex pattern ("gpt2", "cl100k", "qwen2", "o200k"), or None."""
         return SCANNERS.get(self.pattern.get("Regex"))
 
+    @property
+    def class_scan(self) -> ScanKind | None:
+        """The compiled class scanner of a regex pattern (CLASS_SCANNERS: DeepSeek V3's), or None."""
+        return CLASS_SCANNERS.get(self.pattern.get("Regex"))
+
     def native(self) -> list[dict]:
         """A String pattern and the scanned regexes are compiled; any other regex runs through its finder."""
         step = {"behavior": BEHAVIOR_KINDS[self.behavior], "invert": self.invert}
+        if self.class_scan is not None:
+            return [{**step, "kind": PreKind.P_SPLIT_SCAN, "scan": self.class_scan}]
         if "String" in self.pattern:
             return [{**step, "kind": PreKind.P_SPLIT_STRING, "pattern": code_points(self.pattern["String"])}]
         if self.scanner == "gpt2":

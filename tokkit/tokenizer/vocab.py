@@ -25,6 +25,9 @@ def vocab_from_mapping(mapping: dict, where: str) -> list[str | None]:
     """
     if not isinstance(mapping, dict) or not mapping:
         raise TokkitError(f"{where}: expected a non-empty object of token -> id")
+    ids = list(mapping.values())
+    if ids == list(range(len(ids))):  # ids in order without holes, as tokenizers writes them
+        return list(mapping)
     for token, idx in mapping.items():
         if not isinstance(idx, int) or isinstance(idx, bool) or not 0 <= idx < MAX_ID:
             raise TokkitError(f"{where}: token {token!r} has id {idx!r}; ids must be integers from 0 to {MAX_ID - 1}")
@@ -46,6 +49,8 @@ def token_ids(vocab) -> dict[str, int]:
     >>> token_ids(["a", None, "c"])
     {'a': 0, 'c': 2}
     """
+    if None not in vocab:  # the usual vocabulary, without holes: one pass in C
+        return dict(zip(vocab, range(len(vocab))))
     return {tok: i for i, tok in enumerate(vocab) if tok is not None}
 
 

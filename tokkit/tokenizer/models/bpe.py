@@ -11,6 +11,8 @@ become byte tokens or the unknown token, then merges run in rank order, leftmost
 from __future__ import annotations
 
 import heapq
+import itertools
+import operator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -104,7 +106,10 @@ class BPE(PlainState):
             # tokenizers spells the prefix/suffix in bytes too, and its offsets run past the word's end
             raise TokkitError(f"{where}: byte_fallback together with continuing_subword_prefix or "
                               "end_of_word_suffix is not supported")
-        merge_ranks(self.ids, self.merges, self.continuing_subword_prefix, where)
+        if self.continuing_subword_prefix:  # the check builds the table: kept as `ranks` (not built twice)
+            self.__dict__["ranks"] = merge_ranks(self.ids, self.merges, self.continuing_subword_prefix, where)
+        else:
+            _check_plain_merges(self.ids, self.merges, where)
 
     def to_json(self) -> dict:
         return {"type": "BPE", "dropout": None if self.dropout is None else float(self.dropout),
@@ -188,6 +193,8 @@ class BPE(PlainState):
 def read_merges(obj: dict, where: str) -> tuple[tuple[str, str], ...]:
     """The "merges" list: [left, right] pairs, or the older "left right" strings (all one form)."""
     merges = json_field(obj, "merges", (list,), where)
+    if _pairs_of_strings(merges):
+        return tuple(map(tuple, merges))
     if all(isinstance(m, str) for m in merges):
         pairs = [m.split(" ") for m in merges]
         bad = next((k for k, p in enumerate(pairs) if len(p) != 2), None)
@@ -201,6 +208,13 @@ def read_merges(obj: dict, where: str) -> tuple[tuple[str, str], ...]:
     return tuple((a, b) for a, b in merges)
 
 
+def _pairs_of_strings(merges: list) -> bool:
+    """Whether every merge is a list of two strings (tokenizers' current form), checked in C loops."""
+    if set(map(type, merges)) != {list} or set(map(len, merges)) != {2}:
+        return False
+    return set(map(type, itertools.chain.from_iterable(merges))) == {str}
+
+
 def merge_ranks(ids: dict[str, int], merges, prefix: str | None, where: str) -> dict:
     """(left id, right id) -> (rank, merged id), checking every merge as tokenizers does at load.
 
@@ -208,15 +222,24 @@ def merge_ranks(ids: dict[str, int], merges, prefix: str | None, where: str) -> 
     they are (tokenizers' rule when there is a continuing-subword prefix).
     """
     cut = len(prefix.encode()) if prefix else 0
+    if not cut:
+        _check_plain_merges(ids, merges, where)
+        return {(ids[a], ids[b]): (rank, ids[a + b]) for rank, (a, b) in enumerate(merges)}
     table = {}
     for rank, pair in enumerate(merges):
-        if not cut:
-            check_merge(pair, ids.keys(), f"{where}: merges[{rank}]")
-            merged = pair[0] + pair[1]
-        else:
-            merged = _merged_with_prefix(pair, ids, cut, f"{where}: merges[{rank}]")
+        merged = _merged_with_prefix(pair, ids, cut, f"{where}: merges[{rank}]")
         table[ids[pair[0]], ids[pair[1]]] = (rank, ids[merged])
     return table
+
+
+def _check_plain_merges(ids: dict[str, int], merges, where: str) -> None:
+    """merge_ranks' check without a prefix, its lookups in C loops (a 128k-merge file loads through it;
+    the table itself waits until an encoder needs it); where one fails, the merges are checked one by
+    one for the error's message."""
+    lefts, rights = [m[0] for m in merges], [m[1] for m in merges]
+    if None in map(ids.get, lefts) or None in map(ids.get, rights) or None in map(ids.get, map(operator.add, lefts, rights)):
+        for rank, pair in enumerate(merges):
+            check_merge(pair, ids.keys(), f"{where}: merges[{rank}]")
 
 
 def _merged_with_prefix(pair: tuple[str, str], ids: dict[str, int], cut: int, where: str) -> str:
