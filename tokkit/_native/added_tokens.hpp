@@ -20,8 +20,32 @@
 
 #include "trie.hpp"
 #include "utf8_write.hpp"
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__)) && !defined(TOKKIT_NO_SIMD)
+#include <emmintrin.h>
+#define TOKKIT_ADDED_SSE2 1
+#endif
 
 namespace tokkit {
+
+// The first i' >= i with p[i'] one of the k (1 to 4) bytes of `set`, or n: the UTF-8 scan for the
+// first bytes of a few added tokens ([CLS], <|endoftext|>, ...), 16 bytes at a time where SSE2 is.
+inline size_t find_any_of(const uint8_t* p, size_t i, size_t n, const uint8_t* set, int k) {
+#ifdef TOKKIT_ADDED_SSE2
+    const __m128i b0 = _mm_set1_epi8((char)set[0]), b1 = _mm_set1_epi8((char)set[k > 1 ? 1 : 0]);
+    const __m128i b2 = _mm_set1_epi8((char)set[k > 2 ? 2 : 0]), b3 = _mm_set1_epi8((char)set[k > 3 ? 3 : 0]);
+    for (; i + 16 <= n; i += 16) {
+        const __m128i x = _mm_loadu_si128((const __m128i*)(p + i));
+        const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, b0), _mm_cmpeq_epi8(x, b1)),
+                                         _mm_or_si128(_mm_cmpeq_epi8(x, b2), _mm_cmpeq_epi8(x, b3)));
+        const unsigned bits = (unsigned)_mm_movemask_epi8(hit);
+        if (bits) return i + (size_t)__builtin_ctz(bits);
+    }
+#endif
+    for (; i < n; i++)
+        for (int j = 0; j < k; j++)
+            if (p[i] == set[j]) return i;
+    return n;
+}
 
 struct AddedToken {
     std::u32string content;  // as matched: already normalized for a `normalized` token
@@ -39,6 +63,10 @@ class UnitMatcher {
         if (trie_.value(node) == CodeTrie::NONE) trie_.set_value(node, index);  // the first of equal tokens wins
         uint32_t c = (uint32_t)u[0];
         if (c >= first_.size() * 8) first_.resize(c / 8 + 1, 0);
+        if (!((first_[c >> 3] >> (c & 7)) & 1) && few_count_ >= 0) {  // a new first unit
+            if (c < 256 && few_count_ < 4) few_[few_count_++] = (uint8_t)c;
+            else few_count_ = -1;  // too many, or not a byte: the bitmap alone
+        }
         first_[c >> 3] |= (uint8_t)(1 << (c & 7));
         only_first_ = only_first_ == NO_UNIT || only_first_ == (int64_t)c ? (int64_t)c : SEVERAL;
     }
@@ -75,6 +103,9 @@ class UnitMatcher {
                 const void* hit = std::memchr(u + i, (int)only_first_, n - i);
                 if (!hit) return false;
                 i = (size_t)((const Unit*)hit - u);
+            } else if (sizeof(Unit) == 1 && few_count_ > 0) {  // a few first bytes: 16 at a time
+                i = find_any_of((const uint8_t*)u, i, n, few_, few_count_);
+                if (i == n) return false;
             } else if (only_first_ >= 0) {  // one first unit: compare with it alone
                 const Unit only = (Unit)only_first_;
                 while (i < n && u[i] != only) i++;
@@ -102,6 +133,8 @@ class UnitMatcher {
     CodeTrie trie_;
     std::vector<uint8_t> first_;  // bitmap of the tokens' first units
     int64_t only_first_ = NO_UNIT;  // the one first unit they share, or NO_UNIT / SEVERAL
+    uint8_t few_[4] = {0, 0, 0, 0};  // the distinct first units while they are up to 4 bytes
+    int few_count_ = 0;              // how many; -1: more than 4, or one above 255
 };
 
 // Where find_matches is in a text: the next position to search and the end of the last match.
