@@ -37,7 +37,7 @@ WARMUP = 3
 FALLBACK = """
 import sys
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
-out, algo, size, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+out, algo, size, paths = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 S = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 if algo == "wordpiece":
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
@@ -52,7 +52,7 @@ else:
     tok.decoder = decoders.ByteLevel()
     tr = trainers.BpeTrainer(vocab_size=size, special_tokens=S, show_progress=False,
                              initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-tok.train([path], tr)
+tok.train(paths, tr)
 tok.post_processor = processors.BertProcessing(("[SEP]", tok.token_to_id("[SEP]")), ("[CLS]", tok.token_to_id("[CLS]")))
 import os; os.makedirs(out, exist_ok=True)
 tok.save(out + "/tokenizer.json")
@@ -69,9 +69,15 @@ def train_vocab(text_path: str, algo: str, vocab_size: int, out: str, *, workers
     why = next((x for x in reversed(proc.stderr.splitlines()) if x.strip()), "no message").strip()[:200]
     if importlib.util.find_spec("tokenizers") is None:
         raise RuntimeError(f"tokkit train --algo {algo} failed: {why}")
-    subprocess.run([sys.executable, "-c", FALLBACK, out, algo, str(vocab_size), text_path], check=True,
-                   capture_output=True)
+    train_with_tokenizers([text_path], algo, vocab_size, out)
     return f"tokkit could not train the {algo} vocabulary ({why}); its vocabulary was trained by tokenizers"
+
+
+def train_with_tokenizers(paths: list[str], algo: str, vocab_size: int, out: str, *, python: str = sys.executable
+                          ) -> None:
+    """Train `algo` ("wordpiece": bert-base-uncased's shape; else byte-level BPE) with `tokenizers` run by
+    `python` (an interpreter whose tokenizers can train) on `paths`, saved as out/tokenizer.json."""
+    subprocess.run([python, "-c", FALLBACK, out, algo, str(vocab_size), *paths], check=True, capture_output=True)
 
 
 def _have(module: str) -> bool:
