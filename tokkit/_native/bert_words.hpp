@@ -27,7 +27,7 @@ namespace tokkit {
 class BertWords {
   public:
     enum Class : uint8_t { WORD, SPACE, PUNCT, STOP };
-    static constexpr size_t BATCH = 32;  // words hashed and prefetched before their lookups
+    static constexpr size_t BATCH = 64;  // words hashed and prefetched before their lookups
 
     // From the ASCII actions of BertNormalizer + BertPreTokenizer (text.pxd: act codes word 0, drop 1,
     // split 2, punct 3; out, the character kept) and WordPiece's word-initial and continuing tokens
