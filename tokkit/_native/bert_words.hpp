@@ -247,6 +247,11 @@ class BertWords {
 
     // The first n (1 to 16) bytes of v as a key: two zero-padded little-endian words, folded.
     void key_of(__m128i v, size_t n, uint64_t* k0, uint64_t* k1) const {
+        if (lower_) {  // A-Z to a-z, 16 bytes at once
+            __m128i upper = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('A' - 1)),
+                                          _mm_cmpgt_epi8(_mm_set1_epi8('Z' + 1), v));
+            v = _mm_or_si128(v, _mm_and_si128(upper, _mm_set1_epi8(0x20)));
+        }
         uint64_t a = (uint64_t)_mm_cvtsi128_si64(v), b = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v));
         if (n >= 8) {
             *k0 = a;
@@ -255,8 +260,6 @@ class BertWords {
             *k0 = a & ((1ULL << (8 * n)) - 1);
             *k1 = 0;
         }
-        *k0 = fold_upper(*k0);
-        *k1 = fold_upper(*k1);
     }
 #endif
 
