@@ -1,13 +1,24 @@
 # The compiled encoder's C-level layout (its kernels and Encoder.build are in encode.pyx).
 cimport cython
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libcpp cimport bool
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 from tokkit._native.text cimport TextView, Piece, BertOptions, Gpt2Classes, PatternClasses
-from tokkit._native.encode_tables cimport AddedCursor, AddedSpan, AddedTokens, StrMap, PairMap, Tok, TokenMemo
+from tokkit._native.encode_tables cimport (AddedCursor, AddedSpan, AddedTokens, StrMap, PairMap, Tok, TokenMemo,
+                                          TokenTable)
 from tokkit._native.rows cimport Rows
 from tokkit._native.short_keys cimport PieceEntry, PieceKey, PieceTable
+
+cdef extern from "bert_words.hpp" namespace "tokkit" nogil:
+    cdef cppclass BertWords:  # BERT's ASCII words -> WordPiece ids through the piece table, in one pass
+        void init(const uint8_t* act, const uint8_t* out, const TokenTable& first, const TokenTable& cont, int32_t unk,
+                  int32_t max_chars)
+        bool usable()
+        int set_mode(int mode)
+        size_t run[Unit](const Unit* p, size_t i, size_t end, size_t readable, PieceTable& table, vector[int32_t]& ids,
+                         vector[Tok]& toks, int32_t* words, bool* oom)
 
 cdef enum:
     SHORT_BYTES = 16    # longest piece (UTF-8 bytes) the piece table holds
@@ -34,6 +45,7 @@ cdef class Encoder:
     cdef BertOptions opts
     cdef uint8_t bert_act[128]          # what BERT normalization does with each ASCII character ...
     cdef uint8_t bert_out[128]          # ... and the character it keeps (text.pxd, bert_ascii_actions)
+    cdef BertWords bert_words           # the WordPiece id-only path's ASCII words (bert_words.hpp)
     cdef StrMap vocab, cont             # token bytes -> id; WordPiece continuations without their prefix
     cdef PairMap merges
     cdef int32_t unk_id, max_chars, max_token_chars

@@ -13,6 +13,7 @@ which pipelines it runs.
 cimport cython
 from cpython.object cimport PyObject
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libcpp cimport bool
 from libcpp.atomic cimport atomic
 from libcpp.vector cimport vector
 from libc.stdlib cimport free, realloc
@@ -134,6 +135,17 @@ ctypedef fused unit_t:
     uint32_t
 
 
+cdef inline Py_ssize_t ascii_words_kernel(Encoder e, const unit_t* u, Py_ssize_t i, Py_ssize_t b, Py_ssize_t length,
+                                         int32_t* word, Scratch s, Rows out) noexcept nogil:
+    """The ids of the ASCII words of u[i:b] that bert_words.hpp's kernel takes (u holds `length` bytes);
+    returns where it stopped."""
+    cdef bool oom = False
+    i = e.bert_words.run(u, i, b, length, s.pieces_seen, out.ids, s.toks, word, &oom)
+    if oom:
+        out.oom = True
+    return i
+
+
 cdef int32_t bert_ascii_words(Encoder e, const unit_t* u, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word,
                               Scratch s, Rows out) noexcept nogil:
     """BERT normalization, pre-tokenization and the ids of each word, for ids (and word numbers)
@@ -144,12 +156,22 @@ cdef int32_t bert_ascii_words(Encoder e, const unit_t* u, TextView t, Py_ssize_t
     the start of its word to the next ASCII split character, goes through the general path
     (bert_segment): no ASCII split character combines with what is around it, so cutting there
     gives the same pieces.
+
+    For WordPiece ids alone, whole words go through bert_words.hpp's kernel at each word boundary;
+    it hands back the words it does not take (the per-character loop below does them).
     """
     cdef Py_ssize_t i = a, ws = a, j, n = 0
     cdef uint64_t w0 = 0, w1 = 0
     cdef uint32_t c
     cdef uint8_t act
+    cdef bint fused = e.kind == WORDPIECE and not out.with_words and e.bert_words.usable()
     while i < b:
+        if fused and n == 0:
+            j = ascii_words_kernel(e, u, i, b, t.length, &word, s, out)
+            if out.oom or j >= b:
+                return word
+            if j > i:  # all before j is done: a word starts there
+                i = ws = j
         c = u[i]
         if c >= 128:
             j = i + 1
@@ -191,6 +213,19 @@ cdef int32_t bert_ascii_words(Encoder e, const unit_t* u, TextView t, Py_ssize_t
         e.ascii_word(u, t.kind, ws, b, n, w0, w1, word, s, out)
         word += 1
     return word
+
+
+def bert_words_mode(Encoder e, int mode) -> int:
+    """Find the ends of WordPiece's ASCII words 16 bytes at a time (1, where SSE2 and the tables allow it)
+    or one byte at a time (0); returns the mode in use. Both give the same ids: tests run each.
+
+    >>> from tokkit.tokenizer import Tokenizer
+    >>> tok = Tokenizer.from_trained(kind="wordpiece", vocab=["[UNK]", "ab", "##c"], merges=None,
+    ...                              special_tokens=["[UNK]"])
+    >>> [(bert_words_mode(tok._encoder, m), tok.encode("abc AB")) for m in (0, 1)]
+    [(0, [1, 2, 1]), (1, [1, 2, 1])]
+    """
+    return e.bert_words.set_mode(mode)
 
 
 def texts_nfc_may_change(list texts, Py_ssize_t a, Py_ssize_t b, const uint16_t[::1] table) -> list:
@@ -1044,6 +1079,7 @@ cdef class Encoder:
             p = form.prefix
             e.vocab = prefix_table([(t, i) for i, t in tokens])
             e.cont = prefix_table([(t[len(p):], i) for i, t in tokens if t.startswith(p) and len(t) > len(p)])
+            e.bert_words.init(e.bert_act, e.bert_out, e.vocab.table, e.cont.table, e.unk_id, e.max_chars)
             e.merges = PairMap([], [])
         else:
             try:

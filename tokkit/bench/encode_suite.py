@@ -9,6 +9,9 @@ alternating, each in its own worker process:
 2. byte-level, `encode_batch(lines)`, 2 threads: tokkit vs tokenizers and tiktoken;
 3. WordPiece, `encode_batch(lines)`, 2 threads: tokkit vs tokenizers (`add_special_tokens=False`)
    and transformers' fast tokenizer;
+3b. WordPiece lines to flat ids, 1 and 2 threads: tokkit `encode_batch_flat` vs nanotoken (flat ids +
+   offsets) and tokenizers >= 1.0, each skipped with its reason where the environment lacks it (run
+   `tokkit bench` from an environment holding them);
 4. pairs (lines 2i, 2i+1) to padded numpy, max_length 128, longest_first, 2 threads: tokkit.encode
    vs tokenizers (truncation + padding + conversion to numpy) and transformers (`return_tensors="np"`);
 5. tokkit's own WordPiece `encode_batch`: 2 threads against 1 thread.
@@ -17,8 +20,10 @@ The vocabularies (byte-level and WordPiece, `vocab_size` each) are trained by to
 """
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 
@@ -37,7 +42,7 @@ WARMUP = 3
 FALLBACK = """
 import sys
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
-out, algo, size, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+out, algo, size, paths = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 S = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 if algo == "wordpiece":
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
@@ -52,7 +57,7 @@ else:
     tok.decoder = decoders.ByteLevel()
     tr = trainers.BpeTrainer(vocab_size=size, special_tokens=S, show_progress=False,
                              initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-tok.train([path], tr)
+tok.train(paths, tr)
 tok.post_processor = processors.BertProcessing(("[SEP]", tok.token_to_id("[SEP]")), ("[CLS]", tok.token_to_id("[CLS]")))
 import os; os.makedirs(out, exist_ok=True)
 tok.save(out + "/tokenizer.json")
@@ -69,29 +74,70 @@ def train_vocab(text_path: str, algo: str, vocab_size: int, out: str, *, workers
     why = next((x for x in reversed(proc.stderr.splitlines()) if x.strip()), "no message").strip()[:200]
     if importlib.util.find_spec("tokenizers") is None:
         raise RuntimeError(f"tokkit train --algo {algo} failed: {why}")
-    subprocess.run([sys.executable, "-c", FALLBACK, out, algo, str(vocab_size), text_path], check=True,
-                   capture_output=True)
+    train_with_tokenizers([text_path], algo, vocab_size, out)
     return f"tokkit could not train the {algo} vocabulary ({why}); its vocabulary was trained by tokenizers"
+
+
+def train_with_tokenizers(paths: list[str], algo: str, vocab_size: int, out: str, *, python: str = sys.executable
+                          ) -> None:
+    """Train `algo` ("wordpiece": bert-base-uncased's shape; else byte-level BPE) with `tokenizers` run by
+    `python` (an interpreter whose tokenizers can train) on `paths`, saved as out/tokenizer.json."""
+    subprocess.run([python, "-c", FALLBACK, out, algo, str(vocab_size), *paths], check=True, capture_output=True)
 
 
 def _have(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def _tasks(candidates: dict, notes: dict) -> dict:
-    """Keep the contenders whose module is installed; note the others as skipped."""
+def missing(need: str) -> str | None:
+    """Why a contender needing `need` ("module" or "module>=X.Y") cannot run here, or None.
+
+    >>> missing("json"), missing("no_such_module_here")
+    (None, 'no_such_module_here is not installed')
+    """
+    module, _, least = need.partition(">=")
+    if not _have(module):
+        return f"{module} is not installed"
+    if least:
+        have = importlib.metadata.version(module)
+        if _release(have) < _release(least):
+            return f"{module} {have} is installed; this contender is {module} >= {least}"
+    return None
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """The leading numbers of a version ("1.0.0rc3" -> (1, 0, 0))."""
+    return tuple(int(x) for x in re.match(r"[\d.]*\d", version).group().split("."))
+
+
+def _tasks(candidates: dict, notes: dict, log=print) -> dict:
+    """Keep the contenders whose module is installed; note the others as skipped, and say so."""
     tasks = {}
-    for name, (module, setup, kwargs) in candidates.items():
-        if module and not _have(module):
-            notes[name] = f"skipped: {module} is not installed"
+    for name, (need, setup, kwargs) in candidates.items():
+        why = need and missing(need)
+        if why:
+            notes[name] = f"skipped: {why}"
+            log(f"encode: {name} skipped: {why}")
         else:
             tasks[name] = (setup, kwargs)
     return tasks
 
 
+def _frontier_group(vocab: str, text_path: str, threads: int, env: dict) -> tuple:
+    """WordPiece lines to flat ids on `threads` threads: tokkit against nanotoken and tokenizers >= 1.0,
+    each skipped (with the reason) where it is not installed."""
+    th = f"{threads} thread{'s' if threads > 1 else ''}"
+    return (f"wordpiece encode_batch_flat(lines), {th}", "lines", env, "tokkit/nanotoken speed >= 1.0x", {
+        "tokkit": (None, T + "tokkit_flat", {"vocab_dir": vocab, "text_path": text_path, "threads": threads}),
+        "nanotoken": ("nanotoken", T + "nanotoken_flat", {"vocab_dir": vocab, "text_path": text_path,
+                                                         "threads": threads}),
+        "tokenizers >= 1.0": ("tokenizers>=1.0", T + "tokenizers_encode", {"vocab_dir": vocab,
+                                                                         "text_path": text_path})})
+
+
 def run_encode_suite(text_path: str, workdir: str, *, vocab_size: int = 32000, threads: int = 2, repeat: int = 5,
                      log=print) -> tuple[list[dict], list[str]]:
-    """Run the five encode measurements; return (rows, notes)."""
+    """Run the encode measurements; return (rows, notes)."""
 
     notes_out = []
     vocab = {}
@@ -128,6 +174,7 @@ def run_encode_suite(text_path: str, workdir: str, *, vocab_size: int = 32000, t
              "tokenizers (+ numpy)": ("tokenizers", T + "tokenizers_pairs", {"vocab_dir": wp, "text_path": text_path}),
              "transformers (return_tensors=np)": ("transformers", T + "transformers_pairs",
                                                   {"vocab_dir": wp, "text_path": text_path})}),
+        *[_frontier_group(wp, text_path, n, env) for n, env in ((1, one), (threads, many))],
         (f"tokkit wordpiece encode_batch: {th} vs 1", "lines", many, "speed-up over 1 thread >= 1.6x", {
             f"tokkit, {th}": (None, T + "tokkit_encode",
                               {"vocab_dir": wp, "text_path": text_path, "mode": "lines", "threads": threads}),
@@ -137,7 +184,7 @@ def run_encode_suite(text_path: str, workdir: str, *, vocab_size: int = 32000, t
     rows = []
     for group, mode, env, target, candidates in plan:
         notes: dict[str, str] = {}
-        tasks = _tasks(candidates, notes)
+        tasks = _tasks(candidates, notes, log)
         log(f"encode: {group} ({mb[mode]:.1f} MB)")
         results = measure_tasks(tasks, repeat=repeat, warmup=WARMUP, env=env, log=log)
         baseline = next(iter(candidates))

@@ -60,6 +60,13 @@ def tokkit_encode(vocab_dir: str, text_path: str, mode: str = "whole", threads: 
     return lambda: tok.encode_batch(data, num_threads=threads)
 
 
+def tokkit_flat(vocab_dir: str, text_path: str, threads: int = 1):
+    """tokkit: `encode_batch_flat(lines, num_threads=threads)`, ids and row offsets as two arrays."""
+    tok = tokkit.load(vocab_dir)
+    lines = _texts(text_path, "lines")
+    return lambda: tok.encode_batch_flat(lines, num_threads=threads)
+
+
 def tokkit_pairs(vocab_dir: str, text_path: str, threads: int = 2, max_length: int = 128):
     """tokkit: BERT pair inputs, truncated longest_first and padded to max_length, as numpy arrays."""
 
@@ -98,6 +105,20 @@ def tokenizers_pairs(vocab_dir: str, text_path: str, max_length: int = 128):
         return (np.array([e.ids for e in encs]), np.array([e.type_ids for e in encs]),
                 np.array([e.attention_mask for e in encs]))
     return run
+
+
+# ------------------------------------------------------------------------------------- nanotoken
+def nanotoken_flat(vocab_dir: str, text_path: str, threads: int = 1):
+    """nanotoken: `encode_batch(lines)` into its flat ids + row offsets, without template specials.
+
+    One thread is its `parallel=False`; more is its pool, sized by RAYON_NUM_THREADS, set by the
+    suite in this worker's environment.
+    """
+    from nanotoken import Tokenizer
+
+    tok = Tokenizer(os.path.join(vocab_dir, "tokenizer.json"))
+    lines = _texts(text_path, "lines")
+    return lambda: tok.encode_batch(lines, add_special_tokens=False, parallel=threads > 1)
 
 
 # ---------------------------------------------------------------------------------- transformers
