@@ -40,6 +40,7 @@ from tokkit.errors import OutOfMemory, TokkitError
 cdef extern from "Python.h":
     ctypedef struct PyListObject:
         PyObject** ob_item
+    const char* PyUnicode_AsUTF8AndSize(object o, Py_ssize_t* size) except NULL
 
 cdef enum:
     # Longer pieces are merged every time. A word of a script written without spaces (a CJK
@@ -950,6 +951,8 @@ cdef class Encoder:
                     break
             return out
         cdef Py_ssize_t chars = 0
+        if b - a == 1 and self.kind == BYTELEVEL and not out.with_words and self.utf8_of_one(texts[a], s, out):
+            return out
         for k in range(a, b):
             views.push_back(text_view(texts[k]))
             chars += views.back().length
@@ -964,6 +967,23 @@ cdef class Encoder:
                     break
                 out.ptr.push_back(out.ids.size())
         return out
+
+    cdef bint utf8_of_one(self, str text, Scratch s, Rows out):
+        """Byte-level ids of one text read from the UTF-8 that CPython keeps with a str (made on
+        first use and cached in the str, so encoding the same str again reads it for free); False,
+        with nothing done, for a str with lone surrogates (it has no UTF-8: encode_str_utf8 writes
+        them in their 3-byte form)."""
+        cdef const char* p
+        cdef Py_ssize_t n
+        try:
+            p = PyUnicode_AsUTF8AndSize(text, &n)
+        except UnicodeEncodeError:
+            return False
+        reserve_ids(out, n)
+        with nogil:
+            self.encode_utf8(<const uint8_t*>p, n, s, out)
+            out.ptr.push_back(out.ids.size())
+        return True
 
     cdef void encode_ids(self, TextView tv, Scratch s, Rows out) noexcept nogil:
         # one text, ids only: byte-level reads UTF-8, the other kinds the code points
