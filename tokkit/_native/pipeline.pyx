@@ -97,7 +97,7 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
         size_t compositions
 
     cdef cppclass Pipeline:
-        cbool split_specials, cut_before, fast_lane
+        cbool split_specials, cut_before, fast_lane, utf8_ids
     cdef cppclass Scratch:
         cbool unknown
     void add_norm(Pipeline& P, const NormDesc& d) except +
@@ -112,6 +112,7 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
     void set_bert_normalizer(Pipeline& P, void* fn)
     void set_pattern_classes(Pipeline& P, const uint8_t* per_code_point)
     void set_punct_symbol(Pipeline& P, const uint8_t* table, size_t end)
+    void set_utf8_ids(Pipeline& P, cbool on)
     cbool inspect(const Pipeline& P, const uint32_t* c, size_t n, cbool pre, Scratch& s, vector[uint32_t]& chars,
                   vector[int32_t]& starts, vector[int32_t]& ends, vector[int32_t]& piece_ends, void* pyctx) except +
     cbool encode_ids(const Pipeline& P, const void* data, int kind, size_t n, Scratch& s, vector[int32_t]& ids,
@@ -235,7 +236,7 @@ cdef class PipelineEncoder:
 
     @staticmethod
     def build(Py_ssize_t vocab_size, list normalizer, list pre_tokenizer, dict model, list added,
-              bint split_special_tokens=False, bint fast_lane=False):
+              bint split_special_tokens=False, bint fast_lane=False, bint utf8_ids=True):
         """A PipelineEncoder for the descriptions of a pipeline's parts (see pipeline_build.hpp's structs).
 
         `normalizer` and `pre_tokenizer`: their steps in order, each a dict of NormDesc or PreDesc
@@ -244,18 +245,20 @@ cdef class PipelineEncoder:
         Precompiled map; `model`: ModelDesc fields plus `tokens` ((UTF-8, id) pairs), `token_prefixes`
         (whether the tokens' prefixes are looked up too: Unigram) and `merges` ((left, right, rank,
         merged) ids); `added`: AddedDesc dicts; `fast_lane`: whether ids without offsets go chunk by
-        chunk through the memo (tokkit/tokenizer/plan.py decides where that is exact).
+        chunk through the memo (tokkit/tokenizer/plan.py decides where that is exact); `utf8_ids`:
+        whether ids without offsets go through the normalizer and pre-tokenizer as UTF-8, without
+        alignments, where the engine's UTF-8 steps cover the pipeline (see the `utf8_ids` property).
         """
         try:
             return PipelineEncoder._build(vocab_size, normalizer, pre_tokenizer, model, added,
-                                          split_special_tokens, fast_lane)
+                                          split_special_tokens, fast_lane, utf8_ids)
         except MemoryError:
             raise OutOfMemory(f"out of memory while building the compiled encoder ({vocab_size:,} tokens, "
                               f"{len(added):,} added tokens)") from None
 
     @staticmethod
     def _build(Py_ssize_t vocab_size, list normalizer, list pre_tokenizer, dict model, list added,
-               bint split_special_tokens, bint fast_lane):
+               bint split_special_tokens, bint fast_lane, bint utf8_ids):
         cdef PipelineEncoder e = PipelineEncoder.__new__(PipelineEncoder)
         cdef AddedDesc token
         e.ints = tuple(range(vocab_size))
@@ -277,6 +280,7 @@ cdef class PipelineEncoder:
             e.keep.append(table)
             set_punct_symbol(e.p[0], <const uint8_t*>(<size_t>table.ctypes.data), len(table))
         e.p.fast_lane = fast_lane
+        set_utf8_ids(e.p[0], utf8_ids)
         return e
 
     cdef _set_tables(self):
@@ -417,6 +421,19 @@ cdef class PipelineEncoder:
     def fast_lane(self) -> bool:
         """Whether ids without offsets go through the memo of chunks between spaces (see pipeline.hpp)."""
         return self.p.fast_lane
+
+    @property
+    def utf8_ids(self) -> bool:
+        """Whether ids without offsets skip the alignments: normalized and pre-tokenized as UTF-8
+        (pipeline_utf8.hpp, pipeline_ids.hpp). Off where a step needs code points throughout (a Python
+        pattern in the normalizer, BertNormalizer, an added token matched on the normalized text).
+
+        >>> enc = PipelineEncoder.build(2, [], [{"kind": PreKind.P_WHITESPACE_SPLIT}],
+        ...     {"kind": ModelKind.M_WORDLEVEL, "unk_id": 0, "tokens": [(b"[UNK]", 0), (b"a", 1)]}, [])
+        >>> enc.utf8_ids, enc.encode(" a  b") == enc.encode_full(" a  b")[0]
+        (True, True)
+        """
+        return self.p.utf8_ids
 
     @property
     def cuts_at_metaspace(self) -> bool:
