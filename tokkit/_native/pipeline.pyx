@@ -105,7 +105,8 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
     void add_added(Pipeline& P, const AddedDesc& d) except +
     void set_model(Pipeline& P, const ModelDesc& d) except +
     int add_charsmap(Pipeline& P, const uint32_t* units, size_t n, const char* pool, size_t npool) except +
-    void model_token(Pipeline& P, const char* p, size_t n, int32_t id, cbool prefixes) except +
+    void model_token(Pipeline& P, const char* p, size_t n, int32_t id) except +
+    void finish_model(Pipeline& P) except +
     void model_merge(Pipeline& P, int32_t a, int32_t b, int32_t rank, int32_t merged) except +
     void set_tables(Pipeline& P, const TableDesc& t)
     void set_callbacks(Pipeline& P, void* gpt2_fn, void* regex_fn)
@@ -242,9 +243,8 @@ cdef class PipelineEncoder:
         `normalizer` and `pre_tokenizer`: their steps in order, each a dict of NormDesc or PreDesc
         fields (the rest take NORM_DEFAULTS, PRE_DEFAULTS), plus `finder` (text -> [(start, end)]) for
         a step that calls back into Python, or `charsmap_parts` ((uint32 trie units, bytes pool)) for a
-        Precompiled map; `model`: ModelDesc fields plus `tokens` ((UTF-8, id) pairs), `token_prefixes`
-        (whether the tokens' prefixes are looked up too: Unigram) and `merges` ((left, right, rank,
-        merged) ids); `added`: AddedDesc dicts; `fast_lane`: whether ids without offsets go chunk by
+        Precompiled map; `model`: ModelDesc fields plus `tokens` ((UTF-8, id) pairs) and `merges`
+        ((left, right, rank, merged) ids); `added`: AddedDesc dicts; `fast_lane`: whether ids without offsets go chunk by
         chunk through the memo (tokkit/tokenizer/plan.py decides where that is exact); `utf8_ids`:
         whether ids without offsets go through the normalizer and pre-tokenizer as UTF-8, without
         alignments, where the engine's UTF-8 steps cover the pipeline (see the `utf8_ids` property).
@@ -328,16 +328,15 @@ cdef class PipelineEncoder:
 
     cdef _set_model(self, dict model):
         cdef ModelDesc d
-        cdef bint prefixes = model.get("token_prefixes", False)
         model = {**MODEL_DEFAULTS, **model}
         tokens, merges = model.pop("tokens"), model.pop("merges", ())
-        model.pop("token_prefixes", None)
         d = model
         set_model(self.p[0], d)
         for u, i in tokens:
-            model_token(self.p[0], u, len(u), i, prefixes)
+            model_token(self.p[0], u, len(u), i)
         for a, b, rank, merged in merges:
             model_merge(self.p[0], a, b, rank, merged)
+        finish_model(self.p[0])
 
     # ------------------------------------------------------------------------------ encoding
     cdef ScratchBox take(self):

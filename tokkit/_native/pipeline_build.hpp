@@ -144,10 +144,16 @@ inline void set_model(Pipeline& P, const ModelDesc& d) {
     P.cut_char = d.cut_at_metaspace ? 0x2581 : 0;
 }
 
-inline void model_token(Pipeline& P, const char* p, size_t n, int32_t id, bool prefixes) {
-    // (WordPiece's matching walks the prefixes of its tokens, see wordpiece.hpp)
-    P.model.vocab.add((const uint8_t*)p, n, id, prefixes || P.model.kind == M_WORDPIECE);
-    if (n > P.model.max_piece_bytes) P.model.max_piece_bytes = n;
+inline void model_token(Pipeline& P, const char* p, size_t n, int32_t id) {
+    // (WordPiece's matching walks the prefixes of its tokens, see wordpiece.hpp; Unigram's lattice
+    // walks a trie of its pieces, made once all are in: finish_model)
+    P.model.vocab.add((const uint8_t*)p, n, id, P.model.kind == M_WORDPIECE);
+    if (P.model.kind == M_UNIGRAM && n) P.model.pending.emplace_back(std::string(p, n), id);
+}
+
+// What the model builds once its tokens are in.
+inline void finish_model(Pipeline& P) {
+    if (P.model.kind == M_UNIGRAM) P.model.build_pieces();
 }
 
 inline void model_merge(Pipeline& P, int32_t a, int32_t b, int32_t rank, int32_t merged) {
