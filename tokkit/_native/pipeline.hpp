@@ -223,8 +223,13 @@ struct Pipeline {
     StepResult segment_ids(const char32_t* c, size_t a, size_t b, bool chunk_end, Scratch& s, Output& o,
                            void* pyctx) const {
         Utf8Scratch& u = s.u8;
-        u.x.clear();
-        for (size_t k = a; k < b; k++) put_utf8(c[k], u.x);
+        u.x.resize(4 * (b - a));
+        uint8_t* w = u.x.data();
+        for (size_t k = a; k < b; k++) {
+            if (c[k] < 0x80) *w++ = (uint8_t)c[k];
+            else w += utf8_encode(c[k], w);
+        }
+        u.x.resize((size_t)(w - u.x.data()));
         const Origin base = a == 0 ? AT_ZERO : PAST_ZERO;
         Origin origin = base;
         std::vector<uint8_t>* in = &u.x;

@@ -52,37 +52,42 @@ inline void find_bytes(const uint8_t* p, size_t n, const std::string& pattern,
     }
 }
 
+// Adds out.store[a:b) as a piece (see push_bytes for its origin).
+inline void push_stored(size_t a, size_t b, size_t start, Origin origin, BytePieces& out) {
+    if (b > a) out.list.push_back({(uint32_t)a, (uint32_t)b, a == start ? origin : dropped_lead(origin)});
+}
+
 // Metaspace: spaces become the replacement, which is put first as the scheme says, and (split) each
-// replacement starts a piece.
-inline StepResult metaspace_utf8(const PreStep& st, const uint8_t* p, size_t n, Origin origin, BytePieces& out,
-                                 std::vector<uint8_t>& tmp) {
+// replacement starts a piece. Written straight into out's store.
+inline StepResult metaspace_utf8(const PreStep& st, const uint8_t* p, size_t n, Origin origin, BytePieces& out) {
     const std::string& rep = st.replacement8;
-    tmp.clear();
     const bool leads = n && (p[0] == ' ' || (n >= rep.size() && std::memcmp(p, rep.data(), rep.size()) == 0));
+    std::vector<uint8_t>& o = out.store;
+    const size_t start = o.size();
     if (n && !leads) {
         if (st.prepend_scheme == 1 && origin == UNSURE) return STEP_SPANS;  // "first": reads the span
         if (st.prepend_scheme == 0 || (st.prepend_scheme == 1 && origin == AT_ZERO))
-            tmp.insert(tmp.end(), rep.begin(), rep.end());
+            o.insert(o.end(), rep.begin(), rep.end());
     }
     for (size_t i = 0; i < n;) {
         const void* hit = std::memchr(p + i, ' ', n - i);
         const size_t at = hit ? (size_t)((const uint8_t*)hit - p) : n;
-        tmp.insert(tmp.end(), p + i, p + at);
-        if (at < n) tmp.insert(tmp.end(), rep.begin(), rep.end());
+        o.insert(o.end(), p + i, p + at);
+        if (at < n) o.insert(o.end(), rep.begin(), rep.end());
         i = at + 1;
     }
-    const uint8_t* q = tmp.data();
-    const size_t m = tmp.size();
-    size_t a = 0;
-    if (st.split) {
-        for (size_t i = 1; i + rep.size() <= m; i++) {
-            if (q[i] == (uint8_t)rep[0] && std::memcmp(q + i, rep.data(), rep.size()) == 0) {
-                push_bytes(q, a, i, origin, out);
-                a = i;
-            }
-        }
+    const size_t end = o.size();
+    size_t a = start;
+    for (size_t i = start + 1; st.split && i < end;) {
+        const void* hit = std::memchr(o.data() + i, (uint8_t)rep[0], end - i);
+        if (!hit) break;
+        const size_t at = (size_t)((const uint8_t*)hit - o.data());
+        i = at + 1;
+        if (at + rep.size() > end || std::memcmp(o.data() + at, rep.data(), rep.size()) != 0) continue;
+        push_stored(a, at, start, origin, out);
+        a = at;
     }
-    push_bytes(q, a, m, origin, out);
+    push_stored(a, end, start, origin, out);
     return STEP_OK;
 }
 
@@ -134,7 +139,7 @@ inline StepResult pre_tokenize_utf8(const PreStep& st, const UnicodeTables& T, c
         const uint8_t* p = in.store.data() + r.a;
         const size_t n = r.b - r.a;
         if (st.kind == P_METASPACE) {
-            if (metaspace_utf8(st, p, n, r.origin, out, s.tmp) == STEP_SPANS) return STEP_SPANS;
+            if (metaspace_utf8(st, p, n, r.origin, out) == STEP_SPANS) return STEP_SPANS;
         } else if (st.kind == P_BYTELEVEL) {
             bytelevel_utf8(st, ctx, p, n, r.origin, out, ss, s, s.tmp);
         } else if (!split_utf8(st, T, ctx, pyctx, p, n, r.origin, out, ss, s)) {

@@ -160,11 +160,17 @@ struct Model {
             size_t w = utf8_width(p[i]);
             if (i + w > n) w = n - i;
             bool first = i == 0, last = i + w == n;
-            s.key.clear();
-            if (!first) s.key += prefix;
-            s.key.append((const char*)p + i, w);
-            if (last) s.key += suffix;
-            int32_t id = vocab.get((const uint8_t*)s.key.data(), s.key.size());
+            const uint8_t* sym = p + i;  // the symbol's bytes: the char's own, unless a prefix or suffix joins
+            size_t len = w;
+            if ((!first && !prefix.empty()) || (last && !suffix.empty())) {
+                s.key.clear();
+                if (!first) s.key += prefix;
+                s.key.append((const char*)p + i, w);
+                if (last) s.key += suffix;
+                sym = (const uint8_t*)s.key.data();
+                len = s.key.size();
+            }
+            int32_t id = vocab.get(sym, len);
             if (id >= 0) {
                 if (have_unk) { push_sym(s, unk_id, unk_start, unk_start + unk_len); have_unk = false; }
                 push_sym(s, id, (uint32_t)i, (uint32_t)(i + w));
@@ -172,11 +178,11 @@ struct Model {
                 bool spelled = false;
                 if (byte_fallback) {
                     spelled = true;
-                    for (char b : s.key) if (byte_ids[(uint8_t)b] < 0) { spelled = false; break; }
+                    for (size_t k = 0; k < len; k++) if (byte_ids[sym[k]] < 0) { spelled = false; break; }
                     if (spelled) {
                         // each byte of the symbol (prefix and suffix too) one token of length 1
                         uint32_t at = (uint32_t)i;
-                        for (char b : s.key) { push_sym(s, byte_ids[(uint8_t)b], at, at + 1); at++; }
+                        for (size_t k = 0; k < len; k++) { push_sym(s, byte_ids[sym[k]], at, at + 1); at++; }
                     }
                 }
                 if (!spelled && unk_id >= 0) {

@@ -278,12 +278,15 @@ struct Charsmap {
     // Each ASCII char alone, as replace_utf8 writes it (its own bytes when unmapped): a char followed
     // by ASCII is a grapheme cluster of its own (but CR), so ASCII text needs no trie walk.
     std::string ascii[128];
+    uint64_t ascii_kept[2] = {0, 0};  // bit b: ASCII b is its own replacement (runs of them copy at once)
+    bool kept(uint8_t b) const { return b < 128 && ((ascii_kept[b >> 6] >> (b & 63)) & 1); }
     void index_ascii() {
         for (int b = 0; b < 128; b++) {
             std::vector<uint8_t> out;
             uint8_t c = (uint8_t)b;
             if (!replace_utf8(&c, 1, out)) out.assign(1, c);
             ascii[b].assign(out.begin(), out.end());
+            if (out.size() == 1 && out[0] == c) ascii_kept[b >> 6] |= 1ULL << (b & 63);
         }
     }
 };

@@ -78,11 +78,28 @@ inline void decode(const uint8_t* p, size_t n, Utf8Scratch& s) {
 // The steps normalize_utf8 writes (the others, a Python pattern or BertNormalizer, keep the spans path).
 inline bool utf8_covers(const NormStep& st) { return st.kind != N_PYTHON && st.kind != N_BERT; }
 
+// One grapheme cluster of `chars` chars (starting at bytes at[0], at[1]...) as `precompiled` replaces it:
+// whole when under 6 bytes and the map holds it, else char by char (one char was just looked up whole).
+inline void precompiled_cluster(const Charsmap& cm, const uint8_t* p, const uint32_t* at, size_t chars,
+                                std::vector<uint8_t>& out) {
+    const size_t len = at[chars] - at[0];
+    if (len < 6 && cm.replace_utf8(p + at[0], len, out)) return;
+    if (chars == 1) { out.insert(out.end(), p + at[0], p + at[1]); return; }
+    for (size_t k = 0; k < chars; k++)
+        if (!cm.replace_utf8(p + at[k], at[k + 1] - at[k], out)) out.insert(out.end(), p + at[k], p + at[k + 1]);
+}
+
 // Precompiled over UTF-8: the clusters and replacements of `precompiled`, ASCII from the map's table.
 inline void precompiled_utf8(const Charsmap& cm, const UnicodeTables& T, const uint8_t* p, size_t n,
                              std::vector<uint8_t>& out, Utf8Scratch& s) {
     if (all_ascii(p, n) && !std::memchr(p, '\r', n)) {
-        for (size_t i = 0; i < n; i++) out.insert(out.end(), cm.ascii[p[i]].begin(), cm.ascii[p[i]].end());
+        for (size_t i = 0; i < n;) {
+            size_t j = i;
+            while (j < n && cm.kept(p[j])) j++;
+            out.insert(out.end(), p + i, p + j);
+            if (j < n) out.insert(out.end(), cm.ascii[p[j]].begin(), cm.ascii[p[j]].end());
+            i = j + 1;
+        }
         return;
     }
     decode(p, n, s);
@@ -91,15 +108,8 @@ inline void precompiled_utf8(const Charsmap& cm, const UnicodeTables& T, const u
     for (size_t i = 0; i < m;) {
         const bool alone = c[i] < 0x80 && c[i] != U'\r' && (i + 1 == m || c[i + 1] < 0x80);
         const size_t j = alone ? i + 1 : grapheme_end(T, c, i, m);
-        const uint8_t* q = p + s.at[i];
-        const size_t len = s.at[j] - s.at[i];
         if (alone) out.insert(out.end(), cm.ascii[c[i]].begin(), cm.ascii[c[i]].end());
-        else if (!(len < 6 && cm.replace_utf8(q, len, out))) {
-            for (size_t k = i; k < j; k++) {
-                const uint8_t* r = p + s.at[k];
-                if (!cm.replace_utf8(r, s.at[k + 1] - s.at[k], out)) out.insert(out.end(), r, p + s.at[k + 1]);
-            }
-        }
+        else precompiled_cluster(cm, p, s.at.data() + i, j - i, out);
         i = j;
     }
 }
