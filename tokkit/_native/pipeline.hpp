@@ -218,10 +218,11 @@ struct Pipeline {
     }
 
     // The ids of c[a:b], text between added tokens, over UTF-8 (pipeline_utf8.hpp, pipeline_ids.hpp): the
-    // same chars as normalize and tokenize_norm give, with no spans. STEP_SPANS (nothing pushed) when
-    // only the spans can tell; `chunk_end` as for normalize.
-    StepResult segment_ids(const char32_t* c, size_t a, size_t b, bool chunk_end, Scratch& s, Output& o,
-                           void* pyctx) const {
+    // same chars as normalize and tokenize_norm give, with no spans, and the same word numbers (one per
+    // piece, from *word on). STEP_SPANS (nothing pushed) when only the spans can tell; `chunk_end` as
+    // for normalize.
+    StepResult segment_ids(const char32_t* c, size_t a, size_t b, bool chunk_end, int32_t* word, Scratch& s,
+                           Output& o, void* pyctx) const {
         Utf8Scratch& u = s.u8;
         u.x.resize(4 * (b - a));
         uint8_t* w = u.x.data();
@@ -252,18 +253,19 @@ struct Pipeline {
         }
         for (const BytePiece& r : cur->list) {
             const uint8_t* p = cur->store.data() + r.a;
-            each_cut(p, r.b - r.a, [&](size_t x, size_t y) { piece_ids(p + x, y - x, s, o); });
+            each_cut(p, r.b - r.a, [&](size_t x, size_t y) { piece_ids(p + x, y - x, *word, s, o); });
+            (*word)++;
         }
         return STEP_OK;
     }
 
-    void piece_ids(const uint8_t* p, size_t n, Scratch& s, Output& o) const {
+    void piece_ids(const uint8_t* p, size_t n, int32_t word, Scratch& s, Output& o) const {
         if (!n) return;
         size_t count = 0;
         const Tok* toks = tokens_of(p, n, s, &count);
         for (size_t k = 0; k < count; k++) {
             if (toks[k].id < 0) s.unknown = true;  // an unknown char and no unk token
-            else o.ids->push_back(toks[k].id);
+            else o.push(toks[k].id, 0, 0, word);
         }
     }
 
@@ -350,8 +352,8 @@ struct Pipeline {
         for (const Match& m : s.raw_matches) {
             if (m.id >= 0) { o.push(m.id, (int32_t)m.a, (int32_t)m.b, word++); continue; }
             if (m.b <= m.a) continue;
-            if (utf8_ids && !o.with_offsets && !o.with_words) {
-                const StepResult r = segment_ids(c, m.a, m.b, s.in_chunk && m.b == n, s, o, pyctx);
+            if (utf8_ids && !o.with_offsets) {
+                const StepResult r = segment_ids(c, m.a, m.b, s.in_chunk && m.b == n, &word, s, o, pyctx);
                 if (r == STEP_RAISED) return false;
                 if (r == STEP_OK) continue;
             }

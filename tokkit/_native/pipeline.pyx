@@ -244,10 +244,11 @@ cdef class PipelineEncoder:
         fields (the rest take NORM_DEFAULTS, PRE_DEFAULTS), plus `finder` (text -> [(start, end)]) for
         a step that calls back into Python, or `charsmap_parts` ((uint32 trie units, bytes pool)) for a
         Precompiled map; `model`: ModelDesc fields plus `tokens` ((UTF-8, id) pairs) and `merges`
-        ((left, right, rank, merged) ids); `added`: AddedDesc dicts; `fast_lane`: whether ids without offsets go chunk by
-        chunk through the memo (tokkit/tokenizer/plan.py decides where that is exact); `utf8_ids`:
-        whether ids without offsets go through the normalizer and pre-tokenizer as UTF-8, without
-        alignments, where the engine's UTF-8 steps cover the pipeline (see the `utf8_ids` property).
+        ((left, right, rank, merged) ids); `added`: AddedDesc dicts; `fast_lane`: whether ids without
+        offsets go chunk by chunk through the memo (tokkit/tokenizer/plan.py decides where that is
+        exact); `utf8_ids`: whether ids without offsets go through the normalizer and pre-tokenizer as
+        UTF-8, without alignments, where the engine's UTF-8 steps cover the pipeline (see the
+        `utf8_ids` property).
         """
         try:
             return PipelineEncoder._build(vocab_size, normalizer, pre_tokenizer, model, added,
@@ -423,9 +424,10 @@ cdef class PipelineEncoder:
 
     @property
     def utf8_ids(self) -> bool:
-        """Whether ids without offsets skip the alignments: normalized and pre-tokenized as UTF-8
-        (pipeline_utf8.hpp, pipeline_ids.hpp). Off where a step needs code points throughout (a Python
-        pattern in the normalizer, BertNormalizer, an added token matched on the normalized text).
+        """Whether ids without offsets (with word numbers or not) skip the alignments: normalized and
+        pre-tokenized as UTF-8 (pipeline_utf8.hpp, pipeline_ids.hpp). Off where a step needs code points
+        throughout (a Python pattern in the normalizer, BertNormalizer, an added token matched on the
+        normalized text).
 
         >>> enc = PipelineEncoder.build(2, [], [{"kind": PreKind.P_WHITESPACE_SPLIT}],
         ...     {"kind": ModelKind.M_WORDLEVEL, "unk_id": 0, "tokens": [(b"[UNK]", 0), (b"a", 1)]}, [])
