@@ -267,6 +267,12 @@ struct Charsmap {
         return each_replacement_char(p, n, [&](char32_t c) { out.push_back(c); });
     }
 
+    // Whether the map replaces the UTF-8 chunk (each_replacement_char would find a replacement).
+    bool replaces(const uint8_t* p, size_t n) const {
+        const int64_t v = first_prefix(p, n);
+        return v >= 0 && (size_t)v < pool.size();
+    }
+
     // Appends the UTF-8 of the chunk's replacement to out, or returns false.
     bool replace_utf8(const uint8_t* p, size_t n, std::vector<uint8_t>& out) const {
         return each_replacement_char(p, n, [&](char32_t c) {

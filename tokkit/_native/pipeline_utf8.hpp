@@ -89,6 +89,16 @@ inline void precompiled_cluster(const Charsmap& cm, const uint8_t* p, const uint
         if (!cm.replace_utf8(p + at[k], at[k + 1] - at[k], out)) out.insert(out.end(), p + at[k], p + at[k + 1]);
 }
 
+// Whether precompiled_cluster would write anything but the cluster's own bytes.
+inline bool cluster_changes(const Charsmap& cm, const uint8_t* p, const uint32_t* at, size_t chars) {
+    const size_t len = at[chars] - at[0];
+    if (len < 6 && cm.replaces(p + at[0], len)) return true;
+    if (chars == 1) return false;
+    for (size_t k = 0; k < chars; k++)
+        if (cm.replaces(p + at[k], at[k + 1] - at[k])) return true;
+    return false;
+}
+
 // Precompiled over UTF-8: the clusters and replacements of `precompiled`, ASCII from the map's table.
 inline void precompiled_utf8(const Charsmap& cm, const UnicodeTables& T, const uint8_t* p, size_t n,
                              std::vector<uint8_t>& out, Utf8Scratch& s) {
@@ -105,13 +115,22 @@ inline void precompiled_utf8(const Charsmap& cm, const UnicodeTables& T, const u
     decode(p, n, s);
     const size_t m = s.cps.size();
     const char32_t* c = s.cps.data();
+    const uint32_t* at = s.at.data();
+    size_t run = 0;  // bytes [run, at[i]) come out as they are: written at once
     for (size_t i = 0; i < m;) {
         const bool alone = c[i] < 0x80 && c[i] != U'\r' && (i + 1 == m || c[i + 1] < 0x80);
         const size_t j = alone ? i + 1 : grapheme_end(T, c, i, m);
+        if (alone ? cm.kept((uint8_t)c[i]) : !cluster_changes(cm, p, at + i, j - i)) {
+            i = j;
+            continue;
+        }
+        out.insert(out.end(), p + run, p + at[i]);
         if (alone) out.insert(out.end(), cm.ascii[c[i]].begin(), cm.ascii[c[i]].end());
-        else precompiled_cluster(cm, p, s.at.data() + i, j - i, out);
+        else precompiled_cluster(cm, p, at + i, j - i, out);
+        run = at[j];
         i = j;
     }
+    out.insert(out.end(), p + run, p + n);
 }
 
 // Each char mapped through `map` (Lowercase).
