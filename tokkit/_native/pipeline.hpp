@@ -1,7 +1,8 @@
 // The general encode path, part 4: one text through added tokens, the normalizer, the
-// pre-tokenizer and the model, with tokenizers' offsets and word numbers.
+// pre-tokenizer and the model, with tokenizers' offsets and word numbers, or (ids only) over UTF-8.
 #pragma once
 #include "added_tokens.hpp"
+#include "pipeline_ids.hpp"
 #include "pipeline_model.hpp"
 #include "pipeline_split.hpp"
 #include "pipeline_text.hpp"
@@ -48,6 +49,8 @@ struct Scratch {
     bool ragged = false;             // ... whose end was white space after some normalizer step
     std::vector<char32_t> cps;
     std::vector<int32_t> chunk_ids;
+    Utf8Scratch u8;                  // the UTF-8 path's text ...
+    BytePieces pa, pb;               // ... and pieces
 };
 
 typedef bool (*ReplaceFn)(void* ctx, int index, const char32_t* c, size_t n,
@@ -67,6 +70,7 @@ struct Pipeline {
     SplitContext ctx;
     ReplaceFn replace_regex = nullptr;
     bool fast_lane = false;          // ids of texts without offsets go through encode_chunks
+    bool utf8_ids = false;           // ids without offsets go through segment_ids (set_utf8_ids)
     static constexpr int32_t RAGGED = INT32_MIN;  // a memo entry's last id: the chunk ended ragged
 
     bool is_ws(char32_t c) const { return (T.flags.get(c) & F_WHITESPACE) != 0; }
@@ -122,9 +126,15 @@ struct Pipeline {
 
     // A chunk may be cut after this text: it ends in a char that is no white space and starts no
     // grapheme cluster across the cut (see chunk_lane in tokkit/tokenizer/plan.py).
-    bool solid_end(const Text& t) const {
-        return t.size() && !is_ws(t.c.back()) && (T.grapheme.get(t.c.back()) & 31) != G_PREPEND;
+    bool solid_end(const Text& t) const { return t.size() && solid_char(t.c.back()); }
+
+    bool solid_end(const std::vector<uint8_t>& t) const {
+        if (t.empty()) return false;
+        size_t i = utf8_back(t.data(), t.size());
+        return solid_char(utf8_next(t.data(), t.size(), i));
     }
+
+    bool solid_char(char32_t c) const { return !is_ws(c) && (T.grapheme.get(c) & 31) != G_PREPEND; }
 
     // The tokens of one piece (chars [r.begin, r.end) of p.store), through the memo.
     void model_piece(const Pieces& p, const Range& r, int32_t word, Scratch& s, Output& o) const {
@@ -137,36 +147,43 @@ struct Pipeline {
             if (o.with_offsets) for (int j = 0; j < m; j++) s.char_at.push_back((uint32_t)(k - r.begin));
         }
         const uint8_t* bytes = s.utf8.data();
-        size_t n = s.utf8.size();
+        each_cut(bytes, s.utf8.size(), [&](size_t a, size_t b) { emit(p, r, bytes, a, b, word, s, o); });
+    }
+
+    // Calls f(a, b) for each part of bytes[0:n] the model sees: the whole, or (cut_before) cut before
+    // each cut_char after the first, since models cannot see across it (see Pipeline).
+    template <class F>
+    void each_cut(const uint8_t* bytes, size_t n, F f) const {
+        size_t a = 0;
         if (cut_before) {
-            // cut before each cut_char after the first: models cannot see across (see Pipeline)
-            size_t a = 0;
             uint8_t lead[4];
-            int w = utf8_encode(cut_char, lead);
+            const size_t w = (size_t)utf8_encode(cut_char, lead);
             for (size_t i = 1; i + w <= n; i++) {
-                if (std::memcmp(bytes + i, lead, w) == 0) {
-                    emit(p, r, bytes, a, i, word, s, o);
+                if (bytes[i] == lead[0] && std::memcmp(bytes + i, lead, w) == 0) {
+                    f(a, i);
                     a = i;
                 }
             }
-            emit(p, r, bytes, a, n, word, s, o);
-            return;
         }
-        emit(p, r, bytes, 0, n, word, s, o);
+        f(a, n);
+    }
+
+    // The tokens of piece p[0:n] (n > 0) and their count, through the memo of pieces.
+    const Tok* tokens_of(const uint8_t* p, size_t n, Scratch& s, size_t* count) const {
+        const BytesKey h = bytes_key(p, n);
+        const Tok* toks = s.memo.find(p, n, h, count);
+        if (toks) return toks;
+        model.tokenize(p, n, s.ms, s.toks);
+        s.memo.add(p, n, h, s.toks.data(), s.toks.size());
+        *count = s.toks.size();
+        return s.toks.data();
     }
 
     void emit(const Pieces& p, const Range& r, const uint8_t* bytes, size_t a, size_t b, int32_t word,
               Scratch& s, Output& o) const {
         if (b <= a) return;
         size_t count = 0;
-        BytesKey h = bytes_key(bytes + a, b - a);
-        const Tok* toks = s.memo.find(bytes + a, b - a, h, &count);
-        if (!toks) {
-            model.tokenize(bytes + a, b - a, s.ms, s.toks);
-            s.memo.add(bytes + a, b - a, h, s.toks.data(), s.toks.size());
-            toks = s.toks.data();
-            count = s.toks.size();
-        }
+        const Tok* toks = tokens_of(bytes + a, b - a, s, &count);
         for (size_t k = 0; k < count; k++) {
             const Tok& t = toks[k];
             if (t.id < 0) { s.unknown = true; continue; }  // an unknown char and no unk token
@@ -198,6 +215,58 @@ struct Pipeline {
             (*word)++;
         }
         return true;
+    }
+
+    // The ids of c[a:b], text between added tokens, over UTF-8 (pipeline_utf8.hpp, pipeline_ids.hpp): the
+    // same chars as normalize and tokenize_norm give, with no spans, and the same word numbers (one per
+    // piece, from *word on). STEP_SPANS (nothing pushed) when only the spans can tell; `chunk_end` as
+    // for normalize.
+    StepResult segment_ids(const char32_t* c, size_t a, size_t b, bool chunk_end, int32_t* word, Scratch& s,
+                           Output& o, void* pyctx) const {
+        Utf8Scratch& u = s.u8;
+        u.x.resize(4 * (b - a));
+        uint8_t* w = u.x.data();
+        for (size_t k = a; k < b; k++) {
+            if (c[k] < 0x80) *w++ = (uint8_t)c[k];
+            else w += utf8_encode(c[k], w);
+        }
+        u.x.resize((size_t)(w - u.x.data()));
+        const Origin base = a == 0 ? AT_ZERO : PAST_ZERO;
+        Origin origin = base;
+        std::vector<uint8_t>* in = &u.x;
+        std::vector<uint8_t>* out = &u.y;
+        for (const NormStep& st : norm) {
+            if (chunk_end && !solid_end(*in)) s.ragged = true;
+            normalize_utf8(st, T, charsmaps, *in, *out, origin, base, u);
+            std::swap(in, out);
+        }
+        if (chunk_end && !solid_end(*in)) s.ragged = true;
+        BytePieces* cur = &s.pa;
+        BytePieces* next = &s.pb;
+        cur->clear();
+        std::swap(cur->store, *in);  // the buffers trade places, none is copied
+        if (cur->store.size()) cur->list.push_back({0, (uint32_t)cur->store.size(), origin});
+        for (const PreStep& st : pre) {
+            const StepResult r = pre_tokenize_utf8(st, T, ctx, pyctx, *cur, *next, s.ss, u);
+            if (r != STEP_OK) return r;
+            std::swap(cur, next);
+        }
+        for (const BytePiece& r : cur->list) {
+            const uint8_t* p = cur->store.data() + r.a;
+            each_cut(p, r.b - r.a, [&](size_t x, size_t y) { piece_ids(p + x, y - x, *word, s, o); });
+            (*word)++;
+        }
+        return STEP_OK;
+    }
+
+    void piece_ids(const uint8_t* p, size_t n, int32_t word, Scratch& s, Output& o) const {
+        if (!n) return;
+        size_t count = 0;
+        const Tok* toks = tokens_of(p, n, s, &count);
+        for (size_t k = 0; k < count; k++) {
+            if (toks[k].id < 0) s.unknown = true;  // an unknown char and no unk token
+            else o.push(toks[k].id, 0, 0, word);
+        }
     }
 
     // The fast lane for ids only. When every step is local to the words between spaces (see
@@ -283,6 +352,11 @@ struct Pipeline {
         for (const Match& m : s.raw_matches) {
             if (m.id >= 0) { o.push(m.id, (int32_t)m.a, (int32_t)m.b, word++); continue; }
             if (m.b <= m.a) continue;
+            if (utf8_ids && !o.with_offsets) {
+                const StepResult r = segment_ids(c, m.a, m.b, s.in_chunk && m.b == n, &word, s, o, pyctx);
+                if (r == STEP_RAISED) return false;
+                if (r == STEP_OK) continue;
+            }
             s.seg.clear();
             s.seg.base = (int32_t)m.a;
             for (size_t k = m.a; k < m.b; k++) s.seg.push(c[k], Span{(int32_t)k, (int32_t)k + 1});

@@ -97,7 +97,7 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
         size_t compositions
 
     cdef cppclass Pipeline:
-        cbool split_specials, cut_before, fast_lane
+        cbool split_specials, cut_before, fast_lane, utf8_ids
     cdef cppclass Scratch:
         cbool unknown
     void add_norm(Pipeline& P, const NormDesc& d) except +
@@ -105,13 +105,15 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
     void add_added(Pipeline& P, const AddedDesc& d) except +
     void set_model(Pipeline& P, const ModelDesc& d) except +
     int add_charsmap(Pipeline& P, const uint32_t* units, size_t n, const char* pool, size_t npool) except +
-    void model_token(Pipeline& P, const char* p, size_t n, int32_t id, cbool prefixes) except +
+    void model_token(Pipeline& P, const char* p, size_t n, int32_t id) except +
+    void finish_model(Pipeline& P) except +
     void model_merge(Pipeline& P, int32_t a, int32_t b, int32_t rank, int32_t merged) except +
     void set_tables(Pipeline& P, const TableDesc& t)
     void set_callbacks(Pipeline& P, void* gpt2_fn, void* regex_fn)
     void set_bert_normalizer(Pipeline& P, void* fn)
     void set_pattern_classes(Pipeline& P, const uint8_t* per_code_point)
     void set_punct_symbol(Pipeline& P, const uint8_t* table, size_t end)
+    void set_utf8_ids(Pipeline& P, cbool on)
     cbool inspect(const Pipeline& P, const uint32_t* c, size_t n, cbool pre, Scratch& s, vector[uint32_t]& chars,
                   vector[int32_t]& starts, vector[int32_t]& ends, vector[int32_t]& piece_ends, void* pyctx) except +
     cbool encode_ids(const Pipeline& P, const void* data, int kind, size_t n, Scratch& s, vector[int32_t]& ids,
@@ -235,27 +237,29 @@ cdef class PipelineEncoder:
 
     @staticmethod
     def build(Py_ssize_t vocab_size, list normalizer, list pre_tokenizer, dict model, list added,
-              bint split_special_tokens=False, bint fast_lane=False):
+              bint split_special_tokens=False, bint fast_lane=False, bint utf8_ids=True):
         """A PipelineEncoder for the descriptions of a pipeline's parts (see pipeline_build.hpp's structs).
 
         `normalizer` and `pre_tokenizer`: their steps in order, each a dict of NormDesc or PreDesc
         fields (the rest take NORM_DEFAULTS, PRE_DEFAULTS), plus `finder` (text -> [(start, end)]) for
         a step that calls back into Python, or `charsmap_parts` ((uint32 trie units, bytes pool)) for a
-        Precompiled map; `model`: ModelDesc fields plus `tokens` ((UTF-8, id) pairs), `token_prefixes`
-        (whether the tokens' prefixes are looked up too: Unigram) and `merges` ((left, right, rank,
-        merged) ids); `added`: AddedDesc dicts; `fast_lane`: whether ids without offsets go chunk by
-        chunk through the memo (tokkit/tokenizer/plan.py decides where that is exact).
+        Precompiled map; `model`: ModelDesc fields plus `tokens` ((UTF-8, id) pairs) and `merges`
+        ((left, right, rank, merged) ids); `added`: AddedDesc dicts; `fast_lane`: whether ids without
+        offsets go chunk by chunk through the memo (tokkit/tokenizer/plan.py decides where that is
+        exact); `utf8_ids`: whether ids without offsets go through the normalizer and pre-tokenizer as
+        UTF-8, without alignments, where the engine's UTF-8 steps cover the pipeline (see the
+        `utf8_ids` property).
         """
         try:
             return PipelineEncoder._build(vocab_size, normalizer, pre_tokenizer, model, added,
-                                          split_special_tokens, fast_lane)
+                                          split_special_tokens, fast_lane, utf8_ids)
         except MemoryError:
             raise OutOfMemory(f"out of memory while building the compiled encoder ({vocab_size:,} tokens, "
                               f"{len(added):,} added tokens)") from None
 
     @staticmethod
     def _build(Py_ssize_t vocab_size, list normalizer, list pre_tokenizer, dict model, list added,
-               bint split_special_tokens, bint fast_lane):
+               bint split_special_tokens, bint fast_lane, bint utf8_ids):
         cdef PipelineEncoder e = PipelineEncoder.__new__(PipelineEncoder)
         cdef AddedDesc token
         e.ints = tuple(range(vocab_size))
@@ -277,6 +281,7 @@ cdef class PipelineEncoder:
             e.keep.append(table)
             set_punct_symbol(e.p[0], <const uint8_t*>(<size_t>table.ctypes.data), len(table))
         e.p.fast_lane = fast_lane
+        set_utf8_ids(e.p[0], utf8_ids)
         return e
 
     cdef _set_tables(self):
@@ -324,16 +329,15 @@ cdef class PipelineEncoder:
 
     cdef _set_model(self, dict model):
         cdef ModelDesc d
-        cdef bint prefixes = model.get("token_prefixes", False)
         model = {**MODEL_DEFAULTS, **model}
         tokens, merges = model.pop("tokens"), model.pop("merges", ())
-        model.pop("token_prefixes", None)
         d = model
         set_model(self.p[0], d)
         for u, i in tokens:
-            model_token(self.p[0], u, len(u), i, prefixes)
+            model_token(self.p[0], u, len(u), i)
         for a, b, rank, merged in merges:
             model_merge(self.p[0], a, b, rank, merged)
+        finish_model(self.p[0])
 
     # ------------------------------------------------------------------------------ encoding
     cdef ScratchBox take(self):
@@ -417,6 +421,20 @@ cdef class PipelineEncoder:
     def fast_lane(self) -> bool:
         """Whether ids without offsets go through the memo of chunks between spaces (see pipeline.hpp)."""
         return self.p.fast_lane
+
+    @property
+    def utf8_ids(self) -> bool:
+        """Whether ids without offsets (with word numbers or not) skip the alignments: normalized and
+        pre-tokenized as UTF-8 (pipeline_utf8.hpp, pipeline_ids.hpp). Off where a step needs code points
+        throughout (a Python pattern in the normalizer, BertNormalizer, an added token matched on the
+        normalized text).
+
+        >>> enc = PipelineEncoder.build(2, [], [{"kind": PreKind.P_WHITESPACE_SPLIT}],
+        ...     {"kind": ModelKind.M_WORDLEVEL, "unk_id": 0, "tokens": [(b"[UNK]", 0), (b"a", 1)]}, [])
+        >>> enc.utf8_ids, enc.encode(" a  b") == enc.encode_full(" a  b")[0]
+        (True, True)
+        """
+        return self.p.utf8_ids
 
     @property
     def cuts_at_metaspace(self) -> bool:

@@ -67,11 +67,19 @@ struct TableDesc {
 
 inline std::u32string u32(const std::vector<uint32_t>& v) { return std::u32string(v.begin(), v.end()); }
 
+inline std::string utf8(const std::u32string& s) {
+    std::vector<uint8_t> out;
+    put_utf8(s, out);
+    return std::string(out.begin(), out.end());
+}
+
 inline void add_norm(Pipeline& P, const NormDesc& d) {
     NormStep s;
     s.kind = d.kind;
     s.pattern = u32(d.pattern);
     s.content = u32(d.content);
+    s.pattern8 = utf8(s.pattern);
+    s.content8 = utf8(s.content);
     s.left = d.strip_left;
     s.right = d.strip_right;
     s.collapse_spaces = d.collapse_spaces;
@@ -91,6 +99,8 @@ inline void add_pre(Pipeline& P, const PreDesc& d) {
     s.prepend_scheme = d.prepend_scheme;
     s.split = d.split;
     s.pattern = u32(d.pattern);
+    s.pattern8 = utf8(s.pattern);
+    s.replacement8 = utf8(std::u32string(1, s.replacement));
     s.behavior = d.behavior;
     s.invert = d.invert;
     s.add_prefix_space = d.add_prefix_space;
@@ -106,6 +116,7 @@ inline int add_charsmap(Pipeline& P, const uint32_t* units, size_t n, const char
     Charsmap m;
     m.units.assign(units, units + n);
     m.pool.assign(pool, np);
+    m.index_ascii();
     P.charsmaps.push_back(m);
     return (int)P.charsmaps.size() - 1;
 }
@@ -133,10 +144,16 @@ inline void set_model(Pipeline& P, const ModelDesc& d) {
     P.cut_char = d.cut_at_metaspace ? 0x2581 : 0;
 }
 
-inline void model_token(Pipeline& P, const char* p, size_t n, int32_t id, bool prefixes) {
-    // (WordPiece's matching walks the prefixes of its tokens, see wordpiece.hpp)
-    P.model.vocab.add((const uint8_t*)p, n, id, prefixes || P.model.kind == M_WORDPIECE);
-    if (n > P.model.max_piece_bytes) P.model.max_piece_bytes = n;
+inline void model_token(Pipeline& P, const char* p, size_t n, int32_t id) {
+    // (WordPiece's matching walks the prefixes of its tokens, see wordpiece.hpp; Unigram's lattice
+    // walks a trie of its pieces, made once all are in: finish_model)
+    P.model.vocab.add((const uint8_t*)p, n, id, P.model.kind == M_WORDPIECE);
+    if (P.model.kind == M_UNIGRAM && n) P.model.pending.emplace_back(std::string(p, n), id);
+}
+
+// What the model builds once its tokens are in.
+inline void finish_model(Pipeline& P) {
+    if (P.model.kind == M_UNIGRAM) P.model.build_pieces();
 }
 
 inline void model_merge(Pipeline& P, int32_t a, int32_t b, int32_t rank, int32_t merged) {
@@ -151,6 +168,15 @@ inline void set_tables(Pipeline& P, const TableDesc& t) {
     P.T.ccc = CccMap{t.ccc1, t.ccc2};
     P.T.compose = Compositions{t.compose_keys, t.compose_values, t.compositions};
     P.T.grapheme = FlagMap{t.grapheme1, t.grapheme2};
+}
+
+// Ids without offsets through the UTF-8 path (Pipeline::segment_ids) when `on` and its steps cover the
+// pipeline: every normalizer step but a Python pattern and BertNormalizer, and no added token matched
+// on the normalized text (that matching reads code points). Called once the steps are in.
+inline void set_utf8_ids(Pipeline& P, bool on) {
+    bool covered = !P.any_normalized;
+    for (const NormStep& st : P.norm) covered = covered && utf8_covers(st);
+    P.utf8_ids = on && covered;
 }
 
 // The fast paths' BertNormalizer (text.pyx's bert_normalize), which the general path runs too.

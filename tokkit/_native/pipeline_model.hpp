@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bpe_merge.hpp"
+#include "trie.hpp"
 #include "vocab_tables.hpp"
 #include "wordpiece.hpp"
 
@@ -40,14 +41,15 @@ struct ModelScratch {
 
 struct Model {
     int kind = M_BPE;
-    TokenTable vocab;       // token UTF-8 -> id (Unigram and WordPiece: with prefixes, for their walks)
+    TokenTable vocab;       // token UTF-8 -> id (WordPiece: with prefixes, for its walk)
     int32_t unk_id = -1;
     bool byte_fallback = false;
     int32_t byte_ids[256];  // <0xNN> tokens (-1 when absent)
     // Unigram
     std::vector<double> scores;
     double unk_score = 0;
-    size_t max_piece_bytes = 0;
+    ByteDoubleArray pieces;  // the pieces' UTF-8 -> id, for the lattice's walks
+    std::vector<std::pair<std::string, int32_t>> pending;  // the pieces until build_pieces
     // BPE
     PairTable merges;
     std::string prefix, suffix;  // continuing_subword_prefix, end_of_word_suffix
@@ -68,38 +70,45 @@ struct Model {
         }
     }
 
+    // The lattice's edges from byte `at` (a char of `width` bytes): every piece that starts there, by a
+    // walk down the trie (a piece is valid UTF-8, so it ends where a char of p ends), and the unknown
+    // char when no piece is that char alone.
+    void lattice_from(const uint8_t* p, size_t at, size_t n, size_t width, ModelScratch& s) const {
+        const double here = s.lattice[at].score;
+        bool single = false;
+        int32_t node = 0;
+        for (size_t end = at; end < n;) {
+            node = pieces.child(node, p[end++]);
+            if (node < 0) break;
+            const int32_t id = pieces.value(node);
+            if (id < 0) continue;
+            const double cand = here + scores[id];
+            ModelScratch::Node& t = s.lattice[end];
+            if (t.start < 0 || cand > t.score) t = {cand, (int32_t)at, id};
+            if (end - at == width) single = true;
+        }
+        if (!single) {
+            const double cand = here + unk_score;
+            ModelScratch::Node& t = s.lattice[at + width];
+            if (t.start < 0 || cand > t.score) t = {cand, (int32_t)at, unk_id};
+        }
+    }
+
+    // The lattice's trie of the pieces, once every piece is in (pipeline_build.hpp's finish_model).
+    void build_pieces() {
+        pieces.build(pending);
+        std::vector<std::pair<std::string, int32_t>>().swap(pending);
+    }
+
     // ---- Unigram: Viterbi over the pieces found from each char, unknown chars as unk_score nodes;
     // on the way back consecutive unknowns fuse into one, which byte_fallback may spell as bytes.
     void unigram(const uint8_t* p, size_t n, ModelScratch& s, std::vector<Tok>& out) const {
         s.lattice.assign(n + 1, ModelScratch::Node{0.0, -1, -1});
         s.lattice[0].start = 0;
-        size_t at = 0;
-        while (at < n) {
-            double here = s.lattice[at].score;
+        for (size_t at = 0; at < n;) {
             size_t width = utf8_width(p[at]);
             if (at + width > n) width = n - at;
-            bool single = false;
-            size_t end = at;
-            tokkit::GrowingKey key(p + at);
-            while (end < n && end - at < max_piece_bytes) {
-                size_t w = utf8_width(p[end]);
-                if (end + w > n) break;
-                end += w;
-                const TokenTable::Slot* hit = vocab.find(p + at, end - at, key.at(end - at));
-                if (!hit) break;
-                if (hit->id >= 0) {
-                    double cand = here + scores[hit->id];
-                    ModelScratch::Node& t = s.lattice[end];
-                    if (t.start < 0 || cand > t.score) t = {cand, (int32_t)at, hit->id};
-                    if (end - at == width) single = true;
-                }
-                if (!hit->more) break;
-            }
-            if (!single) {
-                double cand = here + unk_score;
-                ModelScratch::Node& t = s.lattice[at + width];
-                if (t.start < 0 || cand > t.score) t = {cand, (int32_t)at, unk_id};
-            }
+            lattice_from(p, at, n, width, s);
             at += width;
         }
         s.rev.clear();
@@ -151,11 +160,17 @@ struct Model {
             size_t w = utf8_width(p[i]);
             if (i + w > n) w = n - i;
             bool first = i == 0, last = i + w == n;
-            s.key.clear();
-            if (!first) s.key += prefix;
-            s.key.append((const char*)p + i, w);
-            if (last) s.key += suffix;
-            int32_t id = vocab.get((const uint8_t*)s.key.data(), s.key.size());
+            const uint8_t* sym = p + i;  // the symbol's bytes: the char's own, unless a prefix or suffix joins
+            size_t len = w;
+            if ((!first && !prefix.empty()) || (last && !suffix.empty())) {
+                s.key.clear();
+                if (!first) s.key += prefix;
+                s.key.append((const char*)p + i, w);
+                if (last) s.key += suffix;
+                sym = (const uint8_t*)s.key.data();
+                len = s.key.size();
+            }
+            int32_t id = vocab.get(sym, len);
             if (id >= 0) {
                 if (have_unk) { push_sym(s, unk_id, unk_start, unk_start + unk_len); have_unk = false; }
                 push_sym(s, id, (uint32_t)i, (uint32_t)(i + w));
@@ -163,11 +178,11 @@ struct Model {
                 bool spelled = false;
                 if (byte_fallback) {
                     spelled = true;
-                    for (char b : s.key) if (byte_ids[(uint8_t)b] < 0) { spelled = false; break; }
+                    for (size_t k = 0; k < len; k++) if (byte_ids[sym[k]] < 0) { spelled = false; break; }
                     if (spelled) {
                         // each byte of the symbol (prefix and suffix too) one token of length 1
                         uint32_t at = (uint32_t)i;
-                        for (char b : s.key) { push_sym(s, byte_ids[(uint8_t)b], at, at + 1); at++; }
+                        for (size_t k = 0; k < len; k++) { push_sym(s, byte_ids[sym[k]], at, at + 1); at++; }
                     }
                 }
                 if (!spelled && unk_id >= 0) {

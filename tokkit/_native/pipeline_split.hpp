@@ -42,6 +42,7 @@ struct PreStep {
     int prepend_scheme = 0;          // 0 always, 1 first, 2 never
     bool split = true;
     std::u32string pattern;          // Split(String)
+    std::string pattern8, replacement8;  // Split(String)'s pattern and Metaspace's replacement in UTF-8
     int behavior = B_ISOLATED;
     bool invert = false;
     bool add_prefix_space = false, use_regex = true;  // ByteLevel
@@ -250,6 +251,62 @@ inline void family_matches(const PatternClasses& cls, int family, const char32_t
     }
 }
 
+// The pieces a splitting step (every kind but Metaspace and ByteLevel, which also change chars)
+// keeps of c[0:n], into s.merged; false when a Python pattern raised. Both the path with offsets and
+// the UTF-8 path for ids split with it.
+inline bool split_segments(const PreStep& st, const UnicodeTables& T, const SplitContext& ctx, void* pyctx,
+                           const char32_t* c, size_t n, SplitScratch& s) {
+    switch (st.kind) {
+    case P_WHITESPACE_SPLIT:
+        segments_by(c, n, [&](char32_t x) { return (T.flags.get(x) & F_WHITESPACE) != 0; }, s.segs);
+        apply_behavior(s.segs, B_REMOVED, false, s.merged);
+        break;
+    case P_WHITESPACE:
+        whitespace_segments(T, c, n, s.merged);
+        break;
+    case P_PUNCTUATION:
+        segments_by(c, n, [&](char32_t x) { return (T.flags.get(x) & F_PUNCT) != 0; }, s.segs);
+        apply_behavior(s.segs, st.behavior, false, s.merged);
+        break;
+    case P_DIGITS:
+        segments_by(c, n, [&](char32_t x) { return (T.flags.get(x) & F_NUMERIC) != 0; }, s.segs);
+        apply_behavior(s.segs, st.individual_digits ? B_ISOLATED : B_CONTIGUOUS, false, s.merged);
+        break;
+    case P_BERT: {
+        segments_by(c, n, [&](char32_t x) { return (T.flags.get(x) & F_BERT_SPLIT) != 0; }, s.segs);
+        apply_behavior(s.segs, B_REMOVED, false, s.merged);
+        std::vector<Segment> words = s.merged;
+        s.merged.clear();
+        for (const Segment& w : words) {
+            std::vector<Segment> inner;
+            segments_by(c + w.a, w.b - w.a, [&](char32_t x) { return (T.flags.get(x) & F_BERT_PUNCT) != 0; }, inner);
+            for (Segment t : inner) s.merged.push_back({t.a + w.a, t.b + w.a, false});
+        }
+        break;
+    }
+    case P_SPLIT_STRING:
+        find_string(c, n, st.pattern, s.found);
+        segments_from(s.found, n, s.segs);
+        apply_behavior(s.segs, st.behavior, st.invert, s.merged);
+        break;
+    case P_SPLIT_GPT2:
+    case P_SPLIT_FAMILY:
+    case P_SPLIT_PYTHON:
+    case P_SPLIT_SCAN:
+        s.found.clear();
+        if (st.kind == P_SPLIT_GPT2) ctx.gpt2(c, n, s.found);
+        else if (st.kind == P_SPLIT_SCAN) class_scan_matches(ctx.scan, st.scan, c, n, s.found);
+        else if (st.kind == P_SPLIT_FAMILY) family_matches(ctx.classes, st.family, c, n, s.found);
+        else if (!ctx.regex(pyctx, st.python, c, n, s.found)) return false;
+        segments_from(s.found, n, s.segs);
+        apply_behavior(s.segs, st.behavior, st.invert, s.merged);
+        break;
+    default:
+        s.merged.assign(1, Segment{0, n, false});
+    }
+    return true;
+}
+
 // One pre-tokenizer step over every piece of `in` into `out`; false when a Python pattern raised.
 inline bool pre_tokenize_step(const PreStep& st, const UnicodeTables& T, const SplitContext& ctx, void* pyctx,
                               const Pieces& in, Pieces& out, SplitScratch& s) {
@@ -260,50 +317,6 @@ inline bool pre_tokenize_step(const PreStep& st, const UnicodeTables& T, const S
         const char32_t* c = piece.c.data();
         size_t n = piece.size();
         switch (st.kind) {
-        case P_WHITESPACE_SPLIT:
-            segments_by(c, n, [&](char32_t x) { return (T.flags.get(x) & F_WHITESPACE) != 0; }, s.segs);
-            apply_behavior(s.segs, B_REMOVED, false, s.merged);
-            break;
-        case P_WHITESPACE:
-            whitespace_segments(T, c, n, s.merged);
-            break;
-        case P_PUNCTUATION:
-            segments_by(c, n, [&](char32_t x) { return (T.flags.get(x) & F_PUNCT) != 0; }, s.segs);
-            apply_behavior(s.segs, st.behavior, false, s.merged);
-            break;
-        case P_DIGITS:
-            segments_by(c, n, [&](char32_t x) { return (T.flags.get(x) & F_NUMERIC) != 0; }, s.segs);
-            apply_behavior(s.segs, st.individual_digits ? B_ISOLATED : B_CONTIGUOUS, false, s.merged);
-            break;
-        case P_BERT: {
-            segments_by(c, n, [&](char32_t x) { return (T.flags.get(x) & F_BERT_SPLIT) != 0; }, s.segs);
-            apply_behavior(s.segs, B_REMOVED, false, s.merged);
-            std::vector<Segment> words = s.merged;
-            s.merged.clear();
-            for (const Segment& w : words) {
-                std::vector<Segment> inner;
-                segments_by(c + w.a, w.b - w.a, [&](char32_t x) { return (T.flags.get(x) & F_BERT_PUNCT) != 0; }, inner);
-                for (Segment t : inner) s.merged.push_back({t.a + w.a, t.b + w.a, false});
-            }
-            break;
-        }
-        case P_SPLIT_STRING:
-            find_string(c, n, st.pattern, s.found);
-            segments_from(s.found, n, s.segs);
-            apply_behavior(s.segs, st.behavior, st.invert, s.merged);
-            break;
-        case P_SPLIT_GPT2:
-        case P_SPLIT_FAMILY:
-        case P_SPLIT_PYTHON:
-        case P_SPLIT_SCAN:
-            s.found.clear();
-            if (st.kind == P_SPLIT_GPT2) ctx.gpt2(c, n, s.found);
-            else if (st.kind == P_SPLIT_SCAN) class_scan_matches(ctx.scan, st.scan, c, n, s.found);
-            else if (st.kind == P_SPLIT_FAMILY) family_matches(ctx.classes, st.family, c, n, s.found);
-            else if (!ctx.regex(pyctx, st.python, c, n, s.found)) return false;
-            segments_from(s.found, n, s.segs);
-            apply_behavior(s.segs, st.behavior, st.invert, s.merged);
-            break;
         case P_METASPACE: {
             Edits& ed = s.edits;
             ed.clear();
@@ -369,7 +382,7 @@ inline bool pre_tokenize_step(const PreStep& st, const UnicodeTables& T, const S
             continue;
         }
         default:
-            s.merged.assign(1, Segment{0, n, false});
+            if (!split_segments(st, T, ctx, pyctx, c, n, s)) return false;
         }
         push_kept(piece, s.merged, r.orig_start, out);
     }

@@ -242,11 +242,11 @@ struct Charsmap {
         return -1;
     }
 
-    // The replacement for the UTF-8 chunk, or false (replacement written as code points to out).
-    bool transform(const uint8_t* p, size_t n, std::vector<char32_t>& out) const {
+    // Calls f with each code point of the replacement for the UTF-8 chunk; false when it has none.
+    template <class F>
+    bool each_replacement_char(const uint8_t* p, size_t n, F f) const {
         int64_t v = first_prefix(p, n);
         if (v < 0 || (size_t)v >= pool.size()) return false;
-        out.clear();
         size_t i = (size_t)v;
         while (i < pool.size() && pool[i] != 0) {
             unsigned char b = (unsigned char)pool[i];
@@ -255,10 +255,45 @@ struct Charsmap {
             if (i + len > pool.size()) break;
             ch = len == 1 ? b : (b & (0xFF >> (len + 1)));
             for (int k = 1; k < len; k++) ch = (ch << 6) | ((unsigned char)pool[i + k] & 0x3F);
-            out.push_back(ch);
+            f(ch);
             i += len;
         }
         return true;
+    }
+
+    // The replacement for the UTF-8 chunk, or false (replacement written as code points to out).
+    bool transform(const uint8_t* p, size_t n, std::vector<char32_t>& out) const {
+        out.clear();
+        return each_replacement_char(p, n, [&](char32_t c) { out.push_back(c); });
+    }
+
+    // Whether the map replaces the UTF-8 chunk (each_replacement_char would find a replacement).
+    bool replaces(const uint8_t* p, size_t n) const {
+        const int64_t v = first_prefix(p, n);
+        return v >= 0 && (size_t)v < pool.size();
+    }
+
+    // Appends the UTF-8 of the chunk's replacement to out, or returns false.
+    bool replace_utf8(const uint8_t* p, size_t n, std::vector<uint8_t>& out) const {
+        return each_replacement_char(p, n, [&](char32_t c) {
+            uint8_t u[4];
+            out.insert(out.end(), u, u + utf8_encode(c, u));
+        });
+    }
+
+    // Each ASCII char alone, as replace_utf8 writes it (its own bytes when unmapped): a char followed
+    // by ASCII is a grapheme cluster of its own (but CR), so ASCII text needs no trie walk.
+    std::string ascii[128];
+    uint64_t ascii_kept[2] = {0, 0};  // bit b: ASCII b is its own replacement (runs of them copy at once)
+    bool kept(uint8_t b) const { return b < 128 && ((ascii_kept[b >> 6] >> (b & 63)) & 1); }
+    void index_ascii() {
+        for (int b = 0; b < 128; b++) {
+            std::vector<uint8_t> out;
+            uint8_t c = (uint8_t)b;
+            if (!replace_utf8(&c, 1, out)) out.assign(1, c);
+            ascii[b].assign(out.begin(), out.end());
+            if (out.size() == 1 && out[0] == c) ascii_kept[b >> 6] |= 1ULL << (b & 63);
+        }
     }
 };
 
@@ -273,6 +308,7 @@ struct NormStep {
     int kind = 0;
     bool left = false, right = false;       // Strip
     std::u32string pattern, content;        // Replace (String pattern), Prepend (content)
+    std::string pattern8, content8;         // the same in UTF-8 (the UTF-8 path's)
     bool collapse_spaces = false;           // Replace(Regex(" {2,}"), " "), done without a regex
     int charsmap = -1;                      // Precompiled: index in Pipeline::charsmaps
     bool clean_text = false, chinese = false, strip_accents = false, lowercase = false;  // BertNormalizer

@@ -217,12 +217,14 @@ def build_encoder(spec: Spec, split_special_tokens: bool) -> TokenEncoder:
     return encoder
 
 
-def general_encoder(spec: Spec, split_special_tokens: bool, lane: bool | None = None) -> PipelineEncoder:
-    """The general path for any pipeline (its chunk lane as chunk_lane says, unless `lane` is given)."""
+def general_encoder(spec: Spec, split_special_tokens: bool, lane: bool | None = None,
+                    utf8_ids: bool = True) -> PipelineEncoder:
+    """The general path for any pipeline (its chunk lane as chunk_lane says, unless `lane` is given; ids
+    without offsets over UTF-8 where the engine covers the steps, unless `utf8_ids` is false)."""
     p = spec.pipeline
     return PipelineEncoder.build(len(spec.vocab), native(p.normalizer), native(p.pre_tokenizer), p.model.native(),
                                  [added_native(a, p.normalizer) for a in spec.added], split_special_tokens,
-                                 chunk_lane(spec) if lane is None else lane)
+                                 chunk_lane(spec) if lane is None else lane, utf8_ids)
 
 
 def native(component) -> list[dict]:

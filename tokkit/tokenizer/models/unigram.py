@@ -83,8 +83,7 @@ class Unigram(PlainState):
                 "byte_fallback": self.byte_fallback, "scores": [score for _, score in self.vocab],
                 "unk_score": self.unk_score, "byte_ids": byte_ids(self.ids),
                 "cut_at_metaspace": self.cuts_at_metaspace,
-                "tokens": [(piece.encode("utf-8", "surrogatepass"), i) for i, (piece, _) in enumerate(self.vocab)],
-                "token_prefixes": True}
+                "tokens": [(piece.encode("utf-8", "surrogatepass"), i) for i, (piece, _) in enumerate(self.vocab)]}
 
     @cached_property
     def unk_score(self) -> float:
