@@ -44,6 +44,25 @@ def test_edge_cases_and_lines(tok):
         assert_flat_equals_lists(tok, texts, threads)
 
 
+def test_big_batch_joined_by_threads(tok):
+    # over 2**18 ids: the slices' ids are copied into the answer by the threads (FlatJob.join_work)
+    lines = [f"line {i} " + "word é中 " * (i % 7 + 8) for i in range(12000)] + EDGE_CASES
+    job = tok._encoder.flat_job(lines, [0, 3000, 6000, 9000, len(lines)])
+    if job is None:  # a kind whose encoder has no shared job
+        return
+    job.work(max_slices=2)  # two "threads" taking slices out of order
+    job.work()
+    assert job.plan_join() is True
+    job.join_work()
+    ids, offsets = job.result()
+    assert ids.size >= 1 << 18 and offsets[-1] == ids.size
+    rows = tok.encode_batch(lines, num_threads=1)
+    assert [ids[offsets[r]:offsets[r + 1]].tolist() for r in range(len(lines))] == rows
+    for threads in (2, 3):
+        got, got_offsets = tok.encode_batch_flat(lines, num_threads=threads)
+        assert np.array_equal(got, ids) and np.array_equal(got_offsets, offsets)
+
+
 def test_whole_text_equals_encode(tok):
     text = "\n".join(sample_lines(20))
     assert tok.encode_to_numpy(text).tolist() == tok.encode(text)

@@ -48,6 +48,7 @@ cdef enum:
     CACHE_PIECE_BYTES = 4096
     PIECE_TABLE_SLOTS = 524288  # a thread's piece table grows to at most this many 32-byte slots
     PIECE_BATCH = 32        # pieces scanned (and their piece-table slots prefetched) before lookups
+    JOIN_ON_THREADS = 1 << 18  # ids of a batch whose join is shared by the threads
     CHUNK_CHARS = 8192      # byte-level text is cut (at safe points) into chunks of about this size
 
 cdef enum:
@@ -1173,6 +1174,13 @@ cdef class FlatJob:
     cdef vector[Py_ssize_t] bounds
     cdef atomic[Py_ssize_t] taken  # the next slice to encode (past the end once a thread ran out of memory)
     cdef list done                 # (Rows, slice numbers) of each call of work() that has finished
+    cdef object answer             # (ids, offsets) once planned
+    cdef vector[int32_t*] ids_of   # a slice's ids and its texts' ends, in the Rows that holds it
+    cdef vector[int64_t*] ptr_of
+    cdef vector[int64_t] base      # where a slice's ids start in the answer (base[n]: all of them)
+    cdef uint32_t* dst_ids
+    cdef int64_t* dst_off
+    cdef atomic[Py_ssize_t] copied # the next slice to copy
 
     def work(self, Py_ssize_t max_slices=-1) -> None:
         """Encode slices until none is left (or `max_slices` of them, when not negative).
@@ -1209,41 +1217,74 @@ cdef class FlatJob:
         self.enc.pool.append(s)
         self.done.append((out, [x for x in mine]))
 
-    def result(self) -> tuple:
-        """(uint32 ids, int64 offsets) of the whole batch, once every work() call has returned."""
+    def plan_join(self) -> bool:
+        """Ready the joined (ids, offsets) once every work() call has returned; True when the slices'
+        ids are to be copied into them by join_work() on the threads that encoded them (a big
+        batch: one thread copying them all was a serial tail after the parallel encoding), False
+        when the answer is ready (one thread took every slice in order, or the copy was small
+        enough to do here)."""
         try:
-            return self.joined()
+            if not self.plan():
+                return False
         except MemoryError:
             raise OutOfMemory.encoding(self.bounds.back()) from None
+        if self.base.back() >= JOIN_ON_THREADS:
+            return True
+        self.join_work()
+        return False
 
-    cdef tuple joined(self):
+    def join_work(self) -> None:
+        """Copy slices into the planned answer until none is left; any number of threads at once."""
+        cdef Py_ssize_t i, n_slices = <Py_ssize_t>self.bounds.size() - 1
+        with nogil:
+            while True:
+                i = self.copied.fetch_add(1)
+                if i >= n_slices:
+                    break
+                self.copy_slice(i)
+
+    def result(self) -> tuple:
+        """(uint32 ids, int64 offsets) of the whole batch, once every work() call has returned (and
+        join_work() has, where plan_join() asked for it)."""
+        if self.answer is None and self.plan_join():
+            self.join_work()
+        return self.answer
+
+    cdef bint plan(self):
+        """The answer's arrays and where each slice goes in them; False when no copy is needed."""
         cdef Py_ssize_t n_slices = <Py_ssize_t>self.bounds.size() - 1
         if len(self.done) == 1 and self.done[0][1] == list(range(n_slices)):
-            return (<Rows>self.done[0][0]).flat()   # one thread took every slice in order: no copy
-        cdef vector[int32_t*] ids_of    # a slice's ids and its texts' ends, in the Rows that holds it
-        cdef vector[int64_t*] ptr_of
-        ids_of.resize(n_slices)
-        ptr_of.resize(n_slices)
+            self.answer = (<Rows>self.done[0][0]).flat()   # one thread took every slice in order: no copy
+            return False
+        self.ids_of.resize(n_slices)
+        self.ptr_of.resize(n_slices)
+        self.base.resize(n_slices + 1)
         cdef Rows r
-        cdef Py_ssize_t i, k, at, total = 0
+        cdef Py_ssize_t i, at
         for r, mine in self.done:
-            total += r.ids.size()
             at = 0
             for i in mine:
-                ids_of[i], ptr_of[i] = r.ids.data(), r.ptr.data() + at
+                self.ids_of[i], self.ptr_of[i] = r.ids.data(), r.ptr.data() + at
                 at += self.bounds[i + 1] - self.bounds[i]
-        ids = np.empty(total, dtype=np.uint32)
+        self.base[0] = 0
+        for i in range(n_slices):
+            self.base[i + 1] = self.base[i] + self.ptr_of[i][self.bounds[i + 1] - self.bounds[i]] - self.ptr_of[i][0]
+        ids = np.empty(self.base[n_slices], dtype=np.uint32)
         offsets = np.empty(self.bounds[n_slices] + 1, dtype=np.int64)
-        cdef uint32_t[::1] id_out = ids
-        cdef int64_t[::1] off_out = offsets
-        cdef int64_t base = 0, lo, hi
-        off_out[0] = 0
-        with nogil:
-            for i in range(n_slices):
-                lo, hi = ptr_of[i][0], ptr_of[i][self.bounds[i + 1] - self.bounds[i]]
-                if hi > lo:
-                    memcpy(&id_out[base], ids_of[i] + lo, (hi - lo) * sizeof(int32_t))
-                for k in range(self.bounds[i], self.bounds[i + 1]):
-                    off_out[k + 1] = base + ptr_of[i][k - self.bounds[i] + 1] - lo
-                base += hi - lo
-        return ids, offsets
+        offsets[0] = 0
+        self.answer = (ids, offsets)
+        cdef uint32_t[::1] id_view = ids
+        cdef int64_t[::1] off_view = offsets
+        self.dst_ids = &id_view[0] if id_view.shape[0] else NULL
+        self.dst_off = &off_view[0]
+        self.copied.store(0)
+        return True
+
+    cdef void copy_slice(self, Py_ssize_t i) noexcept nogil:
+        """Slice i's ids and its texts' offsets into the answer, at the place plan() found for them."""
+        cdef int64_t lo = self.ptr_of[i][0], base = self.base[i]
+        cdef Py_ssize_t k, first = self.bounds[i]
+        if self.base[i + 1] > base:
+            memcpy(self.dst_ids + base, self.ids_of[i] + lo, (self.base[i + 1] - base) * sizeof(int32_t))
+        for k in range(first, self.bounds[i + 1]):
+            self.dst_off[k + 1] = base + self.ptr_of[i][k - first + 1] - lo

@@ -247,6 +247,8 @@ class Tokenizer:
         if job is None:
             return join_flat(run_sliced(lambda a, b: kernel.encode_flat(texts, a, b), sizes, num_threads))
         run_shared(job.work, sizes, num_threads)
+        if job.plan_join():
+            run_shared(job.join_work, sizes, num_threads)
         return job.result()
 
     # ------------------------------------------------------------------------------ decoding
