@@ -10,7 +10,7 @@ medians are printed in MB/s of the lines' UTF-8 with tokkit's ratios against the
 
 Run it in an environment that holds the contenders, with tokkit on the path:
 
-    PYTHONPATH=. /work/venv-frontier/bin/python benchmarks/bench_wordpiece_frontier.py
+    PYTHONPATH=. VENV/bin/python benchmarks/bench_wordpiece_frontier.py --train-python OTHER_VENV/bin/python
 
 Both Rust contenders size their thread pools from RAYON_NUM_THREADS (set here to the largest thread
 count before they load); their one-thread runs are nanotoken's `parallel=False` and tokenizers with
@@ -22,6 +22,7 @@ import argparse
 import glob
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -32,8 +33,9 @@ from tokkit.bench.encode_suite import train_with_tokenizers
 from tokkit.bench.encode_tasks import input_mb, lines_of, nanotoken_flat, read_text, tokenizers_encode, tokkit_flat
 
 CACHE = Path.home() / ".cache" / "tokkit-bench" / "wordpiece-frontier"
-CORPUS = "/work/shared/corpus/en/wiki"
-TRAINER = "/work/main/venv/bin/python"  # an interpreter whose tokenizers can train (tokenizers < 1.0)
+CORPUS = str(Path(__file__).resolve().parents[2] / "shared" / "corpus" / "en" / "wiki")  # ../shared beside the repo
+TRAINER = sys.executable  # an interpreter whose tokenizers can train (tokenizers < 1.0): --train-python
+IDLE_S = 0.2  # pause before each timed call: on 2 cores a spinning idle pool thread takes half the machine
 TARGETS = {"nanotoken": 1.0, "tokenizers": 1.5}  # tokkit's speed over each, at least
 
 
@@ -121,6 +123,7 @@ def timed(works: dict, rounds: int) -> dict[str, float]:
     times = {name: [] for name in works}
     for rnd in range(rounds + 1):
         for name, work in works.items():
+            time.sleep(IDLE_S)  # the previous contender's idle pool threads stop spinning first
             start = time.perf_counter()
             work()
             if rnd:
