@@ -143,29 +143,25 @@ class BertWords {
     // is made first: a word with at most three ids in the table (most words) is one copy of three.
     bool emit(const Item* items, size_t count, PieceTable& table, std::vector<int32_t>& ids,
               std::vector<Tok>& toks) const {
-        size_t at = ids.size();
-        if (!grow_resize(ids, at + 3 * count)) return false;
-        int32_t* w = ids.data() + at;
+        int32_t buf[3 * BATCH];  // the batch's ids, appended at once: no zero-filled resize per batch
+        int32_t* w = buf;
         for (size_t q = 0; q < count; q++) {
             const Item& it = items[q];
             if (it.n == 0) {
                 *w++ = it.id;
                 continue;
             }
-            const PieceEntry* e = table.find(it.k0, it.k1, it.n, it.h);
+            const PieceEntry* e = table.find_in(it.k0, it.k1, it.n, it.h);
             if (e && e->count <= 3) {
                 std::memcpy(w, e->ids, 3 * sizeof(int32_t));  // a branch on the count costs more than the copy
                 w += e->count;
                 continue;
             }
-            cut_to(ids, (size_t)(w - ids.data()));
+            if (!grow_append(ids, (const int32_t*)buf, (const int32_t*)w)) return false;
+            w = buf;
             if (!(e ? push_ids(table.ids_of(e), e->count, ids) : split(it, table, ids, toks))) return false;
-            at = ids.size();
-            if (!grow_resize(ids, at + 3 * (count - q - 1))) return false;
-            w = ids.data() + at;
         }
-        cut_to(ids, (size_t)(w - ids.data()));
-        return true;
+        return grow_append(ids, (const int32_t*)buf, (const int32_t*)w);
     }
 
     static bool push_ids(const int32_t* src, size_t n, std::vector<int32_t>& ids) {
@@ -253,13 +249,8 @@ class BertWords {
             v = _mm_or_si128(v, _mm_and_si128(upper, _mm_set1_epi8(0x20)));
         }
         uint64_t a = (uint64_t)_mm_cvtsi128_si64(v), b = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v));
-        if (n >= 8) {
-            *k0 = a;
-            *k1 = n == 16 ? b : (b & ((1ULL << (8 * (n - 8))) - 1));
-        } else {
-            *k0 = a & ((1ULL << (8 * n)) - 1);
-            *k1 = 0;
-        }
+        *k0 = a & KEY_MASKS[n][0];  // no branch on the length, which varies word to word
+        *k1 = b & KEY_MASKS[n][1];
     }
 #endif
 

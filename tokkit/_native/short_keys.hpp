@@ -109,24 +109,16 @@ class PieceTable {
     // Three ids are copied whatever a piece's count, so *w needs room for three a piece.
     inline size_t emit(const size_t* ends, size_t a, const PieceKey* keys, size_t q, size_t count,
                        int32_t** w) const {
-        const PieceEntry* base = table_.slots();
-        const size_t mask = table_.mask();
         int32_t* out = *w;
         for (; q < count; ++q) {
             const size_t m = ends[q] - a;
             if (m > 16) break;
-            const PieceKey& k = keys[q];
-            size_t i = k.h & mask;
-            while (!(base[i].length == m && base[i].k0 == k.k0 && base[i].k1 == k.k1)) {
-                if (base[i].length == 0) goto stop;
-                i = (i + 1) & mask;
-            }
-            if (base[i].count > 3) break;
-            std::memcpy(out, base[i].ids, 3 * sizeof(int32_t));
-            out += base[i].count;
+            const PieceEntry* e = find_in(keys[q].k0, keys[q].k1, m, keys[q].h);
+            if (!e || e->count > 3) break;
+            std::memcpy(out, e->ids, 3 * sizeof(int32_t));
+            out += e->count;
             a = ends[q];
         }
-    stop:
         *w = out;
         return q;
     }
@@ -134,6 +126,16 @@ class PieceTable {
     inline const void* slot_address(uint64_t h) const { return table_.slot_address(h); }
     inline const PieceEntry* find(uint64_t k0, uint64_t k1, size_t n, uint64_t h) const {
         return table_.find(k0, k1, n, h);
+    }
+    // find() as an inner loop does it: the table's address and mask read once, into registers (a
+    // loop through find() reloads them after every store it makes).
+    inline const PieceEntry* find_in(uint64_t k0, uint64_t k1, size_t n, uint64_t h) const {
+        const PieceEntry* base = table_.slots();
+        const size_t mask = table_.mask();
+        for (size_t i = h & mask;; i = (i + 1) & mask) {
+            if (base[i].length == n && base[i].k0 == k0 && base[i].k1 == k1) return base + i;
+            if (base[i].length == 0) return nullptr;
+        }
     }
     // The ids of an entry find() returned (valid until the next insert()).
     inline const int32_t* ids_of(const PieceEntry* e) const {
