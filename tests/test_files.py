@@ -1,4 +1,5 @@
 """tokkit._files: atomic files and folders, replacement that is safe at every instant, recovery."""
+import json
 import os
 import signal
 import subprocess
@@ -6,9 +7,11 @@ import sys
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tokkit import _files
-from tokkit._files import atomic_dir, atomic_open, recover_interrupted
+from tokkit._files import atomic_dir, atomic_open, dump_json, recover_interrupted
 
 MARKERS = {"a.txt"}
 
@@ -142,3 +145,18 @@ def test_the_cli_restores_the_sigterm_handler_it_installs():
     before = signal.getsignal(signal.SIGTERM)
     assert run_cli(["--version"]) == 0
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+JSON_KEYS = st.text(max_size=5)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=6),
+    lambda inner: (st.lists(inner, max_size=4) | st.tuples(inner, inner) | st.dictionaries(JSON_KEYS, inner, max_size=4)
+                   | st.dictionaries(st.integers(), inner, max_size=2)),
+    max_leaves=20)
+
+
+@settings(max_examples=500, deadline=None)
+@given(JSON_VALUES)
+def test_dump_json_is_json_dumps_with_indent(value):
+    # dump_json formats containers itself: its text must be json.dumps(indent=2)'s, byte for byte
+    assert dump_json(value) == json.dumps(value, ensure_ascii=False, indent=2) + "\n"

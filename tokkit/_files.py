@@ -19,6 +19,7 @@ import ctypes
 import errno
 import glob
 import json
+from json.encoder import encode_basestring as _json_string  # json's compiled encoder
 import os
 import shutil
 import signal
@@ -321,8 +322,40 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
 
 
 def dump_json(obj) -> str:
-    """The one JSON formatting tokkit writes: 2-space indent, non-ASCII kept, insertion order."""
-    return json.dumps(obj, ensure_ascii=False, indent=2) + "\n"
+    """The one JSON formatting tokkit writes: 2-space indent, non-ASCII kept, insertion order.
+
+    The text of json.dumps(obj, ensure_ascii=False, indent=2), made faster: with an indent, json
+    formats in Python generators, a quarter of a second for a 32k vocabulary's merges; here every
+    string goes through json's compiled string encoder and containers are joined at once.
+
+    >>> print(dump_json({"a": [1, "é"], "b": {}}), end="")
+    {
+      "a": [
+        1,
+        "é"
+      ],
+      "b": {}
+    }
+    """
+    return _pretty(obj, "") + "\n"
+
+
+def _pretty(obj, pad: str) -> str:
+    """json.dumps(obj, ensure_ascii=False, indent=2) for `obj` nested at indent `pad`."""
+    kind = type(obj)
+    if kind is str:
+        return _json_string(obj)
+    if kind is int:
+        return int.__repr__(obj)
+    if kind is dict and obj and all(type(k) is str for k in obj):
+        inner = pad + "  "
+        items = ",\n".join(f"{inner}{_json_string(k)}: {_pretty(v, inner)}" for k, v in obj.items())
+        return f"{{\n{items}\n{pad}}}"
+    if kind in (list, tuple) and obj:
+        inner = pad + "  "
+        return f"[\n{inner}" + f",\n{inner}".join([_pretty(v, inner) for v in obj]) + f"\n{pad}]"
+    # the rest (floats, None, booleans, empty containers, other keys) as json writes them
+    return json.dumps(obj, ensure_ascii=False, indent=2).replace("\n", "\n" + pad)
 
 
 def stdin_bytes() -> BinaryIO:
