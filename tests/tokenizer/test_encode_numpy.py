@@ -294,3 +294,24 @@ def test_bert_ascii_path_equals_the_general_path(oracle_paths, kind, flags):
             assert rows["input_ids"][r][1:1 + n].tolist() == f.ids
 
     check()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.text(ANY_CHAR | MIXED_CHAR, max_size=60), st.data())
+def test_spliced_equals_encoding_the_spliced_str(oracle_paths, text, data):
+    # encode_numpy_spliced writes the replaced text as UTF-8 straight from the str's own: the ids of
+    # the str with those stretches replaced, for stretches anywhere (the start, the end, side by side)
+    enc = tokkit.load(oracle_paths["bytelevel"])._encoder
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=6)))
+    windows = [(cuts[k], cuts[k + 1]) for k in range(0, len(cuts) - 1, 2)]
+    news = [data.draw(st.text(MIXED_CHAR, max_size=4)) for _ in windows]
+    parts, at = [], 0
+    for (a, b), new in zip(windows, news):
+        parts += [text[at:a], new]
+        at = b
+    spliced = "".join(parts) + text[at:]
+    got = enc.encode_numpy_spliced(text, windows, news)
+    if got is None:  # lone surrogates: no UTF-8 to read
+        assert any(0xD800 <= ord(c) <= 0xDFFF for c in text + "".join(news))
+    else:
+        assert got.tolist() == enc.encode_numpy(spliced).tolist()

@@ -73,6 +73,28 @@ cdef inline void reserve_ids(Rows out, Py_ssize_t chars) noexcept nogil:
         grow_reserve(out.ids, need)
 
 
+cdef inline Py_ssize_t utf8_skip(const char* p, Py_ssize_t i, Py_ssize_t n, Py_ssize_t chars) noexcept nogil:
+    """The byte where the character `chars` characters after the one starting at byte i of p (n bytes
+    of UTF-8) starts; 8 bytes at a time while a word holds no more characters than are left to skip."""
+    cdef uint64_t w, leads
+    while chars >= 8 and i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        w = (w & ~(w << 1) & 0x8080808080808080ULL) >> 7  # 1 in each byte 10xxxxxx (it continues a char)
+        leads = 8 - ((w * 0x0101010101010101ULL) >> 56)
+        if leads > <uint64_t>chars:
+            break
+        chars -= leads
+        i += 8
+    while i < n and ((<uint8_t>p[i]) & 0xC0) == 0x80:  # the rest of a character the words cut
+        i += 1
+    while chars > 0 and i < n:
+        i += 1
+        chars -= 1
+        while i < n and ((<uint8_t>p[i]) & 0xC0) == 0x80:
+            i += 1
+    return i
+
+
 cdef TextView NO_TEXT  # stands for "read the code points from a buffer instead"
 NO_TEXT.data = NULL
 NO_TEXT.kind = 4
@@ -1021,6 +1043,53 @@ cdef class Encoder:
         except MemoryError:
             raise OutOfMemory.encoding(1) from None
 
+    def encode_numpy_spliced(self, str text, list windows, list news):
+        """encode_numpy() of `text` with each text[a:b] of `windows` (sorted (a, b) code-point spans
+        that do not overlap) replaced by the str news[k]; None for a text or new part with lone
+        surrogates (no UTF-8 to read). The text's UTF-8 is the one CPython keeps with the str: the
+        replaced text is written as UTF-8 straight from it, never made as a new str (NFC files
+        change a few stretches of a text; a new str of the whole was copied and encoded again).
+
+        >>> import tokkit
+        >>> enc = tokkit.train(texts=["ab ax c"] * 5, algo="bytelevel", vocab_size=262)._encoder
+        >>> enc.encode_numpy_spliced("ab c", [(1, 2)], ["x"]).tolist() == enc.encode_numpy("ax c").tolist()
+        True
+        """
+        cdef const char* p
+        cdef const char* q
+        cdef Py_ssize_t n, m, i = 0, j, at = 0, k
+        cdef vector[uint8_t] buf
+        try:
+            p = PyUnicode_AsUTF8AndSize(text, &n)
+            buf.reserve(n + 16)
+            for k in range(len(windows)):
+                a, b = windows[k]
+                j = utf8_skip(p, i, n, a - at)
+                buf.insert(buf.end(), <const uint8_t*>p + i, <const uint8_t*>p + j)
+                q = PyUnicode_AsUTF8AndSize(news[k], &m)
+                buf.insert(buf.end(), <const uint8_t*>q, <const uint8_t*>q + m)
+                i, at = utf8_skip(p, j, n, b - a), b
+            buf.insert(buf.end(), <const uint8_t*>p + i, <const uint8_t*>p + n)
+        except UnicodeEncodeError:
+            return None
+        except MemoryError:
+            raise OutOfMemory.encoding(1) from None
+        return self.utf8_numpy(buf.data(), buf.size())
+
+    cdef utf8_numpy(self, const uint8_t* p, Py_ssize_t n):
+        """The ids of n bytes of UTF-8 as a numpy uint32 array."""
+        cdef Scratch s = self.take_scratch()
+        cdef Rows out = Rows()
+        out.ptr.push_back(0)
+        reserve_ids(out, n)
+        with nogil:
+            self.encode_utf8(p, n, s, out)
+            out.ptr.push_back(out.ids.size())
+        if out.oom:
+            raise OutOfMemory.encoding(1)
+        self.pool.append(s)
+        return out.flat()[0]
+
     def encode_flat(self, list texts, Py_ssize_t a, Py_ssize_t b) -> tuple:
         """(uint32 ids, int64 row pointers) of texts[a:b]; no Python object per token."""
         try:
@@ -1087,7 +1156,7 @@ cdef class Encoder:
         bert_ascii_actions(&e.opts, e.bert_act, e.bert_out)
         e.unk_id = ids[form.unk_token] if form.unk_token is not None else -1
         e.max_chars = form.max_input_chars_per_word
-        e.max_token_chars = max(len(t) for t in vocab if t is not None)
+        e.max_token_chars = max((len(t) for t in vocab if t is not None), default=0)
         e.max_token_bytes = max(len(t.encode("utf-8", "surrogatepass")) for t in vocab if t is not None)
         e.pattern = form.pattern
         e.family = form.family

@@ -60,20 +60,28 @@ class NfcEncoder:
     def _nfc(self, text: str) -> str | None:
         """`text` after NFC, normalizing only the stretches NFC might change; None when such a
         stretch touches an added token, in the text or in what NFC makes of it."""
-        windows = nfc_windows(text, self._table)
-        if not windows:
-            return text
+        edits = self._nfc_edits(text)
+        if edits is None:
+            return None
         parts, at = [], 0
+        for (a, b), new in zip(*edits):
+            parts += [text[at:a], new]
+            at = b
+        parts.append(text[at:])
+        return "".join(parts)
+
+    def _nfc_edits(self, text: str) -> tuple[list, list] | None:
+        """(the stretches NFC might change, what NFC makes of each): _nfc()'s edits, not applied."""
+        windows = nfc_windows(text, self._table)
+        news = []
         reach = self._longest - 1  # the chars around a stretch an added token could take in
         for a, b in windows:
             new = self.general.inspect(text[a:b], False)[0][0]
             around, lead = text[max(a - reach, 0):a] + new + text[b:b + reach], min(a, reach)
             if touches(self._added, text, a, b) or touches(self._added, around, lead, lead + len(new)):
                 return None
-            parts += [text[at:a], new]
-            at = b
-        parts.append(text[at:])
-        return "".join(parts)
+            news.append(new)
+        return windows, news
 
     def _ids_by(self, text: str, method: str):
         normalized = self._nfc(text)  # (no stretch to normalize: the text itself)
@@ -85,7 +93,12 @@ class NfcEncoder:
         return self._ids_by(text, "encode")
 
     def encode_numpy(self, text: str):
-        return self._ids_by(text, "encode_numpy")
+        edits = self._nfc_edits(text)
+        if edits is None:
+            return self.general.encode_numpy(text)
+        # the text's own UTF-8 with the edits written in: no new str of the whole text
+        ids = self._fast.encode_numpy_spliced(text, *edits) if edits[0] else self._fast.encode_numpy(text)
+        return ids if ids is not None else self._ids_by(text, "encode_numpy")
 
     def encode_full(self, text: str) -> tuple:
         return (self.general if self._changed([text], 0, 1) else self._fast).encode_full(text)
