@@ -536,8 +536,17 @@ cdef class Encoder:
         cdef const PieceEntry* hit = NULL
         cdef const int32_t* ids
         cdef Py_ssize_t k, mark, m = e - a
+        cdef const Tok* merged
+        cdef size_t count
         if m <= SHORT_BYTES:
             hit = s.pieces_seen.find(key.k0, key.k1, m, key.h)
+        elif m <= CACHE_PIECE_BYTES:  # a long piece merged before: its ids from the memo, read in place
+            merged = s.cache.find(<const uint8_t*>p + a, m, bytes_key(<const uint8_t*>p + a, m), &count)
+            if merged != NULL:
+                for k in range(<Py_ssize_t>count):
+                    if not grow_push(out.ids, merged[k].id):
+                        out.oom = True
+                return
         if hit != NULL:
             ids = s.pieces_seen.ids_of(hit)
             if not grow_append(out.ids, ids, ids + hit.count):
