@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from functools import cached_property
 
-from tokkit._native.pipeline import ModelKind
+from tokkit._native.pipeline import ModelKind, token_blob
 from tokkit.errors import TokkitError
 from tokkit.tokenizer.vocab import token_ids, vocab_from_mapping
 
@@ -130,14 +130,10 @@ class WordLevel(PlainState):
 
     def native(self) -> dict:
         """The compiled model's description (tokkit._native.pipeline.PipelineEncoder.build)."""
-        return {"kind": ModelKind.M_WORDLEVEL, "unk_id": self.ids[self.unk_token], "tokens": utf8_tokens(self.vocab)}
+        return {"kind": ModelKind.M_WORDLEVEL, "unk_id": self.ids[self.unk_token], "tokens": token_blob(self.vocab)}
 
     def tokenize(self, piece: str) -> list[tuple[int, int, int]]:
         """[(id, start, end)] for one piece, offsets in characters: always one token, even for ""."""
         tid = self.ids.get(piece)
         return [(self.ids[self.unk_token] if tid is None else tid, 0, len(piece))]
 
-
-def utf8_tokens(vocab) -> list[tuple[bytes, int]]:
-    """(UTF-8, id) of each token of a vocabulary by id, as the compiled models take them."""
-    return [(tok.encode("utf-8", "surrogatepass"), i) for i, tok in enumerate(vocab) if tok is not None]
