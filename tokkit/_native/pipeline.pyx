@@ -171,18 +171,18 @@ cdef cbool regex_scan(void* ctx, int index, const uint32_t* c, size_t n,
 
 def token_blob(vocab) -> tuple:
     """A vocabulary by id (None at an unused id) as the compiled models take it, built in C loops:
-    the tokens' UTF-8 one after another, and an int32 array of each one's byte length (-1: no token).
+    all the tokens' UTF-8 in one bytes object, and an int32 array of each one's length in characters
+    (-1: no token at that id), which _set_tokens walks the UTF-8 by.
 
-    >>> token_blob(["a", None, "\u00e9"])
-    (b'a\\xc3\\xa9', array([ 1, -1,  2], dtype=int32))
+    >>> token_blob(["a", None, "\u00e9t\u00e9"])
+    (b'a\\xc3\\xa9t\\xc3\\xa9', array([ 1, -1,  3], dtype=int32))
     """
     holes = None in vocab
     texts = ["" if t is None else t for t in vocab] if holes else vocab
-    encoded = list(map(str.encode, texts, repeat("utf-8"), repeat("surrogatepass")))
-    lengths = np.fromiter(map(len, encoded), np.int32, len(encoded))
+    chars = np.fromiter(map(len, texts), np.int32, len(texts))
     if holes:
-        lengths[[i for i, t in enumerate(vocab) if t is None]] = -1
-    return b"".join(encoded), lengths
+        chars[[i for i, t in enumerate(vocab) if t is None]] = -1
+    return "".join(texts).encode("utf-8", "surrogatepass"), chars
 
 
 cdef class ScratchBox:
@@ -355,14 +355,25 @@ cdef class PipelineEncoder:
             self._set_merges(merges[0], merges[1], merges[2])
         finish_model(self.p[0])
 
-    cdef _set_tokens(self, bytes blob, const int32_t[:] lengths):
-        """The model's tokens from token_blob's pair, in one C loop."""
-        cdef const char* at = blob
+    cdef _set_tokens(self, bytes blob, const int32_t[:] chars):
+        """The model's tokens from token_blob's pair, in one C loop: each token's bytes run to the
+        lead byte after its last character (surrogatepass writes a lone surrogate as one too)."""
+        cdef const unsigned char* at = <const unsigned char*>(<const char*>blob)
+        cdef const unsigned char* end = at + len(blob)
+        cdef const unsigned char* q
         cdef Py_ssize_t i
-        for i in range(lengths.shape[0]):
-            if lengths[i] >= 0:
-                model_token(self.p[0], at, lengths[i], <int32_t>i)
-                at += lengths[i]
+        cdef int32_t n
+        for i in range(chars.shape[0]):
+            n, q = chars[i], at
+            if n < 0:
+                continue
+            while n > 0 and q < end:
+                q += 1
+                while q < end and (q[0] & 0xC0) == 0x80:
+                    q += 1
+                n -= 1
+            model_token(self.p[0], <const char*>at, q - at, <int32_t>i)
+            at = q
 
     cdef _set_merges(self, const int32_t[:] lefts, const int32_t[:] rights, const int32_t[:] merged):
         """The merges by rank; a pair listed twice keeps its last rank (the table keeps a pair's first

@@ -107,7 +107,8 @@ class BPE(PlainState):
             raise TokkitError(f"{where}: byte_fallback together with continuing_subword_prefix or "
                               "end_of_word_suffix is not supported")
         # the check finds the merges' ids: kept as `merge_ids` (not looked up twice)
-        self.__dict__["merge_ids"] = merge_ids(self.ids, self.merges, self.continuing_subword_prefix, where)
+        self.__dict__["merge_ids"] = merge_ids(self.vocab, self.ids, self.merges, self.continuing_subword_prefix,
+                                             where)
 
     def to_json(self) -> dict:
         return {"type": "BPE", "dropout": None if self.dropout is None else float(self.dropout),
@@ -124,7 +125,7 @@ class BPE(PlainState):
     @cached_property
     def merge_ids(self) -> tuple[array, array, array]:
         """The left, right and merged ids of the merges by rank (int32 arrays)."""
-        return merge_ids(self.ids, self.merges, self.continuing_subword_prefix, "BPE")
+        return merge_ids(self.vocab, self.ids, self.merges, self.continuing_subword_prefix, "BPE")
 
     @cached_property
     def ranks(self) -> dict[tuple[int, int], tuple[int, int]]:
@@ -217,14 +218,14 @@ def _pairs_of_strings(merges: list) -> bool:
     return set(map(type, itertools.chain.from_iterable(merges))) == {str}
 
 
-def merge_ids(ids: dict[str, int], merges, prefix: str | None, where: str) -> tuple[array, array, array]:
+def merge_ids(vocab, ids: dict[str, int], merges, prefix: str | None, where: str) -> tuple[array, array, array]:
     """The left, right and merged ids of each merge by rank (int32 arrays), checking every merge as
     tokenizers does at load; the lookups run in C loops (a 128k-merge file loads through them).
 
     The merged token is left + right with the first len(prefix) bytes of right cut off, whatever
     they are (tokenizers' rule when there is a continuing-subword prefix).
 
-    >>> [list(side) for side in merge_ids({"a": 0, "b": 1, "ab": 2}, [("a", "b")], None, "m")]
+    >>> [list(side) for side in merge_ids(["a", "b", "ab"], {"a": 0, "b": 1, "ab": 2}, [("a", "b")], None, "m")]
     [[0], [1], [2]]
     """
     cut = len(prefix.encode()) if prefix else 0
@@ -233,11 +234,31 @@ def merge_ids(ids: dict[str, int], merges, prefix: str | None, where: str) -> tu
         joined = [_merged_with_prefix(pair, ids, cut, f"{where}: merges[{rank}]") for rank, pair in enumerate(merges)]
     else:
         joined = list(map(operator.add, lefts, rights))
-    found = [list(map(ids.get, side)) for side in (lefts, rights, joined)]
+    found = [list(map(ids.get, lefts)), list(map(ids.get, rights)), merged_token_ids(vocab, ids, joined)]
     if any(None in side for side in found):  # checked again one by one for the error's message
         for rank, pair in enumerate(merges):
             check_merge(pair, ids.keys(), f"{where}: merges[{rank}]")
     return array("i", found[0]), array("i", found[1]), array("i", found[2])
+
+
+def merged_token_ids(vocab, ids: dict[str, int], tokens: list[str]) -> list[int | None]:
+    """ids.get of each token the merges make. Trainers give those tokens consecutive ids in rank
+    order, so each is first compared with the token at the id after the previous one's (a string
+    compare in a C loop, cheaper than hashing it and probing the dict), and only the others are
+    looked up; the guess holds only when no token is listed at two ids.
+
+    >>> merged_token_ids(["a", "b", "ab", "ba", "x"], {"a": 0, "b": 1, "ab": 2, "ba": 3, "x": 4}, ["ab", "ba", "bb"])
+    [2, 3, None]
+    """
+    first = ids.get(tokens[0]) if tokens else None
+    if first is None or len(ids) != len(vocab) - vocab.count(None):
+        return list(map(ids.get, tokens))
+    out = list(range(first, first + len(tokens)))
+    same = list(map(operator.eq, tokens, vocab[first:first + len(tokens)]))
+    same += [False] * (len(tokens) - len(same))  # past the vocabulary's end
+    for k in itertools.compress(range(len(tokens)), map(operator.not_, same)):
+        out[k] = ids.get(tokens[k])
+    return out
 
 
 def _merged_with_prefix(pair: tuple[str, str], ids: dict[str, int], cut: int, where: str) -> str:
