@@ -213,7 +213,7 @@ def refuse_lone_surrogates(spec: Spec, where: str) -> None:
     which tokenizers refuses to read and UTF-8 cannot write (saving the tokenizer would fail)."""
     p = spec.pipeline
     model_strings = [getattr(p.model, f.name) for f in fields(p.model)]
-    parts = {"vocabulary": "\n".join(t for t in spec.vocab if t is not None),
+    parts = {"vocabulary": "\n".join(filter(None, spec.vocab)),
              "model": "\n".join(v for v in model_strings if isinstance(v, str)),
              **{key: json.dumps(write(part), ensure_ascii=False) for key, write, part in (
                  ("normalizer", normalizer_to_json, p.normalizer), ("pre_tokenizer", pre_tokenizer_to_json,

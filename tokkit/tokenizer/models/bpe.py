@@ -19,7 +19,8 @@ from functools import cached_property
 
 from tokkit._native.pipeline import ModelKind, token_blob
 from tokkit.errors import TokkitError
-from tokkit.tokenizer.models.wordlevel import PlainState, check_type, json_field, json_kind, json_object, read_vocab
+from tokkit.tokenizer.models.wordlevel import (PlainState, check_type, json_field, json_kind, json_object, read_vocab,
+                                               with_file_ids)
 from tokkit.tokenizer.vocab import check_merge, token_ids
 
 
@@ -92,7 +93,7 @@ class BPE(PlainState):
                     end_of_word_suffix=json_field(obj, "end_of_word_suffix", opt_str, at, None),
                     **{key: json_field(obj, key, (bool,), at, False)
                        for key in ("fuse_unk", "byte_fallback", "ignore_merges")})
-        model.check(at)
+        with_file_ids(model, obj).check(at)
         return model
 
     def check(self, where: str) -> None:

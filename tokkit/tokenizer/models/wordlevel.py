@@ -79,6 +79,20 @@ def read_vocab(obj: dict, where: str) -> tuple[str | None, ...]:
     return tuple(vocab_from_mapping(json_field(obj, "vocab", (dict,), where), f"{where}: field 'vocab'"))
 
 
+def with_file_ids(model, obj: dict):
+    """`model` with its `ids` taken from the file's "vocab" object where that lists the tokens in id
+    order (then it is token_ids(vocab) already): a dict copy instead of rebuilding 128k entries.
+
+    >>> m = with_file_ids(WordLevel(vocab=("a", "b"), unk_token="a"), {"vocab": {"a": 0, "b": 1}})
+    >>> m.__dict__["ids"], "ids" in with_file_ids(WordLevel(("b", "a"), "a"), {"vocab": {"a": 1, "b": 0}}).__dict__
+    ({'a': 0, 'b': 1}, False)
+    """
+    mapping = obj["vocab"]
+    if len(mapping) == len(model.vocab) and model.vocab == tuple(mapping):
+        model.__dict__["ids"] = dict(mapping)  # a copy: the caller's object may change later
+    return model
+
+
 class PlainState:
     """Pickles a frozen dataclass as its fields alone: its cached lookups (ids, ranks) are rebuilt on
     use, so a tokenizer sent to a worker process carries its vocabulary once."""
@@ -110,7 +124,8 @@ class WordLevel(PlainState):
         at = f"{where}: model.WordLevel"
         json_object(obj, at)
         check_type(obj, "WordLevel", at)
-        model = cls(vocab=read_vocab(obj, at), unk_token=json_field(obj, "unk_token", (str,), at))
+        model = with_file_ids(cls(vocab=read_vocab(obj, at), unk_token=json_field(obj, "unk_token", (str,), at)),
+                              obj)
         if model.unk_token not in model.ids:
             raise TokkitError(f"{at}: unk_token {model.unk_token!r} is not in the vocabulary")
         return model

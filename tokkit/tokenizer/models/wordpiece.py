@@ -13,7 +13,8 @@ from functools import cached_property
 
 from tokkit._native.pipeline import ModelKind, token_blob
 from tokkit.errors import TokkitError
-from tokkit.tokenizer.models.wordlevel import PlainState, check_type, json_field, json_object, json_uint, read_vocab
+from tokkit.tokenizer.models.wordlevel import (PlainState, check_type, json_field, json_object, json_uint, read_vocab,
+                                               with_file_ids)
 from tokkit.tokenizer.vocab import token_ids
 
 
@@ -43,6 +44,7 @@ class WordPiece(PlainState):
         model = cls(vocab=read_vocab(obj, at), unk_token=json_field(obj, "unk_token", (str,), at),
                     continuing_subword_prefix=json_field(obj, "continuing_subword_prefix", (str,), at),
                     max_input_chars_per_word=json_uint(obj, "max_input_chars_per_word", at, 64))
+        with_file_ids(model, obj)
         if model.unk_token not in model.ids:  # tokenizers fails on the first unknown word
             raise TokkitError(f"{at}: unk_token {model.unk_token!r} is not in the vocabulary")
         return model
