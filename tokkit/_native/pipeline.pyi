@@ -1,3 +1,4 @@
+from collections.abc import Sequence
 from enum import IntEnum
 
 import numpy as np
@@ -84,4 +85,5 @@ class PipelineEncoder:
 
 PUNCT_SYMBOL_END: int
 
+def token_blob(vocab: Sequence[str | None]) -> tuple[bytes, np.ndarray]: ...
 def punct_symbol_table() -> np.ndarray: ...

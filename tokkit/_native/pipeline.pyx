@@ -9,11 +9,12 @@ tokkit/tokenizer/plan.py. Patterns that need a regex engine (a Split or Replace 
 ones compiled in) call back into Python through the `finder` a description carries.
 
 >>> enc = PipelineEncoder.build(3, [], [{"kind": PreKind.P_WHITESPACE_SPLIT}],
-...     {"kind": ModelKind.M_WORDLEVEL, "unk_id": 0, "tokens": [(b"[UNK]", 0), (b"a", 1), (b"b", 2)]}, [])
+...     {"kind": ModelKind.M_WORDLEVEL, "unk_id": 0, "tokens": token_blob(["[UNK]", "a", "b"])}, [])
 >>> enc.encode("a b c")
 [1, 2, 0]
 """
 from cpython.unicode cimport PyUnicode_FromKindAndData
+from itertools import repeat
 from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libcpp cimport bool as cbool
 from libcpp.utility cimport pair
@@ -168,6 +169,22 @@ cdef cbool regex_scan(void* ctx, int index, const uint32_t* c, size_t n,
         return False
 
 
+def token_blob(vocab) -> tuple:
+    """A vocabulary by id (None at an unused id) as the compiled models take it, built in C loops:
+    all the tokens' UTF-8 in one bytes object, and an int32 array of each one's length in characters
+    (-1: no token at that id), which _set_tokens walks the UTF-8 by.
+
+    >>> token_blob(["a", None, "\u00e9t\u00e9"])
+    (b'a\\xc3\\xa9t\\xc3\\xa9', array([ 1, -1,  3], dtype=int32))
+    """
+    holes = None in vocab
+    texts = ["" if t is None else t for t in vocab] if holes else vocab
+    chars = np.fromiter(map(len, texts), np.int32, len(texts))
+    if holes:
+        chars[[i for i, t in enumerate(vocab) if t is None]] = -1
+    return "".join(texts).encode("utf-8", "surrogatepass"), chars
+
+
 cdef class ScratchBox:
     """One thread's buffers (a C++ Scratch with its memo of pieces) and the error a callback raised."""
     cdef Scratch* s
@@ -243,8 +260,8 @@ cdef class PipelineEncoder:
         `normalizer` and `pre_tokenizer`: their steps in order, each a dict of NormDesc or PreDesc
         fields (the rest take NORM_DEFAULTS, PRE_DEFAULTS), plus `finder` (text -> [(start, end)]) for
         a step that calls back into Python, or `charsmap_parts` ((uint32 trie units, bytes pool)) for a
-        Precompiled map; `model`: ModelDesc fields plus `tokens` ((UTF-8, id) pairs) and `merges`
-        ((left, right, rank, merged) ids); `added`: AddedDesc dicts; `fast_lane`: whether ids without
+        Precompiled map; `model`: ModelDesc fields plus `tokens` (token_blob's pair) and `merges`
+        (int32 arrays of the left, right and merged ids by rank); `added`: AddedDesc dicts; `fast_lane`: whether ids without
         offsets go chunk by chunk through the memo (tokkit/tokenizer/plan.py decides where that is
         exact); `utf8_ids`: whether ids without offsets go through the normalizer and pre-tokenizer as
         UTF-8, without alignments, where the engine's UTF-8 steps cover the pipeline (see the
@@ -330,14 +347,42 @@ cdef class PipelineEncoder:
     cdef _set_model(self, dict model):
         cdef ModelDesc d
         model = {**MODEL_DEFAULTS, **model}
-        tokens, merges = model.pop("tokens"), model.pop("merges", ())
+        tokens, merges = model.pop("tokens"), model.pop("merges", None)
         d = model
         set_model(self.p[0], d)
-        for u, i in tokens:
-            model_token(self.p[0], u, len(u), i)
-        for a, b, rank, merged in merges:
-            model_merge(self.p[0], a, b, rank, merged)
+        self._set_tokens(tokens[0], tokens[1])
+        if merges is not None:
+            self._set_merges(merges[0], merges[1], merges[2])
         finish_model(self.p[0])
+
+    cdef _set_tokens(self, bytes blob, const int32_t[:] chars):
+        """The model's tokens from token_blob's pair, in one C loop: each token's bytes run to the
+        lead byte after its last character (surrogatepass writes a lone surrogate as one too)."""
+        cdef const unsigned char* at = <const unsigned char*>(<const char*>blob)
+        cdef const unsigned char* end = at + len(blob)
+        cdef const unsigned char* q
+        cdef Py_ssize_t i
+        cdef int32_t n
+        for i in range(chars.shape[0]):
+            n, q = chars[i], at
+            if n < 0:
+                continue
+            while n > 0 and q < end:
+                q += 1
+                while q < end and (q[0] & 0xC0) == 0x80:
+                    q += 1
+                n -= 1
+            model_token(self.p[0], <const char*>at, q - at, <int32_t>i)
+            at = q
+
+    cdef _set_merges(self, const int32_t[:] lefts, const int32_t[:] rights, const int32_t[:] merged):
+        """The merges by rank; a pair listed twice keeps its last rank (the table keeps a pair's first
+        entry, so the ranks go in from the last)."""
+        cdef Py_ssize_t r
+        if not (lefts.shape[0] == rights.shape[0] == merged.shape[0]):
+            raise ValueError("the merges' left, right and merged ids differ in length")
+        for r in range(lefts.shape[0] - 1, -1, -1):
+            model_merge(self.p[0], lefts[r], rights[r], <int32_t>r, merged[r])
 
     # ------------------------------------------------------------------------------ encoding
     cdef ScratchBox take(self):
@@ -430,7 +475,7 @@ cdef class PipelineEncoder:
         normalized text).
 
         >>> enc = PipelineEncoder.build(2, [], [{"kind": PreKind.P_WHITESPACE_SPLIT}],
-        ...     {"kind": ModelKind.M_WORDLEVEL, "unk_id": 0, "tokens": [(b"[UNK]", 0), (b"a", 1)]}, [])
+        ...     {"kind": ModelKind.M_WORDLEVEL, "unk_id": 0, "tokens": token_blob(["[UNK]", "a"])}, [])
         >>> enc.utf8_ids, enc.encode(" a  b") == enc.encode_full(" a  b")[0]
         (True, True)
         """

@@ -27,7 +27,6 @@ from tokkit.tokenizer.normalizers import BertNormalizer, normalizer_from_json, n
 from tokkit.tokenizer.post import post_from_json, post_template, post_to_json
 from tokkit.tokenizer.pre_tokenizers import pre_tokenizer_from_json, pre_tokenizer_to_json
 from tokkit.tokenizer.spec import AddedToken, Pipeline, Spec
-from tokkit.tokenizer.vocab import token_ids
 
 SPECIAL_NAMES = {"[UNK]": "unk_token", "[SEP]": "sep_token", "[PAD]": "pad_token",
                  "[CLS]": "cls_token", "[MASK]": "mask_token", "<unk>": "unk_token", "<pad>": "pad_token",
@@ -62,7 +61,8 @@ def spec_from_json(data: dict, where: str) -> Spec:
         # the lattice walk keeps every prefix of every piece: a long piece would cost its length squared
         raise TokkitError(f"{where}: model.Unigram: a piece of {max(map(len, tokens)):,} characters; tokkit reads "
                           f"pieces of at most {MAX_TOKEN_CHARS:,} (tokkit.tokenizer.files.MAX_TOKEN_CHARS)")
-    added = _added_tokens(_field(data, "added_tokens", (list, type(None)), None, where) or [], tokens, where)
+    added = _added_tokens(_field(data, "added_tokens", (list, type(None)), None, where) or [], pipeline.model.ids,
+                          where)
     _check_normalized_forms(added, pipeline.normalizer, where)
     extra = {}
     for key in ("truncation", "padding"):  # kept as the defaults of tokkit.encode, written back on save
@@ -165,14 +165,13 @@ def _sized(obj: dict, key: str, default, low: int, high: int, where: str, prefix
     return value
 
 
-def _added_tokens(entries: list, tokens, where: str) -> tuple[AddedToken, ...]:
-    """The added tokens with their flags and the ids tokenizers gives them (`tokens`: the model's, by id).
+def _added_tokens(entries: list, model_ids: dict[str, int], where: str) -> tuple[AddedToken, ...]:
+    """The added tokens with their flags and the ids tokenizers gives them (`model_ids`: the model's token -> id).
 
     tokenizers ignores the ids the file writes: a model token keeps its model id, any other takes the
     next id past the model's vocabulary (past its count of tokens, or past the last added id beyond it).
     A token listed again replaces the first listing (flags included) at the first one's id.
     """
-    model_ids = token_ids(tokens)
     count = len(model_ids)
     added: dict[str, AddedToken] = {}
     top = -1  # the highest id given so far (kept as it goes: a max over `added` each time is quadratic)
@@ -214,7 +213,7 @@ def refuse_lone_surrogates(spec: Spec, where: str) -> None:
     which tokenizers refuses to read and UTF-8 cannot write (saving the tokenizer would fail)."""
     p = spec.pipeline
     model_strings = [getattr(p.model, f.name) for f in fields(p.model)]
-    parts = {"vocabulary": "\n".join(t for t in spec.vocab if t is not None),
+    parts = {"vocabulary": "\n".join(filter(None, spec.vocab)),
              "model": "\n".join(v for v in model_strings if isinstance(v, str)),
              **{key: json.dumps(write(part), ensure_ascii=False) for key, write, part in (
                  ("normalizer", normalizer_to_json, p.normalizer), ("pre_tokenizer", pre_tokenizer_to_json,

@@ -21,6 +21,7 @@ from pathlib import Path
 from tokkit._files import read_json
 from tokkit.errors import TokkitError
 from tokkit.tokenizer.files import spec_from_vocab_json, spec_from_vocab_txt
+from tokkit.tokenizer.gc_pause import paused_gc
 from tokkit.tokenizer.hf_json import refuse_lone_surrogates, spec_from_json
 from tokkit.tokenizer.models.unigram import serde_float
 from tokkit.tokenizer.normalizers import BertNormalizer
@@ -38,9 +39,10 @@ def load_spec(path: Path, *, kind=None, lowercase=None, strip_accents=None, spec
         raise TokkitError(f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
     if path.is_dir():
         path = tokenizer_file(path)
-    spec = _read_spec(path, kind=kind, lowercase=lowercase, strip_accents=strip_accents,
-                      special_tokens=special_tokens)
-    refuse_lone_surrogates(spec, str(path))
+    with paused_gc():  # the file's containers hold no cycles: collecting while they pile up only walks them
+        spec = _read_spec(path, kind=kind, lowercase=lowercase, strip_accents=strip_accents,
+                          special_tokens=special_tokens)
+        refuse_lone_surrogates(spec, str(path))
     return spec
 
 

@@ -94,7 +94,7 @@ class Spec:
 
     def token_ids(self) -> dict[str, int]:
         """token -> id: an added token's id where it has one (tokenizers looks those up first)."""
-        return {**token_ids(self.pipeline.model.tokens), **{a.content: a.id for a in self.added}}
+        return {**self.pipeline.model.ids, **{a.content: a.id for a in self.added}}
 
     @property
     def template(self) -> Template | None:

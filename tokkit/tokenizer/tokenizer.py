@@ -22,6 +22,7 @@ from tokkit._threads import SLICES_PER_THREAD, resolve_threads, run_shared, run_
 from tokkit.errors import TokkitError
 from tokkit.tokenizer.decode import decode
 from tokkit.tokenizer.files import vocab_files
+from tokkit.tokenizer.gc_pause import paused_gc
 from tokkit.tokenizer.hf_json import encode_defaults, special_tokens_map, to_json, tokenizer_config
 from tokkit.tokenizer.load import load_spec
 from tokkit.tokenizer.plan import build_encoder
@@ -158,7 +159,8 @@ class Tokenizer:
     def _encoder(self):
         """The compiled encoder plan.py builds (on first use; read-only afterwards, so threads share it)."""
         if self._kernel is None:
-            self._kernel = build_encoder(self._spec, self.split_special_tokens)
+            with paused_gc():  # the descriptions' many small containers need no collection while built
+                self._kernel = build_encoder(self._spec, self.split_special_tokens)
         return self._kernel
 
     def trimmed_offsets(self, ids: np.ndarray, starts: np.ndarray, ends: np.ndarray, first: np.ndarray

@@ -13,13 +13,14 @@ from __future__ import annotations
 import heapq
 import itertools
 import operator
+from array import array
 from dataclasses import dataclass
 from functools import cached_property
 
-from tokkit._native.pipeline import ModelKind
+from tokkit._native.pipeline import ModelKind, token_blob
 from tokkit.errors import TokkitError
 from tokkit.tokenizer.models.wordlevel import (PlainState, check_type, json_field, json_kind, json_object, read_vocab,
-                                               utf8_tokens)
+                                               with_file_ids)
 from tokkit.tokenizer.vocab import check_merge, token_ids
 
 
@@ -92,7 +93,7 @@ class BPE(PlainState):
                     end_of_word_suffix=json_field(obj, "end_of_word_suffix", opt_str, at, None),
                     **{key: json_field(obj, key, (bool,), at, False)
                        for key in ("fuse_unk", "byte_fallback", "ignore_merges")})
-        model.check(at)
+        with_file_ids(model, obj).check(at)
         return model
 
     def check(self, where: str) -> None:
@@ -106,10 +107,9 @@ class BPE(PlainState):
             # tokenizers spells the prefix/suffix in bytes too, and its offsets run past the word's end
             raise TokkitError(f"{where}: byte_fallback together with continuing_subword_prefix or "
                               "end_of_word_suffix is not supported")
-        if self.continuing_subword_prefix:  # the check builds the table: kept as `ranks` (not built twice)
-            self.__dict__["ranks"] = merge_ranks(self.ids, self.merges, self.continuing_subword_prefix, where)
-        else:
-            _check_plain_merges(self.ids, self.merges, where)
+        # the check finds the merges' ids: kept as `merge_ids` (not looked up twice)
+        self.__dict__["merge_ids"] = merge_ids(self.vocab, self.ids, self.merges, self.continuing_subword_prefix,
+                                             where)
 
     def to_json(self) -> dict:
         return {"type": "BPE", "dropout": None if self.dropout is None else float(self.dropout),
@@ -124,9 +124,14 @@ class BPE(PlainState):
         return token_ids(self.vocab)
 
     @cached_property
+    def merge_ids(self) -> tuple[array, array, array]:
+        """The left, right and merged ids of the merges by rank (int32 arrays)."""
+        return merge_ids(self.vocab, self.ids, self.merges, self.continuing_subword_prefix, "BPE")
+
+    @cached_property
     def ranks(self) -> dict[tuple[int, int], tuple[int, int]]:
         """(left id, right id) -> (rank, merged id); a merge listed twice keeps its last rank."""
-        return merge_ranks(self.ids, self.merges, self.continuing_subword_prefix, "BPE")
+        return {(a, b): (rank, m) for rank, (a, b, m) in enumerate(zip(*self.merge_ids))}
 
     @property
     def written_merges(self) -> list[tuple[str, str]]:
@@ -151,8 +156,7 @@ class BPE(PlainState):
                 "suffix": (self.end_of_word_suffix or "").encode("utf-8", "surrogatepass"),
                 "byte_fallback": self.byte_fallback, "fuse_unk": self.fuse_unk, "ignore_merges": self.ignore_merges,
                 "byte_ids": byte_ids(self.ids), "cut_at_metaspace": self.cuts_at_metaspace,
-                "tokens": utf8_tokens(self.vocab),
-                "merges": [(a, b, rank, merged) for (a, b), (rank, merged) in self.ranks.items()]}
+                "tokens": token_blob(self.vocab), "merges": self.merge_ids}
 
     def tokenize(self, piece: str) -> list[tuple[int, int, int]]:
         """[(id, start, end)] for one piece, offsets in characters as tokenizers reports them."""
@@ -215,31 +219,47 @@ def _pairs_of_strings(merges: list) -> bool:
     return set(map(type, itertools.chain.from_iterable(merges))) == {str}
 
 
-def merge_ranks(ids: dict[str, int], merges, prefix: str | None, where: str) -> dict:
-    """(left id, right id) -> (rank, merged id), checking every merge as tokenizers does at load.
+def merge_ids(vocab, ids: dict[str, int], merges, prefix: str | None, where: str) -> tuple[array, array, array]:
+    """The left, right and merged ids of each merge by rank (int32 arrays), checking every merge as
+    tokenizers does at load; the lookups run in C loops (a 128k-merge file loads through them).
 
     The merged token is left + right with the first len(prefix) bytes of right cut off, whatever
     they are (tokenizers' rule when there is a continuing-subword prefix).
+
+    >>> [list(side) for side in merge_ids(["a", "b", "ab"], {"a": 0, "b": 1, "ab": 2}, [("a", "b")], None, "m")]
+    [[0], [1], [2]]
     """
     cut = len(prefix.encode()) if prefix else 0
-    if not cut:
-        _check_plain_merges(ids, merges, where)
-        return {(ids[a], ids[b]): (rank, ids[a + b]) for rank, (a, b) in enumerate(merges)}
-    table = {}
-    for rank, pair in enumerate(merges):
-        merged = _merged_with_prefix(pair, ids, cut, f"{where}: merges[{rank}]")
-        table[ids[pair[0]], ids[pair[1]]] = (rank, ids[merged])
-    return table
-
-
-def _check_plain_merges(ids: dict[str, int], merges, where: str) -> None:
-    """merge_ranks' check without a prefix, its lookups in C loops (a 128k-merge file loads through it;
-    the table itself waits until an encoder needs it); where one fails, the merges are checked one by
-    one for the error's message."""
-    lefts, rights = [m[0] for m in merges], [m[1] for m in merges]
-    if None in map(ids.get, lefts) or None in map(ids.get, rights) or None in map(ids.get, map(operator.add, lefts, rights)):
+    lefts, rights = list(map(operator.itemgetter(0), merges)), list(map(operator.itemgetter(1), merges))
+    if cut:
+        joined = [_merged_with_prefix(pair, ids, cut, f"{where}: merges[{rank}]") for rank, pair in enumerate(merges)]
+    else:
+        joined = list(map(operator.add, lefts, rights))
+    found = [list(map(ids.get, lefts)), list(map(ids.get, rights)), merged_token_ids(vocab, ids, joined)]
+    if any(None in side for side in found):  # checked again one by one for the error's message
         for rank, pair in enumerate(merges):
             check_merge(pair, ids.keys(), f"{where}: merges[{rank}]")
+    return array("i", found[0]), array("i", found[1]), array("i", found[2])
+
+
+def merged_token_ids(vocab, ids: dict[str, int], tokens: list[str]) -> list[int | None]:
+    """ids.get of each token the merges make. Trainers give those tokens consecutive ids in rank
+    order, so each is first compared with the token at the id after the previous one's (a string
+    compare in a C loop, cheaper than hashing it and probing the dict), and only the others are
+    looked up; the guess holds only when no token is listed at two ids.
+
+    >>> merged_token_ids(["a", "b", "ab", "ba", "x"], {"a": 0, "b": 1, "ab": 2, "ba": 3, "x": 4}, ["ab", "ba", "bb"])
+    [2, 3, None]
+    """
+    first = ids.get(tokens[0]) if tokens else None
+    if first is None or len(ids) != len(vocab) - vocab.count(None):
+        return list(map(ids.get, tokens))
+    out = list(range(first, first + len(tokens)))
+    same = list(map(operator.eq, tokens, vocab[first:first + len(tokens)]))
+    same += [False] * (len(tokens) - len(same))  # past the vocabulary's end
+    for k in itertools.compress(range(len(tokens)), map(operator.not_, same)):
+        out[k] = ids.get(tokens[k])
+    return out
 
 
 def _merged_with_prefix(pair: tuple[str, str], ids: dict[str, int], cut: int, where: str) -> str:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from tokkit._native.pipeline import ModelKind
+from tokkit._native.pipeline import ModelKind, token_blob
 from tokkit.errors import TokkitError
 from tokkit.tokenizer.models.bpe import byte_ids, byte_token, metaspace_cut_is_safe
 from tokkit.tokenizer.models.wordlevel import PlainState, check_type, json_field, json_object, json_uint
@@ -83,7 +83,7 @@ class Unigram(PlainState):
                 "byte_fallback": self.byte_fallback, "scores": [score for _, score in self.vocab],
                 "unk_score": self.unk_score, "byte_ids": byte_ids(self.ids),
                 "cut_at_metaspace": self.cuts_at_metaspace,
-                "tokens": [(piece.encode("utf-8", "surrogatepass"), i) for i, (piece, _) in enumerate(self.vocab)]}
+                "tokens": token_blob([piece for piece, _ in self.vocab])}
 
     @cached_property
     def unk_score(self) -> float:

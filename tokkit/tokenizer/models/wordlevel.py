@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from functools import cached_property
 
-from tokkit._native.pipeline import ModelKind
+from tokkit._native.pipeline import ModelKind, token_blob
 from tokkit.errors import TokkitError
 from tokkit.tokenizer.vocab import token_ids, vocab_from_mapping
 
@@ -79,6 +79,20 @@ def read_vocab(obj: dict, where: str) -> tuple[str | None, ...]:
     return tuple(vocab_from_mapping(json_field(obj, "vocab", (dict,), where), f"{where}: field 'vocab'"))
 
 
+def with_file_ids(model, obj: dict):
+    """`model` with its `ids` taken from the file's "vocab" object where that lists the tokens in id
+    order (then it is token_ids(vocab) already): a dict copy instead of rebuilding 128k entries.
+
+    >>> m = with_file_ids(WordLevel(vocab=("a", "b"), unk_token="a"), {"vocab": {"a": 0, "b": 1}})
+    >>> m.__dict__["ids"], "ids" in with_file_ids(WordLevel(("b", "a"), "a"), {"vocab": {"a": 1, "b": 0}}).__dict__
+    ({'a': 0, 'b': 1}, False)
+    """
+    mapping = obj["vocab"]
+    if len(mapping) == len(model.vocab) and model.vocab == tuple(mapping):
+        model.__dict__["ids"] = dict(mapping)  # a copy: the caller's object may change later
+    return model
+
+
 class PlainState:
     """Pickles a frozen dataclass as its fields alone: its cached lookups (ids, ranks) are rebuilt on
     use, so a tokenizer sent to a worker process carries its vocabulary once."""
@@ -110,7 +124,8 @@ class WordLevel(PlainState):
         at = f"{where}: model.WordLevel"
         json_object(obj, at)
         check_type(obj, "WordLevel", at)
-        model = cls(vocab=read_vocab(obj, at), unk_token=json_field(obj, "unk_token", (str,), at))
+        model = with_file_ids(cls(vocab=read_vocab(obj, at), unk_token=json_field(obj, "unk_token", (str,), at)),
+                              obj)
         if model.unk_token not in model.ids:
             raise TokkitError(f"{at}: unk_token {model.unk_token!r} is not in the vocabulary")
         return model
@@ -130,14 +145,10 @@ class WordLevel(PlainState):
 
     def native(self) -> dict:
         """The compiled model's description (tokkit._native.pipeline.PipelineEncoder.build)."""
-        return {"kind": ModelKind.M_WORDLEVEL, "unk_id": self.ids[self.unk_token], "tokens": utf8_tokens(self.vocab)}
+        return {"kind": ModelKind.M_WORDLEVEL, "unk_id": self.ids[self.unk_token], "tokens": token_blob(self.vocab)}
 
     def tokenize(self, piece: str) -> list[tuple[int, int, int]]:
         """[(id, start, end)] for one piece, offsets in characters: always one token, even for ""."""
         tid = self.ids.get(piece)
         return [(self.ids[self.unk_token] if tid is None else tid, 0, len(piece))]
 
-
-def utf8_tokens(vocab) -> list[tuple[bytes, int]]:
-    """(UTF-8, id) of each token of a vocabulary by id, as the compiled models take them."""
-    return [(tok.encode("utf-8", "surrogatepass"), i) for i, tok in enumerate(vocab) if tok is not None]

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from tokkit._native.pipeline import ModelKind
+from tokkit._native.pipeline import ModelKind, token_blob
 from tokkit.errors import TokkitError
 from tokkit.tokenizer.models.wordlevel import (PlainState, check_type, json_field, json_object, json_uint, read_vocab,
-                                               utf8_tokens)
+                                               with_file_ids)
 from tokkit.tokenizer.vocab import token_ids
 
 
@@ -44,6 +44,7 @@ class WordPiece(PlainState):
         model = cls(vocab=read_vocab(obj, at), unk_token=json_field(obj, "unk_token", (str,), at),
                     continuing_subword_prefix=json_field(obj, "continuing_subword_prefix", (str,), at),
                     max_input_chars_per_word=json_uint(obj, "max_input_chars_per_word", at, 64))
+        with_file_ids(model, obj)
         if model.unk_token not in model.ids:  # tokenizers fails on the first unknown word
             raise TokkitError(f"{at}: unk_token {model.unk_token!r} is not in the vocabulary")
         return model
@@ -67,7 +68,7 @@ class WordPiece(PlainState):
         """The compiled model's description (tokkit._native.pipeline.PipelineEncoder.build)."""
         return {"kind": ModelKind.M_WORDPIECE, "unk_id": self.ids[self.unk_token],
                 "prefix": self.continuing_subword_prefix.encode("utf-8", "surrogatepass"),
-                "max_input_chars": self.max_input_chars_per_word, "tokens": utf8_tokens(self.vocab)}
+                "max_input_chars": self.max_input_chars_per_word, "tokens": token_blob(self.vocab)}
 
     def tokenize(self, piece: str) -> list[tuple[int, int, int]]:
         """[(id, start, end)] for one piece, offsets in characters ("" gives no tokens)."""
