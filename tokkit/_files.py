@@ -388,11 +388,13 @@ def read_json(path: str | os.PathLike, *, parse_float=None):
     reads each number with a fraction or an exponent (json.loads' hook)."""
 
     def no_duplicates(pairs):
-        seen = {}
-        for key, value in pairs:
-            if key in seen:
-                raise TokkitError(f"{path}: duplicate key {key!r}")
-            seen[key] = value
+        seen = dict(pairs)  # built in C; a key seen twice leaves it shorter than the pairs
+        if len(seen) != len(pairs):
+            keys = set()
+            for key, _ in pairs:
+                if key in keys:
+                    raise TokkitError(f"{path}: duplicate key {key!r}")
+                keys.add(key)
         return seen
 
     text = read_text(path)
