@@ -110,3 +110,25 @@ def test_split_special_tokens_pass_over_specials_as_tokenizers(tmp_path):
     tok = tokkit.load(path, split_special_tokens=True)
     for text in ["a<x>y", "x>y <x>", "<x>x>y"]:
         assert tok.encode(text) == hf.encode(text, add_special_tokens=False).ids, text
+
+
+@pytest.mark.parametrize("make", [bytelevel, wordpiece])
+def test_specials_past_the_vocabulary_take_the_fast_encoder(tmp_path, make):
+    # Llama 3's shape: special tokens the model lacks, at the ids after its vocabulary; the fast
+    # encoder finds them in the raw text and writes their ids, as tokenizers does
+    from tokkit._native.encode import Encoder
+
+    lines = ["the cat sat on the mat", "é中 words and more words", "numbers 123 4567"] * 20
+    hf = make(lines)
+    size = hf.get_vocab_size()
+    hf.add_special_tokens(["<|begin|>", "<|end|>", "<|reserved_0|>"])
+    hf.save(str(tmp_path / "tokenizer.json"))
+    tok = tokkit.load(str(tmp_path / "tokenizer.json"))
+    assert isinstance(tok._encoder, Encoder)
+    texts = ["<|begin|>the cat<|end|>", "x<|reserved_0|><|reserved_0|>y é中", "<|begin", "", "words<|end|>"]
+    want = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+    assert tok.encode_batch(texts) == want and max(max(w, default=0) for w in want) >= size
+    ids, offsets = tok.encode_batch_flat(texts, num_threads=2)
+    assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(texts))] == want
+    for text in texts:
+        assert tok.encode_with_offsets(text).tokens == hf.encode(text, add_special_tokens=False).tokens

@@ -13,8 +13,9 @@ Two compiled engines run a tokenizer's pipeline:
   bytelevel  none or NFC             ByteLevel with its regex, or a Split regex BPE (no prefix nor suffix)
                                      (Isolated) then ByteLevel without it
 
-  and only when every added token is a model token, at its id, without flags (the fast encoder's
-  model may make an added token; flags need the general path's matching). A BPE with byte fallback,
+  and only when every added token is without flags (they need the general path's matching) and is
+  either a model token at its own id or, past the vocabulary's ids, a token the model lacks (Llama 3's
+  specials); an added token at another model token's id is left to the general path. A BPE with byte fallback,
   fuse_unk, dropout or a continuing-subword prefix, and a WordPiece token longer than MAX_TOKEN_CHARS
   (the fast tables hold every prefix of every token), take the general path.
 
@@ -112,13 +113,24 @@ class Plan:
     chunk_lane: bool = False       # general: ids without offsets chunk by chunk
 
 
+def _fast_added(spec: Spec) -> bool:
+    """Whether the fast encoders take the added tokens: each the model's token at the same id, or a
+    token the model does not have at an id past its vocabulary (Llama 3's 256 specials). The fast
+    encoders find either in the raw text, before the model, and write its id."""
+    tokens = spec.pipeline.model.tokens
+    if not all(tokens[a.id] == a.content for a in spec.added if a.id < len(tokens)):
+        return False
+    outside = [a.content for a in spec.added if a.id >= len(tokens)]
+    return not outside or not any(content in spec.pipeline.model.ids for content in outside)
+
+
 def plan(spec: Spec) -> Plan:
     """The engine and lanes for `spec`'s pipeline (see the module docstring)."""
     model, tokens = spec.pipeline.model, spec.pipeline.model.tokens
     if not all(a.plain for a in spec.added):
         return general(spec, "an added token has flags (single_word, lstrip, rstrip or normalized)")
-    if not all(a.id < len(tokens) and tokens[a.id] == a.content for a in spec.added):
-        return general(spec, "an added token is outside the model's vocabulary")
+    if not _fast_added(spec):
+        return general(spec, "an added token names a model token at another id")
     if isinstance(model, WordPiece):
         return _wordpiece(spec)
     if isinstance(model, BPE):
