@@ -168,3 +168,13 @@ def test_bytelevel_custom_pattern_equals_tokenizers(oracle_paths, tmp_path):
     ref = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     assert_same(tok, ref, sample_lines(5) + ["x[SEP]y [CLS]", "  \n\t a1b22"])
     assert tokkit.load(tmp_path) == tok
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.none() | st.text(st.sampled_from(["Ġ", "a", "Ã", "©", "中", "\ud800", "Ċ", "ĉ", "ÿ"]) | st.characters(),
+                                    max_size=6), max_size=30))
+def test_symbols_decoded_all_at_once_as_one_by_one(tokens):
+    # the fast encoder reads a vocabulary's byte symbols in one pass; each token as decode_symbols does
+    from tokkit._native.byte_symbols import decode_symbols, decode_symbols_all
+
+    assert decode_symbols_all(tokens) == [None if t is None else decode_symbols(t) for t in tokens]

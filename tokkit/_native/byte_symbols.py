@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import numpy as np
+
 
 @lru_cache(maxsize=None)
 def bytes_to_unicode() -> tuple[str, ...]:
@@ -59,3 +61,26 @@ def decode_symbols(token: str) -> bytes | None:
         return bytes(inverse[c] for c in token)
     except KeyError:
         return None
+
+
+def decode_symbols_all(tokens) -> list[bytes | None]:
+    """decode_symbols() of each token (None stays None), with C loops over all of them at once: a
+    128k vocabulary's tokens one by one took 0.17 s of the first encode.
+
+    >>> decode_symbols_all(["Ġa", None, "中", ""])
+    [b' a', None, None, b'']
+    """
+    inverse = unicode_to_bytes()
+    table = np.full(max(map(ord, inverse)) + 2, -1, dtype=np.int16)  # the last entry: any other char
+    for symbol, byte in inverse.items():
+        table[ord(symbol)] = byte
+    lengths = [0 if t is None else len(t) for t in tokens]
+    cps = np.frombuffer("".join(t for t in tokens if t).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    values = table[np.minimum(cps, len(table) - 1)]
+    blob = values.astype(np.uint8).tobytes()
+    bad = np.concatenate([[0], np.cumsum(values < 0)]).tolist()
+    out, at = [], 0
+    for token, n in zip(tokens, lengths):
+        out.append(None if token is None or bad[at + n] != bad[at] else blob[at:at + n])
+        at += n
+    return out

@@ -33,7 +33,7 @@ from tokkit._native.rows cimport Rows
 import numpy as np
 
 from tokkit._native import regex_limit
-from tokkit._native.byte_symbols import bytes_to_unicode, decode_symbols
+from tokkit._native.byte_symbols import bytes_to_unicode, decode_symbols_all
 from tokkit._native.rows import rows_to_lists
 from tokkit.errors import OutOfMemory, TokkitError
 
@@ -1181,14 +1181,10 @@ cdef class Encoder:
             e.bert_words.init(e.bert_act, e.bert_out, e.vocab.table, e.cont.table, e.unk_id, e.max_chars)
             e.merges = PairMap([], [])
         else:
-            try:
-                pairs = [(ids[a], ids[b]) for a, b in form.merges]
-                merged = [ids[a + b] for a, b in form.merges]
-            except KeyError as exc:
-                raise TokkitError(f"a merge names or makes {exc.args[0]!r}, which is not in the vocabulary") from None
-            e.merges = PairMap(pairs, merged)
+            left, right, merged = form.merge_ids  # checked against the vocabulary when the model was read
+            e.merges = PairMap(zip(left, right), merged)
             if e.kind == BYTELEVEL:
-                raw = [None if t is None else decode_symbols(t) for t in vocab]
+                raw = decode_symbols_all(vocab)
                 keys = [(r, i) for i, r in enumerate(raw) if r is not None]
                 e.vocab = StrMap([r for r, _ in keys], [i for _, i in keys])
                 for byte, sym in enumerate(bytes_to_unicode()):
