@@ -68,6 +68,7 @@ cdef class Encoder:
     cdef void encode_ids(self, TextView t, Scratch s, Rows out) noexcept nogil
     cdef bint utf8_of_one(self, str text, Scratch s, Rows out)
     cdef utf8_numpy(self, const uint8_t* p, Py_ssize_t n)
+    cdef void utf8_row(self, const uint8_t* p, Py_ssize_t n, Scratch s, Rows out)
     cdef void encode_utf8(self, const uint8_t* p, Py_ssize_t n, Scratch s, Rows out) noexcept nogil
     cdef Py_ssize_t stage_pieces(self, const uint8_t* p, Py_ssize_t a, Py_ssize_t b, Py_ssize_t n,
                                  Scratch s, size_t* ends, PieceKey* keys) noexcept nogil

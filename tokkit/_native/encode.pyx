@@ -1011,11 +1011,15 @@ cdef class Encoder:
             p = PyUnicode_AsUTF8AndSize(text, &n)
         except UnicodeEncodeError:
             return False
+        self.utf8_row(<const uint8_t*>p, n, s, out)
+        return True
+
+    cdef void utf8_row(self, const uint8_t* p, Py_ssize_t n, Scratch s, Rows out):
+        """The byte-level ids of n bytes of UTF-8 as the next row of out, without the GIL."""
         reserve_ids(out, n)
         with nogil:
-            self.encode_utf8(<const uint8_t*>p, n, s, out)
+            self.encode_utf8(p, n, s, out)
             out.ptr.push_back(out.ids.size())
-        return True
 
     cdef void encode_ids(self, TextView tv, Scratch s, Rows out) noexcept nogil:
         # one text, ids only: byte-level reads UTF-8, the other kinds the code points
@@ -1090,10 +1094,7 @@ cdef class Encoder:
         cdef Scratch s = self.take_scratch()
         cdef Rows out = Rows()
         out.ptr.push_back(0)
-        reserve_ids(out, n)
-        with nogil:
-            self.encode_utf8(p, n, s, out)
-            out.ptr.push_back(out.ids.size())
+        self.utf8_row(p, n, s, out)
         if out.oom:
             raise OutOfMemory.encoding(1)
         self.pool.append(s)

@@ -91,8 +91,7 @@ class FastForm:
     normalizer: BertNorm | None = None    # BERT's normalization (wordpiece, bpe), or none
     prefix: str = "##"                    # WordPiece
     max_input_chars_per_word: int = 100
-    merges: tuple[tuple[str, str], ...] = ()
-    merge_ids: tuple = ((), (), ())        # the merges' left, right and merged ids (BPE.merge_ids)
+    merge_ids: tuple = ((), (), ())        # BPE's merges as left, right and merged ids (BPE.merge_ids)
     suffix: str | None = None             # char BPE's end-of-word suffix
     family: int = SCANNER_FAMILIES["gpt2"]  # the byte-level scanner ...
     pattern: regex.Pattern | None = None  # ... or a Split regex none of them covers
@@ -164,7 +163,7 @@ def _bpe(spec: Spec) -> Plan:
     if model.ignore_merges or not _bert_or_none(p.normalizer):
         return general(spec, "a BPE behind BERT's split with ignore_merges, or another normalizer than BERT's")
     form = FastForm("bpe", spec.vocab, spec.added, model.unk_token, _bert_options(p.normalizer),
-                    merges=model.merges, merge_ids=model.merge_ids, suffix=model.end_of_word_suffix or None)
+                    merge_ids=model.merge_ids, suffix=model.end_of_word_suffix or None)
     return Plan("bpe", "BERT's normalizer and split, then character BPE", form)
 
 
@@ -177,7 +176,7 @@ def _byte_level(spec: Spec) -> Plan:
     if prefix_space and any(a.content.startswith(" ") for a in spec.added):
         # the space put before the text after such a token would let it match where it did not
         return general(spec, "add_prefix_space with an added token that starts with a space")
-    form = FastForm("bytelevel", spec.vocab, spec.added, model.unk_token, merges=model.merges, merge_ids=model.merge_ids,
+    form = FastForm("bytelevel", spec.vocab, spec.added, model.unk_token, merge_ids=model.merge_ids,
                     family=SCANNER_FAMILIES[scanner or "gpt2"],
                     pattern=None if scanner else regex_of({"Regex": pattern}),  # read as Oniguruma reads it
                     ignore_merges=model.ignore_merges)
