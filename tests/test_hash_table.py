@@ -8,10 +8,8 @@ from pathlib import Path
 
 import pytest
 
-import tokkit
-
 HERE = Path(__file__).parent
-NATIVE = Path(tokkit.__file__).parent / "_native"
+NATIVE = HERE.parent / "tokkit" / "_native"  # the checkout's headers: a wheel ships none
 COMPILER = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
 
 

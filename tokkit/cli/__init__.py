@@ -1,6 +1,7 @@
 """The `tokkit` command: one click group; each subcommand is a module of this package, loaded on use."""
 import functools
 import importlib
+import importlib.util  # find_spec: `import importlib` alone does not load the submodule
 import os
 import signal
 import sys
@@ -11,6 +12,7 @@ import click
 from tokkit._files import check_output_not_input
 from tokkit.cli.streams import PIPE_CLOSED_EXIT, PipeClosed, guarded_streams, reserve_closed_descriptors
 from tokkit.errors import TokkitError
+from tokkit import __version__
 
 # name -> module in tokkit.cli that defines a click command called `command`.
 # Modules are imported lazily so `tokkit train` never imports torch or dask.
@@ -80,7 +82,7 @@ def _available(module: str) -> bool:
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="tokkit")
+@click.version_option(version=__version__, prog_name="tokkit")
 def cli():
     """tokkit: tokenizers for BERT-style pretraining."""
 
