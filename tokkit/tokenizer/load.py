@@ -1,8 +1,9 @@
 """Read any tokenizer folder or file into a Spec: tokenizer.json, vocab.txt, vocab.json + merges.txt,
-or a SentencePiece .model.
+a SentencePiece .model, or a tiktoken rank file (.tiktoken, or Llama 3's tokenizer.model).
 
 A folder is read by precedence: tokenizer.json > vocab.txt > vocab.json + merges.txt > a .model
-(spiece.model, sentencepiece.bpe.model, tokenizer.model, or its one *.model file). A JSON file's
+(spiece.model, sentencepiece.bpe.model, tokenizer.model, or its one *.model file) > its one
+*.tiktoken file. A .model file that starts with a rank line is a rank file. A JSON file's
 kind comes from its structure: a tokenizer.json is an object whose "model" is an object, a
 vocab.json an object of token -> integer id (so a vocabulary holding the token "model" stays a
 vocabulary).
@@ -28,12 +29,18 @@ from tokkit.tokenizer.normalizers import BertNormalizer
 from tokkit.tokenizer.sentencepiece_json import tokenizer_json_from_sentencepiece
 from tokkit.tokenizer.sentencepiece_model import read_model
 from tokkit.tokenizer.spec import KINDS, Spec, specials_in
+from tokkit.tokenizer.tiktoken_file import is_rank_file, tokenizer_json_from_rank_file
 
 SENTENCEPIECE_NAMES = ("spiece.model", "sentencepiece.bpe.model", "tokenizer.model")
 
 
-def load_spec(path: Path, *, kind=None, lowercase=None, strip_accents=None, special_tokens=None) -> Spec:
-    """Read a folder (by the precedence above) or one of its files."""
+def load_spec(path: Path, *, kind=None, lowercase=None, strip_accents=None, special_tokens=None,
+              pattern=None) -> Spec:
+    """Read a folder (by the precedence above) or one of its files.
+
+    `pattern` (a name of tokkit._native.patterns or a regex) is a tiktoken rank file's split pattern;
+    for a rank file `special_tokens` are its specials (token -> id, or a list numbered after the ranks).
+    """
     path = Path(path)
     if kind is not None and kind not in KINDS:
         raise TokkitError(f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
@@ -41,15 +48,20 @@ def load_spec(path: Path, *, kind=None, lowercase=None, strip_accents=None, spec
         path = tokenizer_file(path)
     with paused_gc():  # the file's containers hold no cycles: collecting while they pile up only walks them
         spec = _read_spec(path, kind=kind, lowercase=lowercase, strip_accents=strip_accents,
-                          special_tokens=special_tokens)
+                          special_tokens=special_tokens, pattern=pattern)
         refuse_lone_surrogates(spec, str(path))
     return spec
 
 
-def _read_spec(path: Path, *, kind, lowercase, strip_accents, special_tokens) -> Spec:
+def _read_spec(path: Path, *, kind, lowercase, strip_accents, special_tokens, pattern) -> Spec:
     if not path.is_file():
         raise TokkitError(f"{path}: no such file or folder")
     options = dict(kind=kind, lowercase=lowercase, strip_accents=strip_accents, special_tokens=special_tokens)
+    if path.suffix in (".tiktoken", ".model") and is_rank_file(path):
+        data = tokenizer_json_from_rank_file(path, pattern=pattern, specials=special_tokens)
+        return _from_tokenizer_json(data, path, **{**options, "special_tokens": None})
+    if pattern is not None:
+        raise TokkitError(f"{path}: pattern= applies to a tiktoken rank file only")
     if path.suffix == ".model":
         data = tokenizer_json_from_sentencepiece(read_model(path), str(path))
         return _from_tokenizer_json(data, path, **options)
@@ -80,6 +92,8 @@ def tokenizer_file(folder: Path) -> Path:
         if (folder / name).is_file():
             return folder / name
     models = sorted(p for p in folder.glob("*.model") if p.is_file())
+    if not models:
+        models = sorted(p for p in folder.glob("*.tiktoken") if p.is_file())
     if len(models) == 1:
         return models[0]
     if models:

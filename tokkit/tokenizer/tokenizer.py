@@ -337,13 +337,16 @@ def join_flat(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, n
 
 
 def load(path: str | os.PathLike, *, kind: str | None = None, lowercase: bool | None = None,
-         strip_accents: bool | None = None, special_tokens: list[str] | None = None,
-         split_special_tokens: bool = False) -> Tokenizer:
+         strip_accents: bool | None = None, special_tokens: list[str] | dict[str, int] | None = None,
+         split_special_tokens: bool = False, pattern: str | None = None) -> Tokenizer:
     """Load a tokenizer from a folder or a file.
 
     Folder precedence: tokenizer.json > vocab.txt > vocab.json + merges.txt. Options given here win
     over the files (`lowercase` and `strip_accents` for BERT-style normalisation, `kind` for
-    vocab.json + merges.txt, extra `special_tokens` that are in the vocabulary).
+    vocab.json + merges.txt, extra `special_tokens` that are in the vocabulary). A tiktoken rank file
+    (`cl100k_base.tiktoken`, Llama 3's `original/tokenizer.model`) takes its split `pattern` by name
+    (gpt2, cl100k, o200k, llama3, qwen2) or as a regex, inferred for the known encodings, and its
+    `special_tokens` as token -> id (the known encodings' by default).
 
     >>> import tempfile
     >>> tok = Tokenizer.from_trained(kind="wordpiece", vocab=["[UNK]", "a"], merges=None, special_tokens=["[UNK]"])
@@ -353,5 +356,5 @@ def load(path: str | os.PathLike, *, kind: str | None = None, lowercase: bool | 
     """
 
     spec = load_spec(Path(path), kind=kind, lowercase=lowercase, strip_accents=strip_accents,
-                     special_tokens=special_tokens)
+                     special_tokens=special_tokens, pattern=pattern)
     return Tokenizer(spec, split_special_tokens=split_special_tokens)
