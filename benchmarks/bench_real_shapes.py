@@ -3,7 +3,7 @@
     RAYON_NUM_THREADS=1 python benchmarks/bench_real_shapes.py                 # every shape
     RAYON_NUM_THREADS=1 python benchmarks/bench_real_shapes.py --shape deepseek3 --rounds 5
 
-Four shapes, each file trained by tokenizers on ../shared/corpus and laid out as the Hub's are
+The shapes, each file trained by tokenizers on ../shared/corpus and laid out as the Hub's are
 (cached in ~/.cache/tokkit-bench/real-shapes):
 
   gemma3     Replace(" " -> "▁"), Split(" ", MergedWithPrevious) (transformers' GemmaTokenizer), a BPE
@@ -12,6 +12,14 @@ Four shapes, each file trained by tokenizers on ../shared/corpus and laid out as
              pattern), then ByteLevel(use_regex=false), a byte-level BPE
   gemma2     Replace(" " -> "▁") and no pre-tokenizer, a BPE with byte fallback (SentencePiece BPE)
   llama3     a 128,000-token byte-level BPE behind the cl100k Split, ignore_merges, 256 special tokens
+  neox       NFC + ByteLevel, added tokens of space runs with normalized: true (GPT-NeoX-20B, OLMo 1)
+  qwen3      NFC + Split(Qwen2 pattern) + ByteLevel(use_regex=false), chat specials (Qwen2, Qwen3)
+  olmo2      Split(cl100k pattern, Removed, invert) + ByteLevel(use_regex=false) (OLMo 2)
+  gpt4o      Split(o200k pattern, Isolated) + ByteLevel(use_regex=false), as converted files have it
+  mpnet      BERT WordPiece with <mask> lstrip: true (MPNet)
+  nfkc       NFKC + ByteLevel, a 65k BPE
+  tts        Whitespace + a small BPE with an unknown token (TTS vocabularies)
+  minilm     BERT WordPiece, plain (all-MiniLM-L6-v2)
 
 Text: multilingual lines (Japanese, Korean, Chinese, Tatoeba's languages) and English Wikipedia
 lines. The ids of both libraries are checked equal on every line first (outside the timers). Then:
@@ -37,6 +45,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_added_tokens import MARKERS, added_contents  # the Gemma 3 added-token list
 
+from tokkit._native.patterns import NAMED
+
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 CACHE = Path.home() / ".cache" / "tokkit-bench" / "real-shapes"
 DEEPSEEK_SPLITS = (
@@ -45,9 +55,10 @@ DEEPSEEK_SPLITS = (
     ("[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
      " ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"),
 )
-CL100K = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
-          r"\s*[\r\n]+|\s+(?!\S)|\s+")
-VOCAB = {"gemma3": 64_000, "deepseek3": 64_000, "gemma2": 64_000, "llama3": 128_000}
+CL100K, QWEN2, O200K = (NAMED[name] for name in ("cl100k", "qwen2", "o200k"))
+VOCAB = {"gemma3": 64_000, "deepseek3": 64_000, "gemma2": 64_000, "llama3": 128_000, "neox": 50_000,
+         "qwen3": 64_000, "olmo2": 100_000, "gpt4o": 128_000, "mpnet": 30_000, "nfkc": 65_000, "tts": 1_000,
+         "minilm": 30_000}
 BYTE_TOKENS = [f"<0x{b:02X}>" for b in range(256)]
 
 
@@ -155,7 +166,90 @@ def llama3(vocab_size: int, lines: list[str]) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
-SHAPES = {"gemma3": gemma3, "deepseek3": deepseek3, "gemma2": gemma2, "llama3": llama3}
+def neox(vocab_size: int, lines: list[str]) -> str:
+    """GPT-NeoX-20B's layout: NFC, ByteLevel with its regex, runs of 2 to 24 spaces added with normalized: true."""
+    from tokenizers import AddedToken, decoders, models, normalizers, pre_tokenizers, Tokenizer
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    _train(tok, vocab_size, ["<|endoftext|>", "<|padding|>"], lines, initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.add_tokens([AddedToken(" " * n, normalized=True, special=False) for n in range(24, 1, -1)])
+    return tok.to_str()
+
+
+def qwen3(vocab_size: int, lines: list[str]) -> str:
+    """Qwen2/3's layout: NFC, the Qwen2 Split (digits one by one), ByteLevel without its regex."""
+    from tokenizers import normalizers
+    tok = _byte_level(vocab_size, (QWEN2,), lines, ["<|endoftext|>", "<|im_start|>", "<|im_end|>"])
+    tok.normalizer = normalizers.NFC()
+    return tok.to_str()
+
+
+def olmo2(vocab_size: int, lines: list[str]) -> str:
+    """OLMo 2's layout: the cl100k pattern as Split(Removed, invert: true), then ByteLevel without its regex."""
+    from tokenizers import Regex, pre_tokenizers
+    tok = _byte_level(vocab_size, (CL100K,), lines, ["<|endoftext|>", "<|pad|>"])
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(CL100K), behavior="removed", invert=True),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    return tok.to_str()
+
+
+def gpt4o(vocab_size: int, lines: list[str]) -> str:
+    """GPT-4o as converted files have it: the o200k Split, ByteLevel without its regex, ignore_merges."""
+    tok = _byte_level(vocab_size, (O200K,), lines, ["<|endoftext|>", "<|endofprompt|>"])
+    data = json.loads(tok.to_str())
+    data["model"]["ignore_merges"] = True
+    return json.dumps(data, ensure_ascii=False)
+
+
+def _wordpiece(vocab_size: int, lines: list[str], special: list[str]):
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+    tok = Tokenizer(models.WordPiece(unk_token=special[special.index("[UNK]" if "[UNK]" in special else "<unk>")]))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.WordPiece()
+    tok.train_from_iterator(lines, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=special,
+                                                             show_progress=False))
+    return tok
+
+
+def mpnet(vocab_size: int, lines: list[str]) -> str:
+    """MPNet's layout: BERT WordPiece whose <mask> strips the spaces before it (lstrip: true)."""
+    from tokenizers import AddedToken
+    tok = _wordpiece(vocab_size, lines, ["<s>", "<pad>", "</s>", "<unk>"])
+    tok.add_special_tokens([AddedToken("<mask>", lstrip=True, rstrip=False, normalized=False, special=True)])
+    return tok.to_str()
+
+
+def minilm(vocab_size: int, lines: list[str]) -> str:
+    """all-MiniLM-L6-v2's layout: plain BERT WordPiece (uncased)."""
+    return _wordpiece(vocab_size, lines, ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]).to_str()
+
+
+def nfkc(vocab_size: int, lines: list[str]) -> str:
+    """NFKC, then ByteLevel with its regex, a 65k BPE."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.NFKC()
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    _train(tok, vocab_size, ["<|endoftext|>"], lines, initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    return tok.to_str()
+
+
+def tts(vocab_size: int, lines: list[str]) -> str:
+    """A small TTS vocabulary: Whitespace pre-tokenizer, a BPE with an unknown token."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    tok = Tokenizer(models.BPE(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    _train(tok, vocab_size, ["[STOP]", "[UNK]", "[SPACE]"], lines, limit_alphabet=200)
+    return tok.to_str()
+
+
+SHAPES = {"gemma3": gemma3, "deepseek3": deepseek3, "gemma2": gemma2, "llama3": llama3, "neox": neox,
+          "qwen3": qwen3, "olmo2": olmo2, "gpt4o": gpt4o, "mpnet": mpnet, "nfkc": nfkc, "tts": tts, "minilm": minilm}
 
 
 def shape_file(name: str, vocab_size: int) -> Path:
@@ -236,7 +330,8 @@ def cold(path: Path, lines_file: Path, rounds: int) -> dict:
     return {lib: {k: statistics.median(r[k] for r in rs) for k in ("load_s", "first_s")} for lib, rs in runs.items()}
 
 
-def report(name: str, n_lines: int, mb: float, w: tuple[float, float], c: dict) -> None:
+def report(name: str, n_lines: int, mb: float, w: tuple[float, float], c: dict) -> dict:
+    """Print one shape's figures; return its row of the summary (speed: tokenizers' time over tokkit's)."""
     ours, theirs = c["tokkit"], c["tokenizers"]
     cold_ours, cold_theirs = ours["load_s"] + ours["first_s"], theirs["load_s"] + theirs["first_s"]
     print(f"{name}: {n_lines:,} lines, {mb:.2f} MB")
@@ -248,6 +343,15 @@ def report(name: str, n_lines: int, mb: float, w: tuple[float, float], c: dict) 
     if name == "llama3":
         print(f"  tokkit load + first pass over tokenizers' load alone: {cold_ours / theirs['load_s']:.2f}x"
               "  (target <= 1.00)")
+    return {"shape": name, "warm": w[1] / w[0], "cold": cold_theirs / cold_ours}
+
+
+def summary(rows: list[dict], version: str) -> str:
+    """The markdown table of every shape: tokkit's speed as a multiple of tokenizers' (>= 1.0 is the target)."""
+    out = [f"| shape | warm, x tokenizers {version} | load + first batch, x tokenizers {version} |", "|---|---|---|"]
+    out += [f"| {r['shape']} | {r['warm']:.2f}x | {r['cold']:.2f}x |" for r in rows]
+    behind = [r["shape"] for r in rows if r["warm"] < 1.0 or r["cold"] < 1.0]
+    return "\n".join(out + ["", f"behind on {len(behind)} of {len(rows)}: {', '.join(behind) or 'none'}"])
 
 
 def main(argv=None) -> None:
@@ -268,11 +372,15 @@ def main(argv=None) -> None:
     unseen_file = CACHE / "unseen-lines.json"
     unseen_file.write_text(json.dumps(unseen, ensure_ascii=False), encoding="utf-8")
     mb = sum(len(s.encode()) for s in lines) / 1e6
+    import tokenizers
+    rows = []
     for name in args.shape or SHAPES:
         path = shape_file(name, args.vocab or VOCAB[name])
         check_equal(name, path, lines)
         check_equal(name, path, unseen)
-        report(name, len(lines), mb, warm(path, lines, args.rounds), cold(path, unseen_file, args.cold_rounds))
+        rows.append(report(name, len(lines), mb, warm(path, lines, args.rounds),
+                           cold(path, unseen_file, args.cold_rounds)))
+    print(summary(rows, tokenizers.__version__))
 
 
 if __name__ == "__main__":
