@@ -71,22 +71,6 @@ def train_vocabs(text: str, cache: Path, trainer: str) -> dict[str, Path]:
     return out
 
 
-def tiktoken_from(path: Path):
-    """A tiktoken Encoding with the r50k_base pattern over the same byte-level vocabulary."""
-    import json
-
-    import tiktoken
-    from tiktoken_ext.openai_public import r50k_pat_str  # the pattern only: no download
-
-    from tokkit._native.byte_symbols import decode_symbols
-
-    model = json.loads((path / "tokenizer.json").read_text())["model"]
-    ranks = {bytes([b]): b for b in range(256)}
-    for a, b in model["merges"]:
-        ranks.setdefault(decode_symbols(a) + decode_symbols(b), len(ranks))
-    return tiktoken.Encoding("bench", pat_str=r50k_pat_str, mergeable_ranks=ranks, special_tokens={})
-
-
 def parallel_control(repeat: int) -> float:
     """Speed-up of hashlib's GIL-free sha256 on 2 threads over 1: the machine's spare parallelism."""
     import hashlib
@@ -157,7 +141,9 @@ def main(argv=None) -> None:
 
     if "bytelevel" in only:
         tok = tokkit.load(paths["bytelevel"])
-        enc = tiktoken_from(paths["bytelevel"])
+        from tokkit.bench.encode_tasks import tiktoken_from_bytelevel
+
+        enc = tiktoken_from_bytelevel(str(paths["bytelevel"]))
         t = timed({"tokkit": lambda: tok.encode(text), "tiktoken": lambda: enc.encode_ordinary(text)}, args.repeat)
         report("bytelevel encode(10 MB str), 1 thr", t["tokkit"], t["tiktoken"], 1.0, "tiktoken r50k")
     if "wordpiece" in only or "threads" in only:

@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tokkit
-from tokkit._native.byte_symbols import unicode_to_bytes
 from tokkit._native.patterns import NAMED
 from tokkit.errors import TokkitError
+from tokkit.tokenizer.tiktoken_file import ranks_from_vocab
 from tokkit.text.default_corpus import default_texts
 
 tiktoken = pytest.importorskip("tiktoken")
@@ -24,11 +24,9 @@ TEXTS = ["Hello, world! It's 2026.", "  leading spaces\tand tabs\r\n\n", "naïve
 
 
 def ranks_of(tok) -> dict:
-    """token bytes -> rank, in the id order of a trained byte-level vocabulary without its specials."""
-    to_byte = unicode_to_bytes()
-    specials = set(tok.special_tokens)
-    tokens = [tok.id_to_token(i) for i in range(tok.vocab_size)]
-    return {bytes(to_byte[c] for c in t): r for r, t in enumerate(t for t in tokens if t not in specials)}
+    """token bytes -> rank, renumbered from 0 in the id order of a byte-level vocabulary without its specials."""
+    by_id = ranks_from_vocab(tok.spec.pipeline.model.ids, tok.special_tokens)
+    return {token: r for r, token in enumerate(sorted(by_id, key=by_id.get))}
 
 
 def write_ranks(path, ranks) -> None:

@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 import tokkit
-from tokkit._native.byte_symbols import unicode_to_bytes
+from tokkit.tokenizer.tiktoken_file import ranks_from_vocab
 
 
 def read_text(path: str) -> str:
@@ -145,31 +145,17 @@ def transformers_pairs(vocab_dir: str, text_path: str, max_length: int = 128):
 
 
 # -------------------------------------------------------------------------------------- tiktoken
-def tiktoken_from_bytelevel(vocab_dir: str):
-    """A tiktoken Encoding with the folder's byte-level merges and r50k_base's spelling of the GPT-2 pattern.
-
-    Ranks: the 256 bytes first, then each merge in merge order (the rank order BPE applies).
-    """
+def tiktoken_from_bytelevel(vocab_dir: str, pattern: str | None = None):
+    """A tiktoken Encoding over the folder's byte-level vocabulary: every non-special token ranked by its
+    id (tiktoken_file.ranks_from_vocab), split by `pattern` (default: r50k_base's spelling of GPT-2's).
+    The one builder of the tiktoken contender."""
     import tiktoken
-    from tiktoken_ext.openai_public import r50k_pat_str
+    from tiktoken_ext.openai_public import r50k_pat_str  # the pattern only: no download
 
-    table = unicode_to_bytes()
-    ranks: dict[bytes, int] = {bytes([b]): b for b in range(256)}
-    for left, right in read_merges(vocab_dir):
-        ranks.setdefault(bytes(table[c] for c in left + right), len(ranks))
-    return tiktoken.Encoding("tokkit-bench", pat_str=r50k_pat_str, mergeable_ranks=ranks, special_tokens={})
-
-
-def read_merges(vocab_dir: str) -> list[tuple[str, str]]:
-    """The merges of tokenizer.json (either spelling), else of merges.txt."""
-    path = os.path.join(vocab_dir, "tokenizer.json")
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            merges = json.load(f)["model"]["merges"]
-        return [tuple(m) if isinstance(m, list) else tuple(m.split(" ", 1)) for m in merges]
-    with open(os.path.join(vocab_dir, "merges.txt"), encoding="utf-8") as f:
-        return [tuple(line.rstrip("\n").split(" ", 1)) for line in f
-                if line.strip() and not line.startswith("#version")]
+    spec = tokkit.load(vocab_dir).spec
+    ranks = ranks_from_vocab(spec.pipeline.model.ids, [a.content for a in spec.added])
+    return tiktoken.Encoding("tokkit-bench", pat_str=pattern or r50k_pat_str, mergeable_ranks=ranks,
+                             special_tokens={})
 
 
 def tiktoken_encode(vocab_dir: str, text_path: str):

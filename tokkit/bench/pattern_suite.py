@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 
 import tokkit
-from tokkit._native.byte_symbols import decode_symbols
 from tokkit.bench.encode_suite import WARMUP
+from tokkit.bench.encode_tasks import tiktoken_from_bytelevel
 from tokkit.bench.harness import measure_tasks
 from tokkit.bench.hub_files import fraction_lines
 from tokkit.bench.hub_suite import mark_targets
@@ -90,16 +90,8 @@ def text_mb(text: str) -> float:
 
 # ---------------------------------------------------------------------------------------- contenders
 def tiktoken_encoding(folder: str, kind: str):
-    """A tiktoken Encoding of the file: its Split pattern, and every non-special token's bytes ranked by id
-    (the trainer numbers a merged token after its parts, in merge order)."""
-    import tiktoken
-
-    with open(os.path.join(folder, "tokenizer.json"), encoding="utf-8") as f:
-        spec = json.load(f)
-    specials = {t["content"] for t in spec.get("added_tokens", [])}
-    ranks = {decode_symbols(token): i for token, i in spec["model"]["vocab"].items() if token not in specials}
-    return tiktoken.Encoding(f"tokkit-{kind}", pat_str=SPLIT_PATTERNS[kind], mergeable_ranks=ranks,
-                             special_tokens={})
+    """A tiktoken Encoding of the file with its Split pattern (the harness's one tiktoken builder)."""
+    return tiktoken_from_bytelevel(folder, SPLIT_PATTERNS[kind])
 
 
 def encoder(name: str, folder: str, kind: str):

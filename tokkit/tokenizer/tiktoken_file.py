@@ -20,7 +20,7 @@ import re
 from operator import itemgetter
 from pathlib import Path
 
-from tokkit._native.byte_symbols import bytes_to_unicode
+from tokkit._native.byte_symbols import bytes_to_unicode, unicode_to_bytes
 from tokkit._native.patterns import NAMED
 from tokkit.errors import TokkitError
 
@@ -140,3 +140,14 @@ def _merges(ranks: dict, symbols: dict) -> list:
         merges.extend((rank, symbols[token[:i]], symbols[token[i:]]) for _, _, i in splits)
     merges.sort(key=itemgetter(0))  # stable: a token's splits keep the order of their parts' ranks
     return [[left, right] for _, left, right in merges]
+
+
+def ranks_from_vocab(vocab: dict, specials=()) -> dict:
+    """The ranks of a byte-level vocabulary (GPT-2 symbols -> id): each non-special token's bytes,
+    ranked by its id, as a trainer numbers a merged token after its parts.
+
+    >>> ranks_from_vocab({"a": 1, "Ġ": 2, "[PAD]": 0}, specials=["[PAD]"])
+    {b'a': 1, b' ': 2}
+    """
+    to_byte, skip = unicode_to_bytes(), set(specials)
+    return {bytes(to_byte[c] for c in token): i for token, i in vocab.items() if token not in skip}
