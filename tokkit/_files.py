@@ -397,13 +397,36 @@ def read_json(path: str | os.PathLike, *, parse_float=None):
                 keys.add(key)
         return seen
 
-    text = read_text(path)
+    return parse_json(read_text(path), str(path), object_pairs_hook=no_duplicates, parse_float=parse_float)
+
+
+def parse_json(text: str, where: str, *, one_line: bool = False, **hooks):
+    """json.loads(text), every failure one TokkitError starting with `where`: a syntax error (with
+    its line), nesting past Python's recursion limit, or a whole number longer than the 4,300
+    digits Python converts (json.loads raises a bare ValueError for one). `one_line`: `where`
+    names the line already, and a syntax error names its column.
+
+    >>> parse_json("[1, 2]", "f.json")
+    [1, 2]
+    >>> parse_json("1" * 5000, "f.json")
+    Traceback (most recent call last):
+    tokkit.errors.TokkitError: f.json: invalid JSON (a number of more digits than the 4,300 Python reads)
+    """
     try:
-        return json.loads(text, object_pairs_hook=no_duplicates, parse_float=parse_float)
+        return json.loads(text, **hooks)
     except json.JSONDecodeError as exc:
-        raise TokkitError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg})") from None
+        if one_line:
+            raise TokkitError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+        raise TokkitError(f"{where}: line {exc.lineno}: invalid JSON ({exc.msg})") from None
     except RecursionError:
-        raise TokkitError(f"{path}: JSON nested too deeply") from None
+        raise TokkitError(f"{where}: JSON nested too deeply") from None
+    except TokkitError:
+        raise  # a hook's own refusal
+    except ValueError as exc:
+        if "digits" not in str(exc):
+            raise
+        limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 4300
+        raise TokkitError(f"{where}: invalid JSON (a number of more digits than the {limit:,} Python reads)") from None
 
 
 def prepare_folder(folder: str) -> str:
