@@ -23,7 +23,8 @@ from typing import Optional
 
 import torch
 
-from tokkit._files import atomic_dir
+from tokkit._files import atomic_dir, parse_json
+from tokkit._shape import MAX_LAYERS, check_shape
 from tokkit.errors import TokkitError
 
 FORMAT = "tokkit-bert-checkpoint/1"
@@ -31,8 +32,6 @@ TOKENIZER_FILES = {"tokenizer.json", "vocab.txt", "vocab.json", "merges.txt", "t
                    "special_tokens_map.json"}
 FILES = {"model.safetensors", "optimizer.safetensors", "state.json"} | TOKENIZER_FILES
 _LAYER = re.compile(r"(?:^|\.)layers\.(\d+)\.")
-MAX_LAYERS = 1024  # bounds far above any model of this format: an edited config fails here, before
-MAX_WIDTH = 1 << 22  # a model of absurd size is allocated
 
 
 def tokenizer_fingerprint(tokenizer) -> str:
@@ -190,11 +189,10 @@ def check_model_config(directory, state: dict) -> None:
         changed = sorted(k for k in set(config) | set(json.loads(saved)) if config.get(k) != json.loads(saved).get(k))
         raise TokkitError(f"{Path(directory) / 'state.json'}: model_config differs from the model saved beside it "
                           f"({', '.join(changed)}); the checkpoint cannot be resumed exactly")
-    for key in ("hidden_size", "num_heads", "intermediate_size", "vocab_size", "max_position_embeddings"):
-        value = config.get(key)
-        if not (isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_WIDTH):
-            raise TokkitError(f"{Path(directory) / 'state.json'}: model_config.{key} must be a whole number in "
-                              f"[1, {MAX_WIDTH}], got {value!r}")
+    try:
+        check_shape(config)
+    except ValueError as exc:
+        raise TokkitError(f"{Path(directory) / 'state.json'}: model_config: {exc}") from None
     layers = {m.group(1) for m in map(_LAYER.search, names) if m}
     stated = config.get("num_layers")
     if not (isinstance(stated, int) and 0 < stated <= MAX_LAYERS) or stated != len(layers):
