@@ -49,7 +49,10 @@ class StartingPoint:
             return HeadConfig.from_dict(self.state["finetune"]["head"])
         labels = ()
         if cfg.task in ("classify", "tag"):
-            labels = self.own_head.labels if self.own_head is not None else tuple(label_list(rows, cfg.task))
+            try:
+                labels = self.own_head.labels if self.own_head is not None else tuple(label_list(rows, cfg.task))
+            except TokkitError as exc:
+                raise TokkitError(f"{path}: {exc}") from None
             check_labels(rows, cfg.task, {x: i for i, x in enumerate(labels)}, path)
         try:
             return HeadConfig(cfg.task, labels=labels, pooling=cfg.pooling, dropout=cfg.head_dropout)

@@ -127,13 +127,19 @@ def _set_up(model, train_file, output, cfg, *, eval_file, tokenizer, from_scratc
     dev_rows = read_examples(eval_file, td.reader_task(cfg.task), fields=fields) if eval_file is not None else None
     if dev_rows is not None and cfg.task in ("classify", "tag") and unseen_labels == "error":
         check_labels(dev_rows, cfg.task, {x: i for i, x in enumerate(head.labels)}, eval_file)
+    if dev_rows is not None and cfg.task == "regress":
+        td.numbers(dev_rows, eval_file)  # scored after the first epoch: a bad label must fail now
+    train = _features(cfg, start.tokenizer, train_rows, head, True)
+    dev = _features(cfg, start.tokenizer, dev_rows, head, False) if dev_rows else None
+    for data, path in ((train, train_file), (dev, eval_file)):
+        if data is not None:
+            td.check_fits(data, start.config, path)
+    td.check_learnable(train, train_file)
     torch.manual_seed(cfg.seed)
     net = start.build(head, state).to(device)
     rank, world = init_distributed(device)
     run = _Run(cfg, out, start.tokenizer, net.head_config, net, wrap(net, device),
-               layerwise_optimizer(net, cfg), _features(cfg, start.tokenizer, train_rows, net.head_config, True),
-               _features(cfg, start.tokenizer, dev_rows, net.head_config, False) if dev_rows else None,
-               device, rank, world, steps_per_epoch=0)
+               layerwise_optimizer(net, cfg), train, dev, device, rank, world, steps_per_epoch=0)
     n = len(run.train)
     # With several ranks every step needs rows on each: a last, partial batch is left out of the epoch.
     run.steps_per_epoch = math.ceil(n / cfg.batch_size) if world == 1 else max(1, n // cfg.batch_size)

@@ -46,8 +46,10 @@ class FineTuned:
     def data(self, rows: list, *, labelled: bool) -> td.TaskData:
         s = self.settings
         length = s["max_length"] or min(self.model.config.max_position_embeddings, 384 if self.task == "qa" else 128)
-        return td.task_data(self.task, self.tokenizer, rows, self.head, max_length=length, stride=s["stride"],
+        data = td.task_data(self.task, self.tokenizer, rows, self.head, max_length=length, stride=s["stride"],
                             label_all_subtokens=s["label_all_subtokens"], labelled=labelled)
+        td.check_fits(data, self.model.config, "the input")
+        return data
 
 
 def load_finetuned(folder, *, device: Optional[str] = None, threads: Optional[int] = None) -> FineTuned:
