@@ -122,29 +122,125 @@ def atomic_dir(dest: str | os.PathLike, *, marker_files: Iterable[str], force: b
     way. Ctrl-C and SIGTERM during the swap take effect once it and the clean-up are done.
     """
     dest = check_destination(dest, marker_files=marker_files, force=force)
-    parent = dest.resolve().parent
-    recover_interrupted(dest)
-    tmp = tempfile.mkdtemp(prefix=f".{dest.name}.tmp-{os.getpid()}-", dir=parent)
-    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private; the result should look like any new folder
+    tmp = temporary_beside(dest)
     try:
         yield tmp
-        # Ctrl-C or SIGTERM from here on acts once the new output is in place and the old one gone:
-        # stopping between the steps would leave `dest` missing or a stale folder beside it.
-        with signals_held():
-            if dest.exists() and _exchange(tmp, dest):
-                pass  # tmp now holds the old output, removed below
-            elif dest.exists():
-                old = parent / f".{dest.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-                os.rename(dest, old)
-                os.rename(tmp, dest)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.rename(tmp, dest)
-            if os.path.exists(tmp):
-                shutil.rmtree(tmp, ignore_errors=True)
+        replace_folder(tmp, dest)
     finally:
         if os.path.exists(tmp):
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def temporary_beside(dest: str | os.PathLike) -> str:
+    """A new empty folder `.DEST.tmp-PID-...` beside `dest` (what an interrupted run left there is
+    cleared first); the next run removes it if this process dies before it is used."""
+    dest = Path(dest)
+    recover_interrupted(dest)
+    tmp = tempfile.mkdtemp(prefix=f".{dest.name}.tmp-{os.getpid()}-", dir=dest.resolve().parent)
+    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private; the result should look like any new folder
+    return tmp
+
+
+def replace_folder(tmp: str | os.PathLike, dest: str | os.PathLike) -> None:
+    """Put the folder `tmp` in `dest`'s place in one step (see atomic_dir), the old `dest` removed."""
+    dest = Path(dest)
+    parent = dest.resolve().parent
+    # Ctrl-C or SIGTERM from here on acts once the new output is in place and the old one gone:
+    # stopping between the steps would leave `dest` missing or a stale folder beside it.
+    with signals_held():
+        if dest.exists() and _exchange(tmp, dest):
+            pass  # tmp now holds the old output, removed below
+        elif dest.exists():
+            old = parent / f".{dest.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+            os.rename(dest, old)
+            os.rename(tmp, dest)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, dest)
+        if os.path.exists(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+class FolderLock:
+    """Hold an output folder for one run: an exclusive `flock` on `.DEST.lock` beside it, so a
+    second run into the same folder is refused in one line instead of interleaving its files.
+
+    The lock ends with the process (flock), so a killed run blocks nothing; the file is removed on
+    release. Parent folders it had to create are removed again when they are left empty.
+
+    >>> import tempfile, os
+    >>> d = os.path.join(tempfile.mkdtemp(), "out")
+    >>> lock = FolderLock(d)
+    >>> FolderLock(d)
+    Traceback (most recent call last):
+    tokkit.errors.TokkitError: ... is in use by another run (process ...); wait for it to end or write elsewhere
+    >>> lock.release(); FolderLock(d).release()
+    """
+
+    def __init__(self, dest: str | os.PathLike):
+        import fcntl
+
+        dest = Path(dest)
+        self.path = dest.absolute().parent / f".{dest.name}.lock"
+        self.created = _make_parents(self.path.parent)
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                self._drop_parents()
+                raise TokkitError(f"{dest}: cannot hold the output folder ({exc.strerror})") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.read(fd, 32).decode("ascii", "replace").strip() or "unknown"
+                os.close(fd)
+                raise TokkitError(f"{dest} is in use by another run (process {holder}); wait for it to end or "
+                                  "write elsewhere") from None
+            try:  # the run we waited on may have removed the file after we opened it: lock the one there now
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode("ascii"))
+        self.fd = fd
+
+    def release(self) -> None:
+        """Remove the lock file and let the folder go (once; later calls do nothing)."""
+        if self.fd is None:
+            return
+        try:
+            os.unlink(self.path)  # while still held, so no other run holds a file about to vanish
+        except FileNotFoundError:
+            pass
+        os.close(self.fd)
+        self.fd = None
+        self._drop_parents()
+
+    def _drop_parents(self) -> None:
+        for folder in reversed(self.created):
+            try:
+                folder.rmdir()
+            except OSError:
+                break  # not empty: the run's output is there
+
+
+def _make_parents(folder: Path) -> list[Path]:
+    """Create `folder` and its missing parents; return those created, outermost first."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir()
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise TokkitError(f"{path}: cannot create the output's folder ({exc.strerror})") from None
+    return list(reversed(missing))
 
 
 @contextlib.contextmanager

@@ -9,8 +9,11 @@ with `_evaluate` on the evaluation file after each epoch (and every `eval_every_
 `_finish`. The output folder is a transformers folder of the best model so far (by the task's
 metric on the evaluation file, or the last model without one) with its tokenizer, plus
 metrics.jsonl, training_curve.png, summary.json and checkpoint/ (to resume). Nothing is written
-before `_set_up` has succeeded. Works under `torchrun` as pretraining does (each rank takes a
-share of every batch; rank 0 writes).
+before `_set_up` has succeeded. A run holds its output folder (tokkit._files.FolderLock): a second
+run into it is refused. A new run writes into a folder beside OUT until it first has something
+to keep (a checkpoint or a model), which then replaces OUT in one step: OUT holds the earlier run
+(with --force) or the new one, never a mix, and a run stopped before that leaves OUT as it was.
+Works under `torchrun` as pretraining does (each rank takes a share of every batch; rank 0 writes).
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -27,7 +31,8 @@ from typing import Optional
 import numpy as np
 import torch
 
-from tokkit._files import atomic_write, check_output_not_input
+from tokkit._files import (FolderLock, atomic_write, check_destination, check_output_not_input, replace_folder,
+                           temporary_beside)
 from tokkit._progress import Progress
 from tokkit.bert import checkpoint as ckpt
 from tokkit.bert import task_data as td
@@ -72,6 +77,8 @@ class _Run:
     files: Optional[dict] = None  # sha256 of the training and evaluation files (a resume must see the same)
     metrics: Optional[Metrics] = None
     bar: Optional[Progress] = None
+    dir: Optional[Path] = None      # where the run's files go now: a folder beside `out` until the first keep
+    lock: Optional[FolderLock] = None
 
     @property
     def main(self) -> bool:
@@ -102,8 +109,11 @@ def finetune(model, train_file, output, *, config: FinetuneConfig, eval_file=Non
     run = _set_up(model, train_file, output, config, eval_file=eval_file, tokenizer=tokenizer,
                   from_scratch=from_scratch, arch=arch, model_settings=model_settings, fields=fields,
                   unseen_labels=unseen_labels, resume=resume, progress=progress, force=force)
-    _train(run)
-    return _finish(run)
+    try:
+        _train(run)
+        return _finish(run)
+    finally:
+        _close(run)
 
 
 # ---------------------------------------------------------------------------------------- set-up
@@ -112,6 +122,25 @@ def _set_up(model, train_file, output, cfg, *, eval_file, tokenizer, from_scratc
     out = check_run_output(output, resume=output if resume else None, force=force)
     check_output_not_input(out, [train_file, eval_file, model, tokenizer if isinstance(tokenizer, (str, os.PathLike))
                                  else None])
+    lock = FolderLock(out) if os.environ.get("RANK", "0") == "0" else None  # rank 0 writes; it holds OUT
+    try:
+        check_destination(out, marker_files=(), force=True)  # never the current folder, home, /tmp, a mount
+        if lock is not None and not resume:  # a run that ended while we checked may have filled OUT
+            check_run_output(output, force=force)
+        run = _prepare(model, train_file, out, cfg, eval_file=eval_file, tokenizer=tokenizer,
+                       from_scratch=from_scratch, arch=arch, model_settings=model_settings, fields=fields,
+                       unseen_labels=unseen_labels, resume=resume, progress=progress)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    run.lock = lock
+    return run
+
+
+def _prepare(model, train_file, out, cfg, *, eval_file, tokenizer, from_scratch, arch, model_settings, fields,
+             unseen_labels, resume, progress) -> _Run:
+    """Every check, the data, the model and its optimizer, then the output opened."""
     device = pick_device(cfg.device)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
@@ -195,9 +224,13 @@ def _restore(run: _Run, state: dict) -> None:
 
 
 def _open_output(run: _Run, progress) -> None:
-    if run.main:
+    """Where the files go: OUT itself when resuming, else a new folder beside it (see _keep)."""
+    run.dir = run.out
+    if run.main and run.step == 0:
+        run.dir = Path(temporary_beside(run.out))
+    elif run.main:
         run.out.mkdir(parents=True, exist_ok=True)
-    run.metrics = Metrics(run.out / "metrics.jsonl", run.main, run.step)
+    run.metrics = Metrics(run.dir / "metrics.jsonl", run.main, run.step)
     run.bar = Progress(total=run.total_steps, desc=f"finetune {run.cfg.task}", unit=" steps",
                        enabled=progress if run.main else False)
     run.bar.set(run.step)
@@ -282,7 +315,8 @@ def _evaluate(run: _Run) -> None:
     run.metrics.write(rec)
     if run.best is None or rec["metric_value"] > run.best["metric_value"]:
         run.best = rec
-        publish(run.out, run.model, run.tok, settings=_settings(run.cfg))
+        publish(run.dir, run.model, run.tok, settings=_settings(run.cfg))
+        _keep(run)
     log.info("step %d eval: %s", run.step, rec)
 
 
@@ -305,11 +339,28 @@ def _checkpoint(run: _Run) -> None:
         raise TokkitError(f"training diverged at step {run.step}: the weights are no longer finite (try a lower --lr)")
     if not run.main:
         return
-    ckpt.save_checkpoint(run.out / "checkpoint", run.model, run.opt, {
+    ckpt.save_checkpoint(run.dir / "checkpoint", run.model, run.opt, {
         "step": run.step, "data": {"epoch": run.epoch, "examples": run.batch_in_epoch * run.cfg.batch_size},
         "config": asdict(run.cfg), "train_seconds": run.train_time, "tokenizer_vocab_size": run.tok.vocab_size,
         "finetune": {"head": run.head.to_dict(), "files": run.files, "best": run.best, "last_eval": run.last_eval}},
         tokenizer=run.tok)
+    _keep(run)
+
+
+def _keep(run: _Run) -> None:
+    """The run has something to keep: its folder takes OUT's place (once), the earlier run's files gone."""
+    if run.main and run.dir != run.out:
+        replace_folder(run.dir, run.out)
+        run.dir = run.out
+        run.metrics.path = run.out / "metrics.jsonl"
+
+
+def _close(run: _Run) -> None:
+    """After the run, finished or not: a folder never kept is removed; OUT is let go."""
+    if run.dir is not None and run.dir != run.out and run.dir.exists():
+        shutil.rmtree(run.dir, ignore_errors=True)
+    if run.lock is not None:
+        run.lock.release()
 
 
 def _finish(run: _Run) -> dict:
@@ -318,12 +369,14 @@ def _finish(run: _Run) -> dict:
         _evaluate(run)
         _checkpoint(run)
     if run.main and (run.dev is None or run.best is None):
-        publish(run.out, run.model, run.tok, settings=_settings(run.cfg))
+        publish(run.dir, run.model, run.tok, settings=_settings(run.cfg))
+        _keep(run)
     summary = {"task": run.cfg.task, "steps": run.step, "epochs": run.step / max(1, run.steps_per_epoch),
                "train_seconds": round(run.train_time, 2), "world_size": run.world, "config": asdict(run.cfg),
                "head": run.head.to_dict(), "model_config": run.model.config.to_dict(), "best_eval": run.best,
                "final_eval": run.last_eval, "peak_rss_mb": peak_rss_mb()}
     if run.main:
+        _keep(run)
         png = plot_curve(run.out / "metrics.jsonl", run.out / "training_curve.png")
         summary["training_curve"] = str(png) if png else None
         atomic_write(run.out / "summary.json", json.dumps(summary, indent=1, sort_keys=True))

@@ -26,7 +26,7 @@ from typing import Optional, Sequence
 import torch
 
 import tokkit
-from tokkit._files import atomic_write, check_output_not_input
+from tokkit._files import FolderLock, atomic_write, check_output_not_input
 from tokkit._progress import Progress
 from tokkit.bert import checkpoint as ckpt
 from tokkit.bert import data
@@ -76,6 +76,7 @@ class _Run:
     bar: Optional[Progress] = None
     last_eval: Optional[dict] = None
     corpus: list = field(default_factory=list)  # the corpus inputs, in order
+    lock: Optional[FolderLock] = None  # rank 0 holds the run folder: a second run into it is refused
 
     @property
     def main(self) -> bool:
@@ -93,8 +94,12 @@ def pretrain(tokenizer, corpus: Sequence, output, *, config: Optional[PretrainCo
     """
     run = _set_up(tokenizer, corpus, output, config or PretrainConfig(), eval_file=eval_file, resume=resume,
                   init=init, progress=progress, force=force)
-    done, last = _train(run)
-    return _finish(run, done, last)
+    try:
+        done, last = _train(run)
+        return _finish(run, done, last)
+    finally:
+        if run.lock is not None:
+            run.lock.release()
 
 
 def _set_up(tokenizer, corpus, output, cfg: PretrainConfig, *, eval_file, resume, init, progress, force) -> _Run:
@@ -104,6 +109,19 @@ def _set_up(tokenizer, corpus, output, cfg: PretrainConfig, *, eval_file, resume
     corpus = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
     check_output_not_input(out, [*corpus, tokenizer if isinstance(tokenizer, (str, os.PathLike)) else None,
                              eval_file, init])
+    lock = FolderLock(out) if os.environ.get("RANK", "0") == "0" else None
+    try:
+        run = _prepare(tokenizer, corpus, out, cfg, eval_file=eval_file, resume=resume, init=init, progress=progress)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    run.lock = lock
+    return run
+
+
+def _prepare(tokenizer, corpus, out, cfg: PretrainConfig, *, eval_file, resume, init, progress) -> _Run:
+    """Build the model and the data, draw the first batch; then create the output."""
     return_freed_memory()
     tok = _load_tokenizer(tokenizer)
     specials = data.check_tokenizer(tok)
