@@ -208,6 +208,34 @@ def check_tokenizer(directory, state: dict, tokenizer) -> None:
                           f"differs; the checkpoint folder holds the right one)")
 
 
+def check_folder_tokenizer(folder, tokenizer) -> None:
+    """A model folder that carries its tokenizer must be trained further with that one: another of
+    the same size would train its embeddings on other ids. A folder without one is taken as it is."""
+    import tokkit
+
+    folder = Path(folder)
+    if not any((folder / name).is_file() for name in ("tokenizer.json", "vocab.txt", "vocab.json")):
+        return
+    if tokenizer_fingerprint(tokkit.load(folder)) != tokenizer_fingerprint(tokenizer):
+        raise TokkitError(f"{folder}: the model was trained with another tokenizer (the one in the folder differs "
+                          "from -t's); leave -t out to use the folder's own")
+
+
+# The command-line names of the model settings, for errors about options that cannot apply.
+SHAPE_OPTIONS = {"num_layers": "--layers", "hidden_size": "--hidden", "num_heads": "--heads",
+                 "intermediate_size": "--ffn", "max_position_embeddings": "--positions", "dropout": "--dropout",
+                 "attention_dropout": "--dropout"}
+
+
+def refuse_shape_options(settings: Optional[dict], why: str, fixed: Optional[dict] = None) -> None:
+    """Shape options given for a model whose shape is already fixed (a folder, a checkpoint) are an
+    error; with `fixed` (the shape it has), only those that differ from it."""
+    differ = sorted({SHAPE_OPTIONS.get(k, k) for k, v in (settings or {}).items()
+                     if fixed is None or fixed.get(k) != v})
+    if differ:
+        raise TokkitError(f"{', '.join(differ)} cannot apply: {why}")
+
+
 # Names checkpoints of earlier tokkit versions used, before both models held their encoder as `encoder`.
 _OLD_NAMES = (("bert.", "encoder."), ("model.", "encoder."), ("mlm_dense.", "mlm.transform.dense."),
               ("mlm_ln.", "mlm.transform.norm."), ("mlm_bias", "mlm.bias"), ("head_dense.", "mlm.transform.dense."),

@@ -21,7 +21,7 @@ import tokkit
 from tokkit.bert import checkpoint as ckpt
 from tokkit.bert.ddp import adamw
 from tokkit.bert.finetune_config import FinetuneConfig
-from tokkit.bert.heads import HeadConfig, TaskModel
+from tokkit.bert.heads import HeadConfig, TaskModel, arch_of
 from tokkit.bert.hf import folder_task, load_hf, model_folder
 from tokkit.bert.hf_config import config_from_hf, head_from_hf, read_config
 from tokkit.bert.recipe import model_config
@@ -80,12 +80,22 @@ def starting_point(model, tokenizer, cfg: FinetuneConfig, *, from_scratch: bool,
     folder = model_folder(model)
     if folder is None and not (from_scratch and tokenizer is not None) and not state:
         raise TokkitError("name a model to fine-tune (-m), or --from-scratch with a tokenizer (-t)")
+    if state:
+        ckpt.refuse_shape_options(settings, "a resumed run keeps its checkpoint's shape", state["model_config"])
+    elif folder is not None:
+        ckpt.refuse_shape_options(settings, f"{model} fixes the model's shape (they go with --from-scratch and no -m)")
     tok = _tokenizer(tokenizer, folder if not state else checkpoint)
+    if state:
+        ckpt.check_tokenizer(checkpoint, state, tok)
+    elif folder is not None and not from_scratch and tokenizer is not None:
+        ckpt.check_folder_tokenizer(folder, tok)
     raw = read_config(folder) if folder is not None else None
     if state:
         config = model_config(state["model_config"].get("arch", "bert"), state["model_config"])
     elif raw is not None:
         config = config_from_hf(raw, str(folder / "config.json"))
+        if arch is not None and arch != arch_of(config):
+            raise TokkitError(f"--arch {arch} does not match the {arch_of(config)} model in {model}")
     else:
         pad = tok.token_to_id("[PAD]") if tok.token_to_id("[PAD]") is not None else 0
         config = model_config(arch or "modernbert", {"pad_token_id": pad, **(settings or {}),

@@ -42,6 +42,7 @@ from tokkit.bert.finetune_model import layerwise_optimizer, starting_point
 from tokkit.bert.heads import HeadConfig, TaskModel
 from tokkit.bert.recipe import fast_bf16, pick_device
 from tokkit.bert.run_files import Metrics, plot_curve, publish
+from tokkit.bert.settings import finite, whole
 from tokkit.bert.train import check_run_output, peak_rss_mb
 from tokkit.errors import TokkitError
 from tokkit.labelled import Fields, check_labels, read_examples
@@ -75,6 +76,7 @@ class _Run:
     best: Optional[dict] = None   # the best evaluation so far
     last_eval: Optional[dict] = None
     files: Optional[dict] = None  # sha256 of the training and evaluation files (a resume must see the same)
+    fields: Optional[dict] = None  # the fields read from them (another --label-field is other data)
     metrics: Optional[Metrics] = None
     bar: Optional[Progress] = None
     dir: Optional[Path] = None      # where the run's files go now: a folder beside `out` until the first keep
@@ -175,6 +177,7 @@ def _prepare(model, train_file, out, cfg, *, eval_file, tokenizer, from_scratch,
     if world > cfg.batch_size:
         raise TokkitError(f"--batch-size {cfg.batch_size} gives some of the {world} ranks no rows")
     run.files = {"train": _sha256(train_file), "eval": _sha256(eval_file) if eval_file is not None else None}
+    run.fields = asdict(fields)
     if state:
         _restore(run, state)
     _open_output(run, progress)
@@ -197,17 +200,50 @@ def _resume_state(out: Path) -> dict:
     if not isinstance(state.get("finetune"), dict):
         raise TokkitError(f"{out / 'checkpoint'}: not a fine-tuning checkpoint (a pretraining run resumes with "
                           "tokkit pretrain --resume)")
+    _check_finetune_state(state, out / "checkpoint" / "state.json")
     return state
+
+
+def _check_finetune_state(state: dict, path: Path) -> None:
+    """The fine-tuning fields of state.json a resume relies on: the head, the files' digests and
+    fields, the best and last evaluations; an edited one is one error naming the field."""
+    saved = state["finetune"]
+
+    def bad(field, why):
+        raise TokkitError(f"{path}: field 'finetune.{field}' {why}; the checkpoint cannot be resumed exactly")
+
+    try:
+        head = HeadConfig.from_dict(saved.get("head"))
+    except (TypeError, ValueError) as exc:
+        bad("head", f"is not a head tokkit builds ({exc})")
+    if head.task != state["config"].get("task"):
+        bad("head", f"is a {head.task!r} head, but the run's task is {state['config'].get('task')!r}")
+    files = saved.get("files")
+    if not (isinstance(files, dict) and isinstance(files.get("train"), str)
+            and (files.get("eval") is None or isinstance(files["eval"], str))):
+        bad("files", f"must hold the training and evaluation files' digests, got {files!r}")
+    if saved.get("fields") is not None and not isinstance(saved["fields"], dict):
+        bad("fields", f"must be an object, got {saved['fields']!r}")
+    for key in ("best", "last_eval"):
+        rec = saved.get(key)
+        if rec is not None and not (isinstance(rec, dict) and finite(rec.get("metric_value"))
+                                    and whole(rec.get("step"))):
+            bad(key, f"must be an evaluation with a finite metric_value and a step, got {rec!r}")
 
 
 def _resumed_config(state: dict, cfg: FinetuneConfig) -> FinetuneConfig:
     """The checkpoint's settings, except those that say how long and where to run."""
+    if state["config"].get("task") != cfg.task:
+        raise TokkitError(f"checkpoint/state.json: the run trains task {state['config'].get('task')!r}, "
+                          f"not {cfg.task!r}; resume it with its own --task")
     now = {k: getattr(cfg, k) for k in ("epochs", "max_time", "eval_every_seconds", "checkpoint_every",
                                           "threads", "device", "bf16")}
     try:
         return FinetuneConfig(**{**state["config"], **now})
     except TypeError as exc:
         raise TokkitError(f"checkpoint/state.json: field 'config' does not fit this tokkit ({exc})") from None
+    except TokkitError as exc:
+        raise TokkitError(f"checkpoint/state.json: field 'config': {exc}") from None
 
 
 def _restore(run: _Run, state: dict) -> None:
@@ -216,6 +252,11 @@ def _restore(run: _Run, state: dict) -> None:
     if saved.get("files") != run.files:
         raise TokkitError(f"{run.out / 'checkpoint'}: the run was trained on other files (their contents differ); "
                           "resume with the same training and evaluation files")
+    if saved.get("fields") is not None and saved["fields"] != run.fields:
+        changed = ", ".join(f"--{k.replace('_', '-')}-field {saved['fields'].get(k)!r}" for k in sorted(run.fields)
+                            if saved["fields"].get(k) != run.fields[k])
+        raise TokkitError(f"{run.out / 'checkpoint'}: the run read other fields of its files ({changed}); "
+                          "resume with the same fields")
     ckpt.load_optimizer_state(run.out / "checkpoint", run.model, run.opt)
     run.step, run.train_time = int(state["step"]), float(state.get("train_seconds", 0.0))
     run.epoch, run.batch_in_epoch = divmod(run.step, run.steps_per_epoch)
@@ -342,7 +383,8 @@ def _checkpoint(run: _Run) -> None:
     ckpt.save_checkpoint(run.dir / "checkpoint", run.model, run.opt, {
         "step": run.step, "data": {"epoch": run.epoch, "examples": run.batch_in_epoch * run.cfg.batch_size},
         "config": asdict(run.cfg), "train_seconds": run.train_time, "tokenizer_vocab_size": run.tok.vocab_size,
-        "finetune": {"head": run.head.to_dict(), "files": run.files, "best": run.best, "last_eval": run.last_eval}},
+        "finetune": {"head": run.head.to_dict(), "files": run.files, "fields": run.fields, "best": run.best,
+                     "last_eval": run.last_eval}},
         tokenizer=run.tok)
     _keep(run)
 

@@ -131,6 +131,9 @@ def _prepare(tokenizer, corpus, out, cfg: PretrainConfig, *, eval_file, resume, 
     rank, world = init_distributed(device)
     state, cfg, rdir = _resumed(resume, cfg, tok)
     _check_corpus(state, corpus, rdir)
+    if init is not None and not state:
+        ckpt.refuse_shape_options(cfg.model, f"--init {init} fixes the model's shape")
+        ckpt.check_folder_tokenizer(init, tok)
     arch = resolve_arch(cfg, init, state)
     cfg = cfg.with_arch_defaults(arch)
     if cfg.bf16 is None:
@@ -183,6 +186,7 @@ def _resumed(resume, cfg: PretrainConfig, tok):
     ckpt.check_model_config(rdir, state)
     ckpt.check_tokenizer(rdir, state, tok)
     saved = {"shuffle": False, **state["config"]}  # runs saved before shuffling existed read in file order
+    ckpt.refuse_shape_options(cfg.model, f"the run in {resume} keeps its checkpoint's shape", state["model_config"])
     now = {k: getattr(cfg, k) for k in ("steps", "max_time", "eval_every", "checkpoint_every",
                                           "eval_every_seconds", "threads", "device")}
     try:
