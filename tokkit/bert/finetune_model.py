@@ -80,10 +80,6 @@ def starting_point(model, tokenizer, cfg: FinetuneConfig, *, from_scratch: bool,
     folder = model_folder(model)
     if folder is None and not (from_scratch and tokenizer is not None) and not state:
         raise TokkitError("name a model to fine-tune (-m), or --from-scratch with a tokenizer (-t)")
-    if state:
-        ckpt.refuse_shape_options(settings, "a resumed run keeps its checkpoint's shape", state["model_config"])
-    elif folder is not None:
-        ckpt.refuse_shape_options(settings, f"{model} fixes the model's shape (they go with --from-scratch and no -m)")
     tok = _tokenizer(tokenizer, folder if not state else checkpoint)
     if state:
         ckpt.check_tokenizer(checkpoint, state, tok)
@@ -96,6 +92,11 @@ def starting_point(model, tokenizer, cfg: FinetuneConfig, *, from_scratch: bool,
         config = config_from_hf(raw, str(folder / "config.json"))
         if arch is not None and arch != arch_of(config):
             raise TokkitError(f"--arch {arch} does not match the {arch_of(config)} model in {model}")
+    if state:
+        ckpt.refuse_shape_options(settings, "a resumed run keeps its checkpoint's shape", config.to_dict())
+    elif raw is not None:
+        ckpt.refuse_shape_options(settings, f"{model} fixes the model's shape (they go with --from-scratch and no -m)",
+                                  config.to_dict())
     else:
         pad = tok.token_to_id("[PAD]") if tok.token_to_id("[PAD]") is not None else 0
         config = model_config(arch or "modernbert", {"pad_token_id": pad, **(settings or {}),

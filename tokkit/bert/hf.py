@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -192,14 +193,21 @@ def load_hf(cls: type, path, *, strict: bool = True, head: Optional[HeadConfig] 
 
 
 def _copy_in(model: nn.Module, layout: Layout, state: dict, path: Path, with_head: bool) -> list[str]:
-    """Copy the folder's tensors into `model`; return the names it lacks."""
-    missing = []
+    """Copy the folder's tensors into `model`; return the names it lacks.
+
+    A pooler the folder lacks (a BERT fine-tuned for tagging or spans has none) keeps its fresh
+    initialisation, with a warning, as transformers does when such a folder is loaded for a
+    sentence task."""
+    missing, fresh = [], []
     with torch.no_grad():
         for ours, tensor in model.state_dict().items():
             theirs = layout.hf_names(ours)
             if not (ours.startswith(layout.ours_prefix) or with_head):
                 continue
             absent = [t for t in theirs if t not in state]
+            if absent and ours.startswith(layout.ours_prefix + "pooler."):
+                fresh += [] if layout.unpooled(ours) else absent
+                continue
             if absent:
                 missing += [] if layout.unpooled(ours) else absent
                 continue
@@ -211,7 +219,17 @@ def _copy_in(model: nn.Module, layout: Layout, state: dict, path: Path, with_hea
                 # a model with NaN weights predicts NaN scores, which are not JSON
                 raise TokkitError(f"{path}: tensor {'+'.join(theirs)} holds NaN or infinite values")
             tensor.copy_(value)
+    if fresh and not missing:
+        warn(f"{path} has no pooler ({', '.join(fresh)}): it starts from random initialisation")
     return missing
+
+
+def warn(message: str) -> None:
+    """One `tokkit: warning: ...` line on stderr (dropped when stderr cannot be written)."""
+    try:
+        sys.stderr.write(f"tokkit: warning: {message}\n")
+    except (OSError, ValueError):
+        pass
 
 
 def hf_state(model) -> tuple[dict[str, torch.Tensor], str]:

@@ -34,6 +34,7 @@ from tokkit.bert.ddp import finish_distributed, init_distributed, make_optimizer
 from tokkit.bert.evaluate import evaluate, most_frequent_token, plot_loss_curve
 from tokkit.bert.export import export_model, find_checkpoint
 from tokkit.bert.hf import model_folder
+from tokkit.bert.hf_config import config_from_hf, read_config
 from tokkit.bert.memory import return_freed_memory
 from tokkit.bert.recipe import (NO_STEP_LIMIT, OBJECTIVES, PretrainConfig, build_model, fast_bf16, pick_device,
                                 resolve_arch)
@@ -132,7 +133,8 @@ def _prepare(tokenizer, corpus, out, cfg: PretrainConfig, *, eval_file, resume, 
     state, cfg, rdir = _resumed(resume, cfg, tok)
     _check_corpus(state, corpus, rdir)
     if init is not None and not state:
-        ckpt.refuse_shape_options(cfg.model, f"--init {init} fixes the model's shape")
+        ckpt.refuse_shape_options(cfg.model, f"--init {init} fixes the model's shape",
+                                  config_from_hf(read_config(init), str(init / "config.json")).to_dict())
         ckpt.check_folder_tokenizer(init, tok)
     arch = resolve_arch(cfg, init, state)
     cfg = cfg.with_arch_defaults(arch)
