@@ -93,3 +93,27 @@ def test_a_missing_parent_folder_is_created_and_removed_again_when_refused(ft_wo
     assert code == 2 and not (ft_work / "a").exists()
     assert cli(*scratch(out="a/b/out"))[0] == 0
     assert (ft_work / "a" / "b" / "out" / "summary.json").is_file()
+
+
+def test_a_pretraining_force_rerun_stopped_before_its_first_checkpoint_leaves_the_earlier_run_whole(
+        ft_work, cli, monkeypatch):
+    import tokkit.bert.train as train
+
+    (ft_work / "corpus.txt").write_text("The cat sat on the mat. A dog sat on a log.\n\n" * 40, encoding="utf-8")
+    args = ["pretrain", "-t", "tok", "-o", "run", "corpus.txt", "--steps", "2", "--batch-size", "4", "--max-length",
+            "32", "-q", "--layers", "1", "--hidden", "16", "--heads", "2", "--ffn", "16", "--positions", "64",
+            "--threads", "1", "--log-every", "1"]
+    assert cli(*args)[0] == 0
+    before = listing(ft_work / "run")
+    real, seen = train._step, []
+
+    def step(run, n):
+        seen.append(n)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+        return real(run, n)
+
+    monkeypatch.setattr(train, "_step", step)
+    code, _, err = cli(*args[:6], "--steps", "3", *args[8:], "--force", "--seed", "1")
+    assert code == 130, err
+    assert listing(ft_work / "run") == before and beside(ft_work) == []

@@ -22,7 +22,6 @@ import json
 import logging
 import math
 import os
-import shutil
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -31,8 +30,7 @@ from typing import Optional
 import numpy as np
 import torch
 
-from tokkit._files import (FolderLock, atomic_write, check_destination, check_output_not_input, replace_folder,
-                           temporary_beside)
+from tokkit._files import FolderLock, atomic_write, check_destination, check_output_not_input
 from tokkit._progress import Progress
 from tokkit.bert import checkpoint as ckpt
 from tokkit.bert import task_data as td
@@ -41,7 +39,7 @@ from tokkit.bert.finetune_config import FinetuneConfig
 from tokkit.bert.finetune_model import layerwise_optimizer, starting_point
 from tokkit.bert.heads import HeadConfig, TaskModel
 from tokkit.bert.recipe import fast_bf16, pick_device
-from tokkit.bert.run_files import Metrics, plot_curve, publish
+from tokkit.bert.run_files import Metrics, drop_folder, keep_folder, plot_curve, publish, staging_folder
 from tokkit.bert.settings import finite, whole
 from tokkit.bert.train import check_run_output, peak_rss_mb
 from tokkit.errors import TokkitError
@@ -266,11 +264,7 @@ def _restore(run: _Run, state: dict) -> None:
 
 def _open_output(run: _Run, progress) -> None:
     """Where the files go: OUT itself when resuming, else a new folder beside it (see _keep)."""
-    run.dir = run.out
-    if run.main and run.step == 0:
-        run.dir = Path(temporary_beside(run.out))
-    elif run.main:
-        run.out.mkdir(parents=True, exist_ok=True)
+    run.dir = staging_folder(run.out, run.main, fresh=run.step == 0)
     run.metrics = Metrics(run.dir / "metrics.jsonl", run.main, run.step)
     run.bar = Progress(total=run.total_steps, desc=f"finetune {run.cfg.task}", unit=" steps",
                        enabled=progress if run.main else False)
@@ -391,16 +385,13 @@ def _checkpoint(run: _Run) -> None:
 
 def _keep(run: _Run) -> None:
     """The run has something to keep: its folder takes OUT's place (once), the earlier run's files gone."""
-    if run.main and run.dir != run.out:
-        replace_folder(run.dir, run.out)
-        run.dir = run.out
-        run.metrics.path = run.out / "metrics.jsonl"
+    if run.main:
+        run.dir = keep_folder(run.dir, run.out, run.metrics)
 
 
 def _close(run: _Run) -> None:
     """After the run, finished or not: a folder never kept is removed; OUT is let go."""
-    if run.dir is not None and run.dir != run.out and run.dir.exists():
-        shutil.rmtree(run.dir, ignore_errors=True)
+    drop_folder(run.dir, run.out)
     if run.lock is not None:
         run.lock.release()
 
