@@ -34,6 +34,9 @@ def check_shape(config: dict) -> None:
     for name, (low, high) in COUNTS.items():
         if name in config and not (whole(config[name]) and low <= config[name] <= high):
             raise ValueError(f"{name} must be a whole number in [{low}, {high}], got {config[name]!r}")
+    pad, vocab = config.get("pad_token_id"), config.get("vocab_size")
+    if pad is not None and vocab is not None and pad >= vocab:  # torch's Embedding asserts on it
+        raise ValueError(f"pad_token_id {pad} must be below vocab_size {vocab}")
     n = parameter_count(config)
     if n > MAX_PARAMETERS:
         raise ValueError(f"the model would hold {n:,} parameters, more than tokkit builds ({MAX_PARAMETERS:,}): "

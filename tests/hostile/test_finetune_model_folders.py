@@ -67,6 +67,8 @@ def every_command_refuses(cli, ft_work, *words):
     (lambda c: c.__setitem__("layer_norm_eps", -1), "layer_norm_eps"),
     (lambda c: c.__setitem__("hidden_dropout_prob", "0.1"), "hidden_dropout_prob"),
     (lambda c: c.__setitem__("type_vocab_size", 0), "type_vocab_size"),
+    (lambda c: c.__setitem__("pad_token_id", 100000), "pad_token_id"),
+    (lambda c: c.__setitem__("classifier_pooling", "max"), "pooling"),
     (lambda c: c["tokkit"].__setitem__("max_length", 10**6), "max_length"),
     (lambda c: c["tokkit"].__setitem__("stride", "x"), "stride"),
     (lambda c: c.update(model_type="modernbert", layer_types=5), "layer_types"),
@@ -146,6 +148,13 @@ def test_options_torch_cannot_take_are_usage_errors(ft_work, cli, option, value)
     code, out, err = cli("pretrain", "-t", "tok", "-o", "run", "train.jsonl", "--steps", "1", "-q", option, value)
     assert code == 2 and option in one_error_line(err)
     assert listing(ft_work) == before
+
+
+@pytest.mark.parametrize("command", ["evaluate", "predict"])
+def test_threads_torch_cannot_take_are_usage_errors_when_scoring_too(ft_work, cli, command):
+    for value in (str(2**63), "0"):
+        code, out, err = cli(command, "-m", "nowhere", "dev.jsonl", "--threads", value)
+        assert code == 2 and "--threads" in one_error_line(err)
 
 
 def test_a_shape_in_range_but_too_large_to_build_is_refused(ft_work, cli):

@@ -107,7 +107,7 @@ def starting_point(model, tokenizer, cfg: FinetuneConfig, *, from_scratch: bool,
                           f"{tok.vocab_size}")
     if cfg.length > config.max_position_embeddings:
         raise TokkitError(f"--max-length {cfg.length} exceeds the model's {config.max_position_embeddings} positions")
-    own = head_from_hf(raw, cfg.task) if raw is not None and folder_task(raw) == cfg.task and not from_scratch \
+    own = head_from_hf(raw, cfg.task, str(folder / "config.json")) if raw is not None and folder_task(raw) == cfg.task and not from_scratch \
         else None
     return StartingPoint(tok, config, folder, from_scratch, own, state, checkpoint)
 

@@ -160,15 +160,15 @@ def _build(cls: type, raw: dict, head: Optional[HeadConfig], where):
     if cls is TaskModel:
         task = head.task if head is not None else folder_task(raw)
         if task is None:
-            raise TokkitError(f"config.json describes a {raw.get('architectures')} model, not a fine-tuned task "
+            raise TokkitError(f"{where} describes a {raw.get('architectures')} model, not a fine-tuned task "
                               "model; name the task to fine-tune it")
-        own = head_from_hf(raw, task) if folder_task(raw) == task else None
+        own = head_from_hf(raw, task, str(where)) if folder_task(raw) == task else None
         try:
             return TaskModel(cfg, head or own), own is not None and (head is None or head == own)
         except ValueError as exc:
-            raise TokkitError(f"config.json: {exc}") from None
+            raise TokkitError(f"{where}: {exc}") from None
     if (cls in (ModernBertModel, ModernBertForMaskedLM)) != (arch == "modernbert"):
-        raise TokkitError(f"config.json describes a {raw.get('model_type')!r} model, not one {cls.__name__} reads")
+        raise TokkitError(f"{where} describes a {raw.get('model_type')!r} model, not one {cls.__name__} reads")
     return cls(cfg), True
 
 

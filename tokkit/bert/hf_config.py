@@ -148,14 +148,14 @@ def _head_to_hf(head: HeadConfig, modern: bool) -> dict:
     return out
 
 
-def head_from_hf(d: dict, task: str) -> HeadConfig:
+def head_from_hf(d: dict, task: str, where: str = "config.json") -> HeadConfig:
     """The head config.json describes for `task`: its labels (id2label in id order), pooling and dropout."""
     try:
         id2label = {int(k): str(v) for k, v in (d.get("id2label") or {}).items()}
     except (TypeError, ValueError):
-        raise TokkitError("config.json: id2label keys must be whole numbers") from None
+        raise TokkitError(f"{where}: id2label keys must be whole numbers") from None
     if sorted(id2label) != list(range(len(id2label))):
-        raise TokkitError(f"config.json: id2label must number its labels 0..n-1, got {sorted(id2label)}")
+        raise TokkitError(f"{where}: id2label must number its labels 0..n-1, got {sorted(id2label)}")
     if task == "classify" and (d.get("problem_type") == "regression" or len(id2label) == 1):
         task = "regress"
     labels = tuple(id2label[i] for i in range(len(id2label))) if task in ("classify", "tag") else ()
@@ -164,7 +164,7 @@ def head_from_hf(d: dict, task: str) -> HeadConfig:
         return HeadConfig(task, labels=labels, pooling=d.get("classifier_pooling", "cls"),
                           dropout=float(dropout) if dropout is not None else None)
     except (TypeError, ValueError) as exc:
-        raise TokkitError(f"config.json: the {task} head is not one tokkit builds ({exc})") from None
+        raise TokkitError(f"{where}: the {task} head is not one tokkit builds ({exc})") from None
 
 
 def _bert_from_hf(d: dict, where: str) -> BertConfig:
@@ -183,6 +183,8 @@ def _bert_from_hf(d: dict, where: str) -> BertConfig:
             pad_token_id=d.get("pad_token_id") or 0, initializer_range=d.get("initializer_range", 0.02))
     except KeyError as exc:
         raise TokkitError(f"{where}: missing key {exc.args[0]!r}") from None
+    except TokkitError:
+        raise
     except (TypeError, ValueError, ZeroDivisionError) as exc:
         raise TokkitError(f"{where}: {exc}") from None
 
@@ -246,6 +248,8 @@ def _modernbert_from_hf(d: dict, where: str) -> ModernBertConfig:
             decoder_bias=d.get("decoder_bias", True))
     except KeyError as exc:
         raise TokkitError(f"{where}: missing key {exc.args[0]!r}") from None
+    except TokkitError:
+        raise
     except (TypeError, ValueError, ZeroDivisionError) as exc:
         raise TokkitError(f"{where}: {exc}") from None
 
