@@ -124,3 +124,10 @@ def test_init_or_model_with_another_tokenizer_of_the_same_size_is_refused(pretra
     code, _, err = cli("finetune", "-m", "run", "-t", "tok", "train.jsonl", "--task", "classify", "-o", "out", "-q",
                        "--max-length", "32", "--epochs", "1", "--threads", "1")
     assert code == 0, err  # the folder's own tokenizer, named with -t, is accepted
+
+
+def test_a_state_json_holding_a_number_of_5000_digits_is_one_error_line(finished, cli):
+    path = finished / "out" / "checkpoint" / "state.json"
+    text = path.read_text()
+    path.write_text(text.replace('"step": ', '"step": ' + "9" * 5000 + ", \"was\": ", 1))
+    refused(cli, finished, resume(), "state.json", "digits")

@@ -23,7 +23,7 @@ from typing import Optional
 
 import torch
 
-from tokkit._files import atomic_dir, parse_json
+from tokkit._files import atomic_dir, parse_json, read_json
 from tokkit._shape import MAX_LAYERS, check_shape
 from tokkit.errors import TokkitError
 
@@ -111,12 +111,9 @@ def read_state(directory) -> dict:
     if not directory.is_dir():
         raise TokkitError(f"{directory}: checkpoint folder does not exist")
     path = directory / "state.json"
-    try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TokkitError(f"{directory}: not a checkpoint (no state.json)") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise TokkitError(f"{path}: corrupt checkpoint state ({exc})") from None
+    if not path.is_file():
+        raise TokkitError(f"{directory}: not a checkpoint (no state.json)")
+    state = read_json(path)  # invalid JSON or UTF-8, numbers past Python's digits: one error naming it
     if not isinstance(state, dict) or state.get("format") != FORMAT or "model_config" not in state:
         raise TokkitError(f"{path}: not a {FORMAT} state file")
     _check_state(state, path)
@@ -185,8 +182,10 @@ def check_model_config(directory, state: dict) -> None:
     except (SafetensorError, OSError, ValueError) as exc:
         raise TokkitError(f"{path}: corrupt checkpoint ({exc})") from None
     config = state["model_config"]
-    if saved is not None and json.loads(saved) != config:
-        changed = sorted(k for k in set(config) | set(json.loads(saved)) if config.get(k) != json.loads(saved).get(k))
+    saved = parse_json(saved, f"{path}: metadata 'model_config'") if saved is not None else None
+    if saved is not None and saved != config:
+        changed = sorted(k for k in set(config) | set(saved) if config.get(k) != saved.get(k)) \
+            if isinstance(saved, dict) else ["all of it"]
         raise TokkitError(f"{Path(directory) / 'state.json'}: model_config differs from the model saved beside it "
                           f"({', '.join(changed)}); the checkpoint cannot be resumed exactly")
     try:

@@ -61,7 +61,9 @@ from tokkit.errors import TokkitError
               help="bfloat16 autocast in the forward pass (default: on where it is fast).")
 @click.option("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when available).")
 @click.option("--resume", is_flag=True, help="Continue the run saved in OUT.")
-@click.option("--force", is_flag=True, help="Write into OUT even if it holds an earlier run or other files.")
+@click.option("--force", is_flag=True,
+              help="Replace OUT even if it holds an earlier run or other files (when the new run first keeps a "
+                   "checkpoint or model; until then OUT is left as it was).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 @click.option("--unseen-labels", type=click.Choice(["error", "wrong"]), default="error", show_default=True,
               help="A label of the evaluation file that the model was not trained on: an error, or a "

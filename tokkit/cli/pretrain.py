@@ -91,7 +91,9 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
               help="bfloat16 autocast in the forward pass (weights stay float32). Default: on where it is "
                    "fast (CUDA, or a CPU with avx512_bf16/AMX).")
 @click.option("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when available).")
-@click.option("--force", is_flag=True, help="Write into RUN_DIR even if it holds an earlier run or other files.")
+@click.option("--force", is_flag=True,
+              help="Replace RUN_DIR even if it holds an earlier run or other files (at the new run's first "
+                   "checkpoint; until then RUN_DIR is left as it was).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 def command(corpus, tokenizer_dir, output, objective, generator_layers, arch, steps, batch_size, max_length, lr,
             warmup_steps, warmup_seconds, weight_decay, clip, seed, mlm_probability, mlm_probability_end,
