@@ -70,3 +70,18 @@ def test_a_bert_tagging_folder_fine_tunes_for_classification_with_a_fresh_pooler
     from tokkit.bert import load_finetuned
 
     assert load_finetuned(ft_work / "out").task == "classify"
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--label-all-subtokens"], "--label-all-subtokens"),
+    (["--task", "tag", "--pooling", "mean"], "--pooling"),
+    (["--eval-every-seconds", "5"], "--eval"),
+])
+def test_options_that_would_be_ignored_are_refused(ft_work, cli, extra, words):
+    args = scratch(*extra)
+    if "tag" in extra:
+        args[1] = "tag.jsonl"
+    before = listing(ft_work)
+    code, out, err = cli(*args)
+    assert code == 2 and words in one_error_line(err)
+    assert listing(ft_work) == before

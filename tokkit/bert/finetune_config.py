@@ -66,6 +66,11 @@ class FinetuneConfig:
         check_share(self, ("warmup", "head_dropout"), closed=True)
         if not (0 < self.layer_decay <= 1):
             raise TokkitError(f"layer_decay (--layer-decay) must lie in (0, 1], got {self.layer_decay!r}")
+        # Settings of one task given for another would be silently ignored.
+        if self.label_all_subtokens and self.task != "tag":
+            raise TokkitError(f"label_all_subtokens (--label-all-subtokens) applies to task 'tag', not {self.task!r}")
+        if self.pooling != "cls" and self.task not in ("classify", "regress"):
+            raise TokkitError(f"pooling (--pooling) {self.pooling!r} applies to sentence tasks, not {self.task!r}")
         if self.task == "qa" and self.stride >= self.length // 2:
             raise TokkitError(f"stride (--stride) {self.stride} must be below half of max_length {self.length}")
 

@@ -106,6 +106,8 @@ def finetune(model, train_file, output, *, config: FinetuneConfig, eval_file=Non
     """
     if unseen_labels not in UNSEEN_LABELS:
         raise TokkitError(f"unseen_labels must be one of {list(UNSEEN_LABELS)}, not {unseen_labels!r}")
+    if config.eval_every_seconds is not None and eval_file is None:
+        raise TokkitError("eval_every_seconds (--eval-every-seconds) needs an evaluation file (--eval)")
     run = _set_up(model, train_file, output, config, eval_file=eval_file, tokenizer=tokenizer,
                   from_scratch=from_scratch, arch=arch, model_settings=model_settings, fields=fields,
                   unseen_labels=unseen_labels, resume=resume, progress=progress, force=force)
