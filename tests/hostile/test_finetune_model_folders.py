@@ -157,6 +157,16 @@ def test_threads_torch_cannot_take_are_usage_errors_when_scoring_too(ft_work, cl
         assert code == 2 and "--threads" in one_error_line(err)
 
 
+@pytest.mark.parametrize("extra, words", [
+    (["--steps", str(10**23)], "steps"), (["--steps", str(10**9)], "--max-time"), (["--batch-size", str(10**20)], "batch_size"),
+])
+def test_pretraining_counts_past_what_its_loop_takes_are_refused(ft_work, cli, extra, words):
+    before = listing(ft_work)
+    code, _, err = cli("pretrain", "-t", "tok", "-o", "run", "train.jsonl", "-q", *extra)
+    assert code == 2 and words in one_error_line(err)
+    assert listing(ft_work) == before
+
+
 def test_a_shape_in_range_but_too_large_to_build_is_refused(ft_work, cli):
     before = listing(ft_work)
     code, _, err = cli(*scratch(), "--hidden", "4000000", "--ffn", "4000000")

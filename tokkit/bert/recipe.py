@@ -33,6 +33,7 @@ ARCHS = ("bert", "modernbert")
 DEFAULT_LR = {"bert": 5e-4, "modernbert": 1e-3}
 DEFAULT_MASKING = {"bert": (0.15, 0.15), "modernbert": (0.30, 0.15)}  # (at the start, at the end)
 NO_STEP_LIMIT = 10**9
+MAX_BATCH = (1 << 31) - 1  # far past any memory; a batch of more than sys.maxsize examples cannot be cut at all
 
 
 @dataclass
@@ -82,7 +83,10 @@ class PretrainConfig:
         check_whole(self, {"steps": 1, "batch_size": 1, "max_length": 1, "seed": 0, "eval_every": 0, "eval_blocks": 1,
                            "checkpoint_every": 0, "log_every": 1, "shuffle_buffer": 0, "warmup_steps": 0,
                            "threads": 1, "generator_layers": 1}, optional=("warmup_steps", "threads"),
-                    most={"seed": MAX_SEED, "threads": MAX_THREADS, "generator_layers": MAX_LAYERS})
+                    most={"seed": MAX_SEED, "threads": MAX_THREADS, "generator_layers": MAX_LAYERS,
+                          "batch_size": MAX_BATCH, "steps": NO_STEP_LIMIT})
+        if self.steps >= NO_STEP_LIMIT and self.max_time is None:  # NO_STEP_LIMIT means "bounded by time"
+            raise TokkitError(f"steps (--steps) must be below {NO_STEP_LIMIT:,} without --max-time, got {self.steps}")
 
     def _check_numbers(self) -> None:
         """Real-valued settings: finite, and in range."""
