@@ -47,7 +47,7 @@ def parameter_count(config: dict) -> int:
     """About how many weights a config's model holds (embeddings and layers; norms and biases left out).
 
     >>> parameter_count({"vocab_size": 10, "hidden_size": 4, "num_layers": 1, "intermediate_size": 8})
-    168
+    200
     """
     C, L, F = config.get("hidden_size", 0), config.get("num_layers", 0), config.get("intermediate_size", 0)
     rows = config.get("vocab_size", 0) + config.get("type_vocab_size", 0)
