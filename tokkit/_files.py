@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import fcntl
 import glob
 import json
 from json.encoder import encode_basestring as _json_string  # json's compiled encoder
@@ -178,8 +179,6 @@ class FolderLock:
     """
 
     def __init__(self, dest: str | os.PathLike):
-        import fcntl
-
         dest = Path(dest)
         self.path = dest.absolute().parent / f".{dest.name}.lock"
         self.created = _make_parents(self.path.parent)
