@@ -117,3 +117,29 @@ def test_a_pretraining_force_rerun_stopped_before_its_first_checkpoint_leaves_th
     code, _, err = cli(*args[:6], "--steps", "3", *args[8:], "--force", "--seed", "1")
     assert code == 130, err
     assert listing(ft_work / "run") == before and beside(ft_work) == []
+
+
+def test_a_run_in_another_process_holds_the_folder_until_it_is_killed(ft_work, cli):
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import tokkit
+
+    root = str(Path(tokkit.__file__).resolve().parents[1])
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from tokkit._files import FolderLock; FolderLock('out'); "
+                               "print('held', flush=True); time.sleep(60)"],
+        cwd=ft_work, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": root})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        code, _, err = cli(*scratch())
+        assert code == 2 and f"process {holder.pid}" in one_error_line(err)
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    code, _, err = cli(*scratch())  # the lock died with its process; its file is taken over
+    assert code == 0, err
+    assert beside(ft_work) == []
