@@ -85,3 +85,24 @@ def test_options_that_would_be_ignored_are_refused(ft_work, cli, extra, words):
     code, out, err = cli(*args)
     assert code == 2 and words in one_error_line(err)
     assert listing(ft_work) == before
+
+
+def test_a_fine_tuned_folder_continues_with_its_own_head_weights(ft_work, cli):
+    from tokkit.bert import FinetuneConfig
+    from tokkit.bert.finetune_model import starting_point
+    from tokkit.labelled import read_examples
+
+    assert cli(*scratch(out="tuned"))[0] == 0
+    from safetensors.torch import load_file
+
+    saved = load_file(str(ft_work / "tuned" / "model.safetensors"))["classifier.weight"]
+    cfg = FinetuneConfig(task="classify")
+    start = starting_point(ft_work / "tuned", None, cfg, from_scratch=False)
+    model = start.build(start.head_for(cfg, read_examples(ft_work / "train.jsonl", "classify"), "train.jsonl"))
+    assert torch_equal(model.head.classifier.weight, saved)  # not a fresh head: "it continues with its own labels"
+
+
+def torch_equal(a, b):
+    import torch
+
+    return torch.equal(a.detach(), b)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
@@ -164,12 +164,18 @@ def _build(cls: type, raw: dict, head: Optional[HeadConfig], where):
                               "model; name the task to fine-tune it")
         own = head_from_hf(raw, task, str(where)) if folder_task(raw) == task else None
         try:
-            return TaskModel(cfg, head or own), own is not None and (head is None or head == own)
+            return TaskModel(cfg, head or own), own is not None and (head is None or _same_head(head, own))
         except ValueError as exc:
             raise TokkitError(f"{where}: {exc}") from None
     if (cls in (ModernBertModel, ModernBertForMaskedLM)) != (arch == "modernbert"):
         raise TokkitError(f"{where} describes a {raw.get('model_type')!r} model, not one {cls.__name__} reads")
     return cls(cfg), True
+
+
+def _same_head(head: HeadConfig, own: HeadConfig) -> bool:
+    """Whether the folder's head tensors serve `head`: the same task, labels and pooling. A dropout
+    of None means "the architecture's default" and matches any; dropout holds no tensor anyway."""
+    return replace(head, dropout=None) == replace(own, dropout=None) and head.dropout in (None, own.dropout)
 
 
 def load_hf(cls: type, path, *, strict: bool = True, head: Optional[HeadConfig] = None):
