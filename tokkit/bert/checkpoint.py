@@ -113,7 +113,10 @@ def read_state(directory) -> dict:
     path = directory / "state.json"
     if not path.is_file():
         raise TokkitError(f"{directory}: not a checkpoint (no state.json)")
-    state = read_json(path)  # invalid JSON or UTF-8, numbers past Python's digits: one error naming it
+    try:
+        state = read_json(path)  # invalid JSON or UTF-8, numbers past Python's digits: one error naming it
+    except TokkitError as exc:
+        raise TokkitError(f"corrupt checkpoint state: {exc}") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT or "model_config" not in state:
         raise TokkitError(f"{path}: not a {FORMAT} state file")
     _check_state(state, path)
