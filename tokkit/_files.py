@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import fcntl
 import glob
 import json
 from json.encoder import encode_basestring as _json_string  # json's compiled encoder
@@ -122,29 +123,123 @@ def atomic_dir(dest: str | os.PathLike, *, marker_files: Iterable[str], force: b
     way. Ctrl-C and SIGTERM during the swap take effect once it and the clean-up are done.
     """
     dest = check_destination(dest, marker_files=marker_files, force=force)
-    parent = dest.resolve().parent
-    recover_interrupted(dest)
-    tmp = tempfile.mkdtemp(prefix=f".{dest.name}.tmp-{os.getpid()}-", dir=parent)
-    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private; the result should look like any new folder
+    tmp = temporary_beside(dest)
     try:
         yield tmp
-        # Ctrl-C or SIGTERM from here on acts once the new output is in place and the old one gone:
-        # stopping between the steps would leave `dest` missing or a stale folder beside it.
-        with signals_held():
-            if dest.exists() and _exchange(tmp, dest):
-                pass  # tmp now holds the old output, removed below
-            elif dest.exists():
-                old = parent / f".{dest.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-                os.rename(dest, old)
-                os.rename(tmp, dest)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.rename(tmp, dest)
-            if os.path.exists(tmp):
-                shutil.rmtree(tmp, ignore_errors=True)
+        replace_folder(tmp, dest)
     finally:
         if os.path.exists(tmp):
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def temporary_beside(dest: str | os.PathLike) -> str:
+    """A new empty folder `.DEST.tmp-PID-...` beside `dest` (what an interrupted run left there is
+    cleared first); the next run removes it if this process dies before it is used."""
+    dest = Path(dest)
+    recover_interrupted(dest)
+    tmp = tempfile.mkdtemp(prefix=f".{dest.name}.tmp-{os.getpid()}-", dir=dest.resolve().parent)
+    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private; the result should look like any new folder
+    return tmp
+
+
+def replace_folder(tmp: str | os.PathLike, dest: str | os.PathLike) -> None:
+    """Put the folder `tmp` in `dest`'s place in one step (see atomic_dir), the old `dest` removed."""
+    dest = Path(dest)
+    parent = dest.resolve().parent
+    # Ctrl-C or SIGTERM from here on acts once the new output is in place and the old one gone:
+    # stopping between the steps would leave `dest` missing or a stale folder beside it.
+    with signals_held():
+        if dest.exists() and _exchange(tmp, dest):
+            pass  # tmp now holds the old output, removed below
+        elif dest.exists():
+            old = parent / f".{dest.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+            os.rename(dest, old)
+            os.rename(tmp, dest)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, dest)
+        if os.path.exists(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+class FolderLock:
+    """Hold an output folder for one run: an exclusive `flock` on `.DEST.lock` beside it, so a
+    second run into the same folder is refused in one line instead of interleaving its files.
+
+    The lock ends with the process (flock), so a killed run blocks nothing; the file is removed on
+    release. Parent folders it had to create are removed again when they are left empty.
+
+    >>> import tempfile, os
+    >>> d = os.path.join(tempfile.mkdtemp(), "out")
+    >>> lock = FolderLock(d)
+    >>> FolderLock(d)
+    Traceback (most recent call last):
+    tokkit.errors.TokkitError: ... is in use by another run (process ...); wait for it to end or write elsewhere
+    >>> lock.release(); FolderLock(d).release()
+    """
+
+    def __init__(self, dest: str | os.PathLike):
+        dest = Path(dest)
+        self.path = dest.absolute().parent / f".{dest.name}.lock"
+        self.created = _make_parents(self.path.parent)
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                self._drop_parents()
+                raise TokkitError(f"{dest}: cannot hold the output folder ({exc.strerror})") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.read(fd, 32).decode("ascii", "replace").strip() or "unknown"
+                os.close(fd)
+                raise TokkitError(f"{dest} is in use by another run (process {holder}); wait for it to end or "
+                                  "write elsewhere") from None
+            try:  # the run we waited on may have removed the file after we opened it: lock the one there now
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode("ascii"))
+        self.fd = fd
+
+    def release(self) -> None:
+        """Remove the lock file and let the folder go (once; later calls do nothing)."""
+        if self.fd is None:
+            return
+        try:
+            os.unlink(self.path)  # while still held, so no other run holds a file about to vanish
+        except FileNotFoundError:
+            pass
+        os.close(self.fd)
+        self.fd = None
+        self._drop_parents()
+
+    def _drop_parents(self) -> None:
+        for folder in reversed(self.created):
+            try:
+                folder.rmdir()
+            except OSError:
+                break  # not empty: the run's output is there
+
+
+def _make_parents(folder: Path) -> list[Path]:
+    """Create `folder` and its missing parents; return those created, outermost first."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir()
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise TokkitError(f"{path}: cannot create the output's folder ({exc.strerror})") from None
+    return list(reversed(missing))
 
 
 @contextlib.contextmanager
@@ -397,13 +492,36 @@ def read_json(path: str | os.PathLike, *, parse_float=None):
                 keys.add(key)
         return seen
 
-    text = read_text(path)
+    return parse_json(read_text(path), str(path), object_pairs_hook=no_duplicates, parse_float=parse_float)
+
+
+def parse_json(text: str, where: str, *, one_line: bool = False, **hooks):
+    """json.loads(text), every failure one TokkitError starting with `where`: a syntax error (with
+    its line), nesting past Python's recursion limit, or a whole number longer than the 4,300
+    digits Python converts (json.loads raises a bare ValueError for one). `one_line`: `where`
+    names the line already, and a syntax error names its column.
+
+    >>> parse_json("[1, 2]", "f.json")
+    [1, 2]
+    >>> parse_json("1" * 5000, "f.json")
+    Traceback (most recent call last):
+    tokkit.errors.TokkitError: f.json: invalid JSON (a number of more digits than the 4,300 Python reads)
+    """
     try:
-        return json.loads(text, object_pairs_hook=no_duplicates, parse_float=parse_float)
+        return json.loads(text, **hooks)
     except json.JSONDecodeError as exc:
-        raise TokkitError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg})") from None
+        if one_line:
+            raise TokkitError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+        raise TokkitError(f"{where}: line {exc.lineno}: invalid JSON ({exc.msg})") from None
     except RecursionError:
-        raise TokkitError(f"{path}: JSON nested too deeply") from None
+        raise TokkitError(f"{where}: JSON nested too deeply") from None
+    except TokkitError:
+        raise  # a hook's own refusal
+    except ValueError as exc:
+        if "digits" not in str(exc):
+            raise
+        limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 4300
+        raise TokkitError(f"{where}: invalid JSON (a number of more digits than the {limit:,} Python reads)") from None
 
 
 def prepare_folder(folder: str) -> str:

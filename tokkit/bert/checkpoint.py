@@ -23,7 +23,8 @@ from typing import Optional
 
 import torch
 
-from tokkit._files import atomic_dir
+from tokkit._files import atomic_dir, parse_json, read_json
+from tokkit._shape import MAX_LAYERS, check_shape
 from tokkit.errors import TokkitError
 
 FORMAT = "tokkit-bert-checkpoint/1"
@@ -31,8 +32,6 @@ TOKENIZER_FILES = {"tokenizer.json", "vocab.txt", "vocab.json", "merges.txt", "t
                    "special_tokens_map.json"}
 FILES = {"model.safetensors", "optimizer.safetensors", "state.json"} | TOKENIZER_FILES
 _LAYER = re.compile(r"(?:^|\.)layers\.(\d+)\.")
-MAX_LAYERS = 1024  # bounds far above any model of this format: an edited config fails here, before
-MAX_WIDTH = 1 << 22  # a model of absurd size is allocated
 
 
 def tokenizer_fingerprint(tokenizer) -> str:
@@ -112,12 +111,12 @@ def read_state(directory) -> dict:
     if not directory.is_dir():
         raise TokkitError(f"{directory}: checkpoint folder does not exist")
     path = directory / "state.json"
+    if not path.is_file():
+        raise TokkitError(f"{directory}: not a checkpoint (no state.json)")
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TokkitError(f"{directory}: not a checkpoint (no state.json)") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise TokkitError(f"{path}: corrupt checkpoint state ({exc})") from None
+        state = read_json(path)  # invalid JSON or UTF-8, numbers past Python's digits: one error naming it
+    except TokkitError as exc:
+        raise TokkitError(f"corrupt checkpoint state: {exc}") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT or "model_config" not in state:
         raise TokkitError(f"{path}: not a {FORMAT} state file")
     _check_state(state, path)
@@ -186,15 +185,16 @@ def check_model_config(directory, state: dict) -> None:
     except (SafetensorError, OSError, ValueError) as exc:
         raise TokkitError(f"{path}: corrupt checkpoint ({exc})") from None
     config = state["model_config"]
-    if saved is not None and json.loads(saved) != config:
-        changed = sorted(k for k in set(config) | set(json.loads(saved)) if config.get(k) != json.loads(saved).get(k))
+    saved = parse_json(saved, f"{path}: metadata 'model_config'") if saved is not None else None
+    if saved is not None and saved != config:
+        changed = sorted(k for k in set(config) | set(saved) if config.get(k) != saved.get(k)) \
+            if isinstance(saved, dict) else ["all of it"]
         raise TokkitError(f"{Path(directory) / 'state.json'}: model_config differs from the model saved beside it "
                           f"({', '.join(changed)}); the checkpoint cannot be resumed exactly")
-    for key in ("hidden_size", "num_heads", "intermediate_size", "vocab_size", "max_position_embeddings"):
-        value = config.get(key)
-        if not (isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_WIDTH):
-            raise TokkitError(f"{Path(directory) / 'state.json'}: model_config.{key} must be a whole number in "
-                              f"[1, {MAX_WIDTH}], got {value!r}")
+    try:
+        check_shape(config)
+    except ValueError as exc:
+        raise TokkitError(f"{Path(directory) / 'state.json'}: model_config: {exc}") from None
     layers = {m.group(1) for m in map(_LAYER.search, names) if m}
     stated = config.get("num_layers")
     if not (isinstance(stated, int) and 0 < stated <= MAX_LAYERS) or stated != len(layers):
@@ -208,6 +208,34 @@ def check_tokenizer(directory, state: dict, tokenizer) -> None:
     if saved is not None and saved != tokenizer_fingerprint(tokenizer):
         raise TokkitError(f"{directory}: the checkpoint was trained with another tokenizer (its tokenizer.json "
                           f"differs; the checkpoint folder holds the right one)")
+
+
+def check_folder_tokenizer(folder, tokenizer) -> None:
+    """A model folder that carries its tokenizer must be trained further with that one: another of
+    the same size would train its embeddings on other ids. A folder without one is taken as it is."""
+    import tokkit
+
+    folder = Path(folder)
+    if not any((folder / name).is_file() for name in ("tokenizer.json", "vocab.txt", "vocab.json")):
+        return
+    if tokenizer_fingerprint(tokkit.load(folder)) != tokenizer_fingerprint(tokenizer):
+        raise TokkitError(f"{folder}: the model was trained with another tokenizer (the one in the folder differs "
+                          "from -t's); leave -t out to use the folder's own")
+
+
+# The command-line names of the model settings, for errors about options that cannot apply.
+SHAPE_OPTIONS = {"num_layers": "--layers", "hidden_size": "--hidden", "num_heads": "--heads",
+                 "intermediate_size": "--ffn", "max_position_embeddings": "--positions", "dropout": "--dropout",
+                 "attention_dropout": "--dropout"}
+
+
+def refuse_shape_options(settings: Optional[dict], why: str, fixed: Optional[dict] = None) -> None:
+    """Shape options given for a model whose shape is already fixed (a folder, a checkpoint) are an
+    error; with `fixed` (the shape it has), only those that differ from it."""
+    differ = sorted({SHAPE_OPTIONS.get(k, k) for k, v in (settings or {}).items()
+                     if fixed is None or fixed.get(k) != v})
+    if differ:
+        raise TokkitError(f"{', '.join(differ)} cannot apply: {why}")
 
 
 # Names checkpoints of earlier tokkit versions used, before both models held their encoder as `encoder`.

@@ -12,12 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from tokkit._shape import MAX_SEED
+from tokkit._threads import MAX_THREADS
 from tokkit.bert.heads import POOLINGS, TASKS
 from tokkit.bert.schedule import Schedule
 from tokkit.bert.settings import check_non_negative, check_positive, check_share, check_whole
 from tokkit.errors import TokkitError
 
 DEFAULT_LENGTH = {"classify": 128, "regress": 128, "tag": 128, "qa": 384}
+# What torch takes: a seed of 2**64 or 2**63 threads overflow inside it.
+BOUNDS = {"seed": MAX_SEED, "threads": MAX_THREADS}
 
 
 @dataclass
@@ -56,12 +60,17 @@ class FinetuneConfig:
             raise TokkitError(f"pooling (--pooling) must be one of {list(POOLINGS)}, not {self.pooling!r}")
         check_whole(self, {"epochs": 1, "batch_size": 1, "max_length": 2, "stride": 0, "seed": 0,
                            "checkpoint_every": 0, "log_every": 1, "n_best": 1, "max_answer_length": 1, "threads": 1},
-                    optional=("max_length", "threads"))
+                    optional=("max_length", "threads"), most=BOUNDS)
         check_positive(self, ("lr", "max_time", "eval_every_seconds"))
         check_non_negative(self, ("weight_decay", "clip"))
         check_share(self, ("warmup", "head_dropout"), closed=True)
         if not (0 < self.layer_decay <= 1):
             raise TokkitError(f"layer_decay (--layer-decay) must lie in (0, 1], got {self.layer_decay!r}")
+        # Settings of one task given for another would be silently ignored.
+        if self.label_all_subtokens and self.task != "tag":
+            raise TokkitError(f"label_all_subtokens (--label-all-subtokens) applies to task 'tag', not {self.task!r}")
+        if self.pooling != "cls" and self.task not in ("classify", "regress"):
+            raise TokkitError(f"pooling (--pooling) {self.pooling!r} applies to sentence tasks, not {self.task!r}")
         if self.task == "qa" and self.stride >= self.length // 2:
             raise TokkitError(f"stride (--stride) {self.stride} must be below half of max_length {self.length}")
 

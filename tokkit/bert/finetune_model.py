@@ -9,7 +9,6 @@ keeps its shape and drops its weights: the random-init baseline of the same mode
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -22,24 +21,14 @@ import tokkit
 from tokkit.bert import checkpoint as ckpt
 from tokkit.bert.ddp import adamw
 from tokkit.bert.finetune_config import FinetuneConfig
-from tokkit.bert.heads import HeadConfig, TaskModel
+from tokkit.bert.heads import HeadConfig, TaskModel, arch_of
 from tokkit.bert.hf import folder_task, load_hf, model_folder
-from tokkit.bert.hf_config import config_from_hf, head_from_hf
+from tokkit.bert.hf_config import config_from_hf, head_from_hf, read_config
 from tokkit.bert.recipe import model_config
 from tokkit.errors import TokkitError
 from tokkit.labelled import check_labels, label_list
 
 _LAYER = re.compile(r"^encoder\.layers\.(\d+)\.")
-
-
-def _read_config(folder: Path) -> dict:
-    try:
-        raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TokkitError(f"{folder / 'config.json'}: cannot be read ({exc})") from None
-    if not isinstance(raw, dict):
-        raise TokkitError(f"{folder / 'config.json'}: not a JSON object")
-    return raw
 
 
 @dataclass
@@ -60,7 +49,10 @@ class StartingPoint:
             return HeadConfig.from_dict(self.state["finetune"]["head"])
         labels = ()
         if cfg.task in ("classify", "tag"):
-            labels = self.own_head.labels if self.own_head is not None else tuple(label_list(rows, cfg.task))
+            try:
+                labels = self.own_head.labels if self.own_head is not None else tuple(label_list(rows, cfg.task))
+            except TokkitError as exc:
+                raise TokkitError(f"{path}: {exc}") from None
             check_labels(rows, cfg.task, {x: i for i, x in enumerate(labels)}, path)
         try:
             return HeadConfig(cfg.task, labels=labels, pooling=cfg.pooling, dropout=cfg.head_dropout)
@@ -89,20 +81,33 @@ def starting_point(model, tokenizer, cfg: FinetuneConfig, *, from_scratch: bool,
     if folder is None and not (from_scratch and tokenizer is not None) and not state:
         raise TokkitError("name a model to fine-tune (-m), or --from-scratch with a tokenizer (-t)")
     tok = _tokenizer(tokenizer, folder if not state else checkpoint)
-    raw = _read_config(folder) if folder is not None else None
+    if state:
+        ckpt.check_tokenizer(checkpoint, state, tok)
+    elif folder is not None and not from_scratch and tokenizer is not None:
+        ckpt.check_folder_tokenizer(folder, tok)
+    raw = read_config(folder) if folder is not None else None
     if state:
         config = model_config(state["model_config"].get("arch", "bert"), state["model_config"])
     elif raw is not None:
-        config = config_from_hf(raw)
+        config = config_from_hf(raw, str(folder / "config.json"))
+        if arch is not None and arch != arch_of(config):
+            raise TokkitError(f"--arch {arch} does not match the {arch_of(config)} model in {model}")
+    if state:
+        ckpt.refuse_shape_options(settings, "a resumed run keeps its checkpoint's shape", config.to_dict())
+    elif raw is not None:
+        ckpt.refuse_shape_options(settings, f"{model} fixes the model's shape (they go with --from-scratch and no -m)",
+                                  config.to_dict())
     else:
         pad = tok.token_to_id("[PAD]") if tok.token_to_id("[PAD]") is not None else 0
         config = model_config(arch or "modernbert", {"pad_token_id": pad, **(settings or {}),
                                                      "vocab_size": tok.vocab_size})
     if config.vocab_size != tok.vocab_size:
-        raise TokkitError(f"the model's vocab size {config.vocab_size} does not match the tokenizer's {tok.vocab_size}")
+        where = f"{folder / 'config.json'}: field 'vocab_size': " if raw is not None else ""
+        raise TokkitError(f"{where}the model's vocab size {config.vocab_size} does not match the tokenizer's "
+                          f"{tok.vocab_size}")
     if cfg.length > config.max_position_embeddings:
         raise TokkitError(f"--max-length {cfg.length} exceeds the model's {config.max_position_embeddings} positions")
-    own = head_from_hf(raw, cfg.task) if raw is not None and folder_task(raw) == cfg.task and not from_scratch \
+    own = head_from_hf(raw, cfg.task, str(folder / "config.json")) if raw is not None and folder_task(raw) == cfg.task and not from_scratch \
         else None
     return StartingPoint(tok, config, folder, from_scratch, own, state, checkpoint)
 

@@ -9,8 +9,11 @@ with `_evaluate` on the evaluation file after each epoch (and every `eval_every_
 `_finish`. The output folder is a transformers folder of the best model so far (by the task's
 metric on the evaluation file, or the last model without one) with its tokenizer, plus
 metrics.jsonl, training_curve.png, summary.json and checkpoint/ (to resume). Nothing is written
-before `_set_up` has succeeded. Works under `torchrun` as pretraining does (each rank takes a
-share of every batch; rank 0 writes).
+before `_set_up` has succeeded. A run holds its output folder (tokkit._files.FolderLock): a second
+run into it is refused. A new run writes into a folder beside OUT until it first has something
+to keep (a checkpoint or a model), which then replaces OUT in one step: OUT holds the earlier run
+(with --force) or the new one, never a mix, and a run stopped before that leaves OUT as it was.
+Works under `torchrun` as pretraining does (each rank takes a share of every batch; rank 0 writes).
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from typing import Optional
 import numpy as np
 import torch
 
-from tokkit._files import atomic_write, check_output_not_input
+from tokkit._files import FolderLock, atomic_write, check_destination, check_output_not_input
 from tokkit._progress import Progress
 from tokkit.bert import checkpoint as ckpt
 from tokkit.bert import task_data as td
@@ -36,7 +39,8 @@ from tokkit.bert.finetune_config import FinetuneConfig
 from tokkit.bert.finetune_model import layerwise_optimizer, starting_point
 from tokkit.bert.heads import HeadConfig, TaskModel
 from tokkit.bert.recipe import fast_bf16, pick_device
-from tokkit.bert.run_files import Metrics, plot_curve, publish
+from tokkit.bert.run_files import Metrics, drop_folder, keep_folder, plot_curve, publish, staging_folder
+from tokkit.bert.settings import finite, whole
 from tokkit.bert.train import check_run_output, peak_rss_mb
 from tokkit.errors import TokkitError
 from tokkit.labelled import Fields, check_labels, read_examples
@@ -70,8 +74,11 @@ class _Run:
     best: Optional[dict] = None   # the best evaluation so far
     last_eval: Optional[dict] = None
     files: Optional[dict] = None  # sha256 of the training and evaluation files (a resume must see the same)
+    fields: Optional[dict] = None  # the fields read from them (another --label-field is other data)
     metrics: Optional[Metrics] = None
     bar: Optional[Progress] = None
+    dir: Optional[Path] = None      # where the run's files go now: a folder beside `out` until the first keep
+    lock: Optional[FolderLock] = None
 
     @property
     def main(self) -> bool:
@@ -99,11 +106,16 @@ def finetune(model, train_file, output, *, config: FinetuneConfig, eval_file=Non
     """
     if unseen_labels not in UNSEEN_LABELS:
         raise TokkitError(f"unseen_labels must be one of {list(UNSEEN_LABELS)}, not {unseen_labels!r}")
+    if config.eval_every_seconds is not None and eval_file is None:
+        raise TokkitError("eval_every_seconds (--eval-every-seconds) needs an evaluation file (--eval)")
     run = _set_up(model, train_file, output, config, eval_file=eval_file, tokenizer=tokenizer,
                   from_scratch=from_scratch, arch=arch, model_settings=model_settings, fields=fields,
                   unseen_labels=unseen_labels, resume=resume, progress=progress, force=force)
-    _train(run)
-    return _finish(run)
+    try:
+        _train(run)
+        return _finish(run)
+    finally:
+        _close(run)
 
 
 # ---------------------------------------------------------------------------------------- set-up
@@ -112,6 +124,25 @@ def _set_up(model, train_file, output, cfg, *, eval_file, tokenizer, from_scratc
     out = check_run_output(output, resume=output if resume else None, force=force)
     check_output_not_input(out, [train_file, eval_file, model, tokenizer if isinstance(tokenizer, (str, os.PathLike))
                                  else None])
+    lock = FolderLock(out) if os.environ.get("RANK", "0") == "0" else None  # rank 0 writes; it holds OUT
+    try:
+        check_destination(out, marker_files=(), force=True)  # never the current folder, home, /tmp, a mount
+        if lock is not None and not resume:  # a run that ended while we checked may have filled OUT
+            check_run_output(output, force=force)
+        run = _prepare(model, train_file, out, cfg, eval_file=eval_file, tokenizer=tokenizer,
+                       from_scratch=from_scratch, arch=arch, model_settings=model_settings, fields=fields,
+                       unseen_labels=unseen_labels, resume=resume, progress=progress)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    run.lock = lock
+    return run
+
+
+def _prepare(model, train_file, out, cfg, *, eval_file, tokenizer, from_scratch, arch, model_settings, fields,
+             unseen_labels, resume, progress) -> _Run:
+    """Every check, the data, the model and its optimizer, then the output opened."""
     device = pick_device(cfg.device)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
@@ -127,19 +158,26 @@ def _set_up(model, train_file, output, cfg, *, eval_file, tokenizer, from_scratc
     dev_rows = read_examples(eval_file, td.reader_task(cfg.task), fields=fields) if eval_file is not None else None
     if dev_rows is not None and cfg.task in ("classify", "tag") and unseen_labels == "error":
         check_labels(dev_rows, cfg.task, {x: i for i, x in enumerate(head.labels)}, eval_file)
+    if dev_rows is not None and cfg.task == "regress":
+        td.numbers(dev_rows, eval_file)  # scored after the first epoch: a bad label must fail now
+    train = _features(cfg, start.tokenizer, train_rows, head, True)
+    dev = _features(cfg, start.tokenizer, dev_rows, head, False) if dev_rows else None
+    for data, path in ((train, train_file), (dev, eval_file)):
+        if data is not None:
+            td.check_fits(data, start.config, path)
+    td.check_learnable(train, train_file)
     torch.manual_seed(cfg.seed)
     net = start.build(head, state).to(device)
     rank, world = init_distributed(device)
     run = _Run(cfg, out, start.tokenizer, net.head_config, net, wrap(net, device),
-               layerwise_optimizer(net, cfg), _features(cfg, start.tokenizer, train_rows, net.head_config, True),
-               _features(cfg, start.tokenizer, dev_rows, net.head_config, False) if dev_rows else None,
-               device, rank, world, steps_per_epoch=0)
+               layerwise_optimizer(net, cfg), train, dev, device, rank, world, steps_per_epoch=0)
     n = len(run.train)
     # With several ranks every step needs rows on each: a last, partial batch is left out of the epoch.
     run.steps_per_epoch = math.ceil(n / cfg.batch_size) if world == 1 else max(1, n // cfg.batch_size)
     if world > cfg.batch_size:
         raise TokkitError(f"--batch-size {cfg.batch_size} gives some of the {world} ranks no rows")
     run.files = {"train": _sha256(train_file), "eval": _sha256(eval_file) if eval_file is not None else None}
+    run.fields = asdict(fields)
     if state:
         _restore(run, state)
     _open_output(run, progress)
@@ -162,17 +200,50 @@ def _resume_state(out: Path) -> dict:
     if not isinstance(state.get("finetune"), dict):
         raise TokkitError(f"{out / 'checkpoint'}: not a fine-tuning checkpoint (a pretraining run resumes with "
                           "tokkit pretrain --resume)")
+    _check_finetune_state(state, out / "checkpoint" / "state.json")
     return state
+
+
+def _check_finetune_state(state: dict, path: Path) -> None:
+    """The fine-tuning fields of state.json a resume relies on: the head, the files' digests and
+    fields, the best and last evaluations; an edited one is one error naming the field."""
+    saved = state["finetune"]
+
+    def bad(field, why):
+        raise TokkitError(f"{path}: field 'finetune.{field}' {why}; the checkpoint cannot be resumed exactly")
+
+    try:
+        head = HeadConfig.from_dict(saved.get("head"))
+    except (TypeError, ValueError) as exc:
+        bad("head", f"is not a head tokkit builds ({exc})")
+    if head.task != state["config"].get("task"):
+        bad("head", f"is a {head.task!r} head, but the run's task is {state['config'].get('task')!r}")
+    files = saved.get("files")
+    if not (isinstance(files, dict) and isinstance(files.get("train"), str)
+            and (files.get("eval") is None or isinstance(files["eval"], str))):
+        bad("files", f"must hold the training and evaluation files' digests, got {files!r}")
+    if saved.get("fields") is not None and not isinstance(saved["fields"], dict):
+        bad("fields", f"must be an object, got {saved['fields']!r}")
+    for key in ("best", "last_eval"):
+        rec = saved.get(key)
+        if rec is not None and not (isinstance(rec, dict) and finite(rec.get("metric_value"))
+                                    and whole(rec.get("step"))):
+            bad(key, f"must be an evaluation with a finite metric_value and a step, got {rec!r}")
 
 
 def _resumed_config(state: dict, cfg: FinetuneConfig) -> FinetuneConfig:
     """The checkpoint's settings, except those that say how long and where to run."""
+    if state["config"].get("task") != cfg.task:
+        raise TokkitError(f"checkpoint/state.json: the run trains task {state['config'].get('task')!r}, "
+                          f"not {cfg.task!r}; resume it with its own --task")
     now = {k: getattr(cfg, k) for k in ("epochs", "max_time", "eval_every_seconds", "checkpoint_every",
                                           "threads", "device", "bf16")}
     try:
         return FinetuneConfig(**{**state["config"], **now})
     except TypeError as exc:
         raise TokkitError(f"checkpoint/state.json: field 'config' does not fit this tokkit ({exc})") from None
+    except TokkitError as exc:
+        raise TokkitError(f"checkpoint/state.json: field 'config': {exc}") from None
 
 
 def _restore(run: _Run, state: dict) -> None:
@@ -181,6 +252,11 @@ def _restore(run: _Run, state: dict) -> None:
     if saved.get("files") != run.files:
         raise TokkitError(f"{run.out / 'checkpoint'}: the run was trained on other files (their contents differ); "
                           "resume with the same training and evaluation files")
+    if saved.get("fields") is not None and saved["fields"] != run.fields:
+        changed = ", ".join(f"--{k.replace('_', '-')}-field {saved['fields'].get(k)!r}" for k in sorted(run.fields)
+                            if saved["fields"].get(k) != run.fields[k])
+        raise TokkitError(f"{run.out / 'checkpoint'}: the run read other fields of its files ({changed}); "
+                          "resume with the same fields")
     ckpt.load_optimizer_state(run.out / "checkpoint", run.model, run.opt)
     run.step, run.train_time = int(state["step"]), float(state.get("train_seconds", 0.0))
     run.epoch, run.batch_in_epoch = divmod(run.step, run.steps_per_epoch)
@@ -189,9 +265,9 @@ def _restore(run: _Run, state: dict) -> None:
 
 
 def _open_output(run: _Run, progress) -> None:
-    if run.main:
-        run.out.mkdir(parents=True, exist_ok=True)
-    run.metrics = Metrics(run.out / "metrics.jsonl", run.main, run.step)
+    """Where the files go: OUT itself when resuming, else a new folder beside it (see _keep)."""
+    run.dir = staging_folder(run.out, run.main, fresh=run.step == 0)
+    run.metrics = Metrics(run.dir / "metrics.jsonl", run.main, run.step)
     run.bar = Progress(total=run.total_steps, desc=f"finetune {run.cfg.task}", unit=" steps",
                        enabled=progress if run.main else False)
     run.bar.set(run.step)
@@ -276,7 +352,8 @@ def _evaluate(run: _Run) -> None:
     run.metrics.write(rec)
     if run.best is None or rec["metric_value"] > run.best["metric_value"]:
         run.best = rec
-        publish(run.out, run.model, run.tok, settings=_settings(run.cfg))
+        publish(run.dir, run.model, run.tok, settings=_settings(run.cfg))
+        _keep(run)
     log.info("step %d eval: %s", run.step, rec)
 
 
@@ -299,11 +376,26 @@ def _checkpoint(run: _Run) -> None:
         raise TokkitError(f"training diverged at step {run.step}: the weights are no longer finite (try a lower --lr)")
     if not run.main:
         return
-    ckpt.save_checkpoint(run.out / "checkpoint", run.model, run.opt, {
+    ckpt.save_checkpoint(run.dir / "checkpoint", run.model, run.opt, {
         "step": run.step, "data": {"epoch": run.epoch, "examples": run.batch_in_epoch * run.cfg.batch_size},
         "config": asdict(run.cfg), "train_seconds": run.train_time, "tokenizer_vocab_size": run.tok.vocab_size,
-        "finetune": {"head": run.head.to_dict(), "files": run.files, "best": run.best, "last_eval": run.last_eval}},
+        "finetune": {"head": run.head.to_dict(), "files": run.files, "fields": run.fields, "best": run.best,
+                     "last_eval": run.last_eval}},
         tokenizer=run.tok)
+    _keep(run)
+
+
+def _keep(run: _Run) -> None:
+    """The run has something to keep: its folder takes OUT's place (once), the earlier run's files gone."""
+    if run.main:
+        run.dir = keep_folder(run.dir, run.out, run.metrics)
+
+
+def _close(run: _Run) -> None:
+    """After the run, finished or not: a folder never kept is removed; OUT is let go."""
+    drop_folder(run.dir, run.out)
+    if run.lock is not None:
+        run.lock.release()
 
 
 def _finish(run: _Run) -> dict:
@@ -312,12 +404,14 @@ def _finish(run: _Run) -> dict:
         _evaluate(run)
         _checkpoint(run)
     if run.main and (run.dev is None or run.best is None):
-        publish(run.out, run.model, run.tok, settings=_settings(run.cfg))
+        publish(run.dir, run.model, run.tok, settings=_settings(run.cfg))
+        _keep(run)
     summary = {"task": run.cfg.task, "steps": run.step, "epochs": run.step / max(1, run.steps_per_epoch),
                "train_seconds": round(run.train_time, 2), "world_size": run.world, "config": asdict(run.cfg),
                "head": run.head.to_dict(), "model_config": run.model.config.to_dict(), "best_eval": run.best,
                "final_eval": run.last_eval, "peak_rss_mb": peak_rss_mb()}
     if run.main:
+        _keep(run)
         png = plot_curve(run.out / "metrics.jsonl", run.out / "training_curve.png")
         summary["training_curve"] = str(png) if png else None
         atomic_write(run.out / "summary.json", json.dumps(summary, indent=1, sort_keys=True))

@@ -168,6 +168,10 @@ def task_loss(task: str, logits: Tensor, labels: Tensor) -> Tensor:
         start, end = labels.clamp(0, T).unbind(-1)  # a position past the row is ignored, as transformers does
         return (F.cross_entropy(logits[..., 0], start, ignore_index=T)
                 + F.cross_entropy(logits[..., 1], end, ignore_index=T)) / 2
+    if not bool((labels != IGNORE_INDEX).any()):
+        # A batch without one labelled word (a tagging row may be empty) adds nothing: its loss is 0,
+        # not the NaN of a mean over no tokens, which would read as a diverged run.
+        return logits.sum() * 0.0
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=IGNORE_INDEX)
 
 

@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
 import torch
 from torch import nn
 
-from tokkit._files import atomic_dir
-from tokkit.bert.hf_config import arch_of_hf, config_from_hf, config_to_hf, head_from_hf
+from tokkit._files import atomic_dir, read_json
+from tokkit.bert.hf_config import arch_of_hf, config_from_hf, config_to_hf, head_from_hf, read_config
 from tokkit.bert.hf_names import ARCHITECTURES, BASE_PREFIX, UNPOOLED_TASKS, rename, task_of_architecture
 from tokkit.bert.heads import HeadConfig, TaskModel, arch_of
 from tokkit.bert.model import BertForPreTraining, BertModel
@@ -86,8 +87,7 @@ def read_hf_state(path: Path) -> dict[str, torch.Tensor]:
     if (path / "model.safetensors").is_file():
         files = [path / "model.safetensors"]
     elif (path / "model.safetensors.index.json").is_file():
-        index = json.loads((path / "model.safetensors.index.json").read_text())
-        files = [path / f for f in sorted(set(index["weight_map"].values()))]
+        files = _shards(path / "model.safetensors.index.json")
     elif (path / "pytorch_model.bin").is_file():
         try:  # the one pickle-based format accepted, and only without running code
             return torch.load(path / "pytorch_model.bin", map_location="cpu", weights_only=True)
@@ -102,6 +102,23 @@ def read_hf_state(path: Path) -> dict[str, torch.Tensor]:
         except (SafetensorError, OSError, ValueError) as exc:
             raise TokkitError(f"{f}: corrupt checkpoint ({exc})") from None
     return state
+
+
+def _shards(index_path: Path) -> list[Path]:
+    """The shard files a model.safetensors.index.json names: plain file names beside it, each there."""
+    index = read_json(index_path)
+    weight_map = index.get("weight_map") if isinstance(index, dict) else None
+    if not isinstance(weight_map, dict) or not weight_map:
+        raise TokkitError(f"{index_path}: field 'weight_map' must be an object of tensor name -> shard file")
+    names = list(weight_map.values())
+    for name in names:
+        # A shard must be a file of this folder: a name like "../x" or "/etc/x" would read elsewhere.
+        if not isinstance(name, str) or name in ("", ".", "..") or "/" in name or "\\" in name:
+            raise TokkitError(f"{index_path}: field 'weight_map' names shard {name!r}, not a file name in the folder")
+        if not (index_path.parent / name).is_file():
+            raise TokkitError(f"{index_path}: shard {name!r} is missing")
+    files = [index_path.parent / name for name in sorted(set(names))]
+    return files
 
 
 def _base_relative(state: dict[str, torch.Tensor], arch: str) -> dict[str, torch.Tensor]:
@@ -131,40 +148,34 @@ def model_folder(model) -> Optional[Path]:
     raise TokkitError(f"{path}: neither a tokkit run (RUN/model/) nor a transformers model folder (config.json)")
 
 
-def _read_config(path: Path) -> dict:
-    if not (path / "config.json").is_file():
-        raise TokkitError(f"{path}: no config.json (not a Hugging Face model folder)")
-    try:
-        raw = json.loads((path / "config.json").read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise TokkitError(f"{path / 'config.json'}: invalid JSON ({exc})") from None
-    if not isinstance(raw, dict):
-        raise TokkitError(f"{path / 'config.json'}: not a JSON object")
-    return raw
-
-
 def folder_task(raw: dict) -> Optional[str]:
     """The task of a folder's config.json (from its architectures), None for an encoder or MLM folder."""
     names = raw.get("architectures") or []
     return task_of_architecture(names[0]) if isinstance(names, list) and names else None
 
 
-def _build(cls: type, raw: dict, head: Optional[HeadConfig]):
-    arch = arch_of_hf(raw)
-    cfg = config_from_hf(raw)
+def _build(cls: type, raw: dict, head: Optional[HeadConfig], where):
+    arch = arch_of_hf(raw, str(where))
+    cfg = config_from_hf(raw, str(where))
     if cls is TaskModel:
         task = head.task if head is not None else folder_task(raw)
         if task is None:
-            raise TokkitError(f"config.json describes a {raw.get('architectures')} model, not a fine-tuned task "
+            raise TokkitError(f"{where} describes a {raw.get('architectures')} model, not a fine-tuned task "
                               "model; name the task to fine-tune it")
-        own = head_from_hf(raw, task) if folder_task(raw) == task else None
+        own = head_from_hf(raw, task, str(where)) if folder_task(raw) == task else None
         try:
-            return TaskModel(cfg, head or own), own is not None and (head is None or head == own)
+            return TaskModel(cfg, head or own), own is not None and (head is None or _same_head(head, own))
         except ValueError as exc:
-            raise TokkitError(f"config.json: {exc}") from None
+            raise TokkitError(f"{where}: {exc}") from None
     if (cls in (ModernBertModel, ModernBertForMaskedLM)) != (arch == "modernbert"):
-        raise TokkitError(f"config.json describes a {raw.get('model_type')!r} model, not one {cls.__name__} reads")
+        raise TokkitError(f"{where} describes a {raw.get('model_type')!r} model, not one {cls.__name__} reads")
     return cls(cfg), True
+
+
+def _same_head(head: HeadConfig, own: HeadConfig) -> bool:
+    """Whether the folder's head tensors serve `head`: the same task, labels and pooling. A dropout
+    of None means "the architecture's default" and matches any; dropout holds no tensor anyway."""
+    return replace(head, dropout=None) == replace(own, dropout=None) and head.dropout in (None, own.dropout)
 
 
 def load_hf(cls: type, path, *, strict: bool = True, head: Optional[HeadConfig] = None):
@@ -177,8 +188,8 @@ def load_hf(cls: type, path, *, strict: bool = True, head: Optional[HeadConfig] 
     missing ones keep their random initialisation instead.
     """
     path = Path(path)
-    raw = _read_config(path)
-    model, with_head = _build(cls, raw, head)
+    raw = read_config(path)
+    model, with_head = _build(cls, raw, head, path / "config.json")
     layout = layout_of(model)
     state = _base_relative(read_hf_state(path), layout.arch)
     missing = _copy_in(model, layout, state, path, with_head)
@@ -188,14 +199,21 @@ def load_hf(cls: type, path, *, strict: bool = True, head: Optional[HeadConfig] 
 
 
 def _copy_in(model: nn.Module, layout: Layout, state: dict, path: Path, with_head: bool) -> list[str]:
-    """Copy the folder's tensors into `model`; return the names it lacks."""
-    missing = []
+    """Copy the folder's tensors into `model`; return the names it lacks.
+
+    A pooler the folder lacks (a BERT fine-tuned for tagging or spans has none) keeps its fresh
+    initialisation, with a warning, as transformers does when such a folder is loaded for a
+    sentence task."""
+    missing, fresh = [], []
     with torch.no_grad():
         for ours, tensor in model.state_dict().items():
             theirs = layout.hf_names(ours)
             if not (ours.startswith(layout.ours_prefix) or with_head):
                 continue
             absent = [t for t in theirs if t not in state]
+            if absent and ours.startswith(layout.ours_prefix + "pooler."):
+                fresh += [] if layout.unpooled(ours) else absent
+                continue
             if absent:
                 missing += [] if layout.unpooled(ours) else absent
                 continue
@@ -203,8 +221,21 @@ def _copy_in(model: nn.Module, layout: Layout, state: dict, path: Path, with_hea
             if value.shape != tensor.shape:
                 raise TokkitError(f"{path}: tensor {'+'.join(theirs)} has shape {tuple(value.shape)}, "
                                   f"expected {tuple(tensor.shape)} from config.json")
+            if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+                # a model with NaN weights predicts NaN scores, which are not JSON
+                raise TokkitError(f"{path}: tensor {'+'.join(theirs)} holds NaN or infinite values")
             tensor.copy_(value)
+    if fresh and not missing:
+        warn(f"{path} has no pooler ({', '.join(fresh)}): it starts from random initialisation")
     return missing
+
+
+def warn(message: str) -> None:
+    """One `tokkit: warning: ...` line on stderr (dropped when stderr cannot be written)."""
+    try:
+        sys.stderr.write(f"tokkit: warning: {message}\n")
+    except (OSError, ValueError):
+        pass
 
 
 def hf_state(model) -> tuple[dict[str, torch.Tensor], str]:

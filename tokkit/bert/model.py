@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from tokkit._shape import check_shape
 from tokkit.bert.blocks import Dropout, MaskedLMHead, gelu
 from tokkit.bert.packing import Rows, attend, project
 from tokkit.bert.sparse import sparse_mlm_loss
@@ -48,6 +49,7 @@ class BertConfig:
     initializer_range: float = 0.02
 
     def __post_init__(self):
+        check_shape(asdict(self))  # before the divisions below, and before any tensor is allocated
         if self.hidden_size % self.num_heads:
             raise ValueError(f"hidden_size {self.hidden_size} is not a multiple of num_heads {self.num_heads}")
         if self.hidden_act not in ("gelu", "gelu_tanh"):

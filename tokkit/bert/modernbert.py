@@ -32,6 +32,7 @@ from typing import Optional
 import torch
 from torch import Tensor, nn
 
+from tokkit._shape import check_shape
 from tokkit.bert.blocks import Dropout, MaskedLMHead, gelu
 from tokkit.bert.model import PreTrainingOutput, check_length, config_from_dict, masked_lm
 from tokkit.bert.packing import Rows, attend, project
@@ -66,6 +67,7 @@ class ModernBertConfig:
     decoder_bias: bool = True
 
     def __post_init__(self):
+        check_shape(asdict(self))  # before the divisions below, and before any tensor is allocated
         if self.hidden_size % self.num_heads:
             raise ValueError(f"hidden_size {self.hidden_size} is not a multiple of num_heads {self.num_heads}")
         if (self.hidden_size // self.num_heads) % 2:

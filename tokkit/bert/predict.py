@@ -6,7 +6,6 @@
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -18,6 +17,7 @@ import tokkit
 from tokkit.bert import task_data as td
 from tokkit.bert.heads import TaskModel
 from tokkit.bert.hf import folder_task, load_hf
+from tokkit.bert.hf_config import read_config
 from tokkit.bert.recipe import fast_bf16, pick_device
 from tokkit.errors import TokkitError
 from tokkit.labelled import Fields, check_labels, read_examples, text_words
@@ -46,16 +46,16 @@ class FineTuned:
     def data(self, rows: list, *, labelled: bool) -> td.TaskData:
         s = self.settings
         length = s["max_length"] or min(self.model.config.max_position_embeddings, 384 if self.task == "qa" else 128)
-        return td.task_data(self.task, self.tokenizer, rows, self.head, max_length=length, stride=s["stride"],
+        data = td.task_data(self.task, self.tokenizer, rows, self.head, max_length=length, stride=s["stride"],
                             label_all_subtokens=s["label_all_subtokens"], labelled=labelled)
+        td.check_fits(data, self.model.config, "the input")
+        return data
 
 
 def load_finetuned(folder, *, device: Optional[str] = None, threads: Optional[int] = None) -> FineTuned:
     """The model and tokenizer of a fine-tuned transformers folder (tokkit's or transformers' own)."""
     folder = Path(folder)
-    if not (folder / "config.json").is_file():
-        raise TokkitError(f"{folder}: no config.json (not a fine-tuned model folder)")
-    raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    raw = read_config(folder)
     if folder_task(raw) is None:
         raise TokkitError(f"{folder}: config.json names {raw.get('architectures')}, not a fine-tuned "
                           "classification, tagging or question-answering model")
@@ -65,7 +65,15 @@ def load_finetuned(folder, *, device: Optional[str] = None, threads: Optional[in
     model = load_hf(TaskModel, folder).to(where).eval()
     tok = tokkit.load(folder)
     settings = {**DEFAULTS, **{k: v for k, v in (raw.get("tokkit") or {}).items() if k in DEFAULTS}}
+    check_vocab_fits(model.config, tok, folder / "config.json")
     return FineTuned(model, tok, settings, where, fast_bf16(where))
+
+
+def check_vocab_fits(config, tokenizer, where) -> None:
+    """Every id of the tokenizer must have an embedding in the model."""
+    if tokenizer.vocab_size > config.vocab_size:
+        raise TokkitError(f"{where}: field 'vocab_size' is {config.vocab_size}, but the tokenizer has "
+                          f"{tokenizer.vocab_size} tokens: its last ids have no embedding")
 
 
 def evaluate_file(ft: FineTuned, path, *, fields: Fields = Fields(), unseen_labels: str = "error") -> dict:

@@ -9,14 +9,16 @@ tokkit.errors.TokkitError: log_every (--log-every) must be a whole number >= 1, 
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
 import torch
 
+from tokkit._shape import MAX_LAYERS, MAX_SEED
+from tokkit._threads import MAX_THREADS
 from tokkit.bert.hf import load_hf
+from tokkit.bert.hf_config import read_config
 from tokkit.bert.model import BertConfig, BertForPreTraining
 from tokkit.bert.electra import Electra
 from tokkit.bert.modernbert import ModernBertConfig, ModernBertForMaskedLM, ModernBertModel
@@ -31,6 +33,7 @@ ARCHS = ("bert", "modernbert")
 DEFAULT_LR = {"bert": 5e-4, "modernbert": 1e-3}
 DEFAULT_MASKING = {"bert": (0.15, 0.15), "modernbert": (0.30, 0.15)}  # (at the start, at the end)
 NO_STEP_LIMIT = 10**9
+MAX_BATCH = (1 << 31) - 1  # far past any memory; a batch of more than sys.maxsize examples cannot be cut at all
 
 
 @dataclass
@@ -79,7 +82,11 @@ class PretrainConfig:
         """Whole-number settings, each with its least value (None allowed where it means a default)."""
         check_whole(self, {"steps": 1, "batch_size": 1, "max_length": 1, "seed": 0, "eval_every": 0, "eval_blocks": 1,
                            "checkpoint_every": 0, "log_every": 1, "shuffle_buffer": 0, "warmup_steps": 0,
-                           "threads": 1, "generator_layers": 1}, optional=("warmup_steps", "threads"))
+                           "threads": 1, "generator_layers": 1}, optional=("warmup_steps", "threads"),
+                    most={"seed": MAX_SEED, "threads": MAX_THREADS, "generator_layers": MAX_LAYERS,
+                          "batch_size": MAX_BATCH, "steps": NO_STEP_LIMIT})
+        if self.steps >= NO_STEP_LIMIT and self.max_time is None:  # NO_STEP_LIMIT means "bounded by time"
+            raise TokkitError(f"steps (--steps) must be below {NO_STEP_LIMIT:,} without --max-time, got {self.steps}")
 
     def _check_numbers(self) -> None:
         """Real-valued settings: finite, and in range."""
@@ -139,11 +146,7 @@ def resolve_arch(cfg: PretrainConfig, init=None, state: Optional[dict] = None) -
     if state:
         found = state["model_config"].get("arch", "bert")
     elif init is not None:
-        try:
-            found = "modernbert" if json.loads((Path(init) / "config.json").read_text(encoding="utf-8")).get(
-                "model_type") == "modernbert" else "bert"
-        except (OSError, ValueError):
-            found = cfg.arch or "bert"  # from_hf reports the unreadable folder
+        found = "modernbert" if read_config(init).get("model_type") == "modernbert" else "bert"
     else:
         found = cfg.arch or ("bert" if cfg.objective == "mlm+nsp" else "modernbert")
     if found not in ARCHS:

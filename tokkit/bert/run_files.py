@@ -16,11 +16,12 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 from pathlib import Path
 from typing import Optional
 
 from tokkit._charts import _pyplot, _save, have_matplotlib
-from tokkit._files import atomic_dir
+from tokkit._files import atomic_dir, replace_folder, temporary_beside
 from tokkit.bert.hf import TOKENIZER_FILES, write_hf
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,32 @@ class Metrics:
                 f.write(json.dumps(rec, sort_keys=True) + "\n")
 
 
+
+
+def staging_folder(out: Path, main: bool, fresh: bool) -> Path:
+    """Where a run writes until it has something to keep: a new folder beside OUT for a fresh run
+    (rank 0), so OUT holds the earlier run, or nothing, until keep_folder; OUT itself otherwise."""
+    if main and fresh:
+        return Path(temporary_beside(out))
+    if main:
+        out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def keep_folder(folder: Path, out: Path, metrics: Optional[Metrics] = None) -> Path:
+    """The run has something to keep: `folder` takes OUT's place in one step (the earlier run's files
+    go with the old OUT); returns OUT, where the run writes from now on."""
+    if folder != out:
+        replace_folder(folder, out)
+        if metrics is not None:
+            metrics.path = out / "metrics.jsonl"
+    return out
+
+
+def drop_folder(folder: Optional[Path], out: Path) -> None:
+    """After a run stopped before keeping anything: its folder beside OUT is removed, OUT untouched."""
+    if folder is not None and folder != out and folder.exists():
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def publish(folder, model, tokenizer, *, settings: Optional[dict] = None) -> Path:

@@ -13,7 +13,7 @@ tokkit.errors.TokkitError: steps (--steps) must be a whole number >= 1, got 0
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import Iterable, Optional
 
 from tokkit.errors import TokkitError
 
@@ -31,14 +31,17 @@ def option(name: str) -> str:
     return f"{name} (--{name.replace('_', '-')})"
 
 
-def check_whole(settings, least: dict[str, int], optional: Iterable[str] = ()) -> None:
-    """Whole-number settings, each at least its value (None allowed for the `optional` ones)."""
+def check_whole(settings, least: dict[str, int], optional: Iterable[str] = (), most: Optional[dict] = None) -> None:
+    """Whole-number settings, each at least its value in `least` and at most its value in `most`
+    (None allowed for the `optional` ones)."""
     for name, low in least.items():
         value = getattr(settings, name)
         if value is None and name in optional:
             continue
         if not whole(value) or value < low:
             raise TokkitError(f"{option(name)} must be a whole number >= {low}, got {value!r}")
+        if most and name in most and value > most[name]:
+            raise TokkitError(f"{option(name)} must be a whole number in [{low}, {most[name]}], got {value!r}")
 
 
 def check_positive(settings, names: Iterable[str]) -> None:

@@ -17,7 +17,7 @@ from typing import Optional
 import numpy as np
 import torch
 
-from tokkit.bert.heads import HeadConfig
+from tokkit.bert.heads import IGNORE_INDEX, HeadConfig
 from tokkit.errors import TokkitError
 from tokkit.labelled import (classification_features, classification_report, qa_features, qa_predictions,
                              squad_report, tagging_features, tagging_report, word_predictions)
@@ -56,7 +56,7 @@ def task_data(task: str, tokenizer, rows: list, head: HeadConfig, *, max_length:
     elif task == "regress":
         feats = classification_features(tokenizer, rows, None, max_length=max_length)
         if labelled:
-            feats["labels"] = _numbers(rows)
+            feats["labels"] = numbers(rows)
     elif task == "tag":
         feats = tagging_features(tokenizer, rows, label2id if labelled else None, max_length=max_length,
                                  label_all_subtokens=label_all_subtokens)
@@ -67,17 +67,46 @@ def task_data(task: str, tokenizer, rows: list, head: HeadConfig, *, max_length:
     return TaskData(task, rows, feats, labelled)
 
 
-def _numbers(rows: list) -> np.ndarray:
+def numbers(rows: list, path=None) -> np.ndarray:
+    """The rows' labels as float32 regression targets; a label that is not a finite number is a
+    TokkitError naming the file and line."""
+    where = f"{path}: " if path is not None else ""
     out = np.empty(len(rows), dtype=np.float32)
     for i, row in enumerate(rows):
         try:
             out[i] = float(row["label"])
-        except (TypeError, ValueError):
-            raise TokkitError(f"line {row.get('line')}: label {row['label']!r} is not a number "
+        except (TypeError, ValueError, OverflowError):
+            raise TokkitError(f"{where}line {row.get('line')}: label {row['label']!r} is not a number "
                               "(a regression task needs numbers)") from None
         if not np.isfinite(out[i]):
-            raise TokkitError(f"line {row.get('line')}: label {row['label']!r} is not a finite number")
+            raise TokkitError(f"{where}line {row.get('line')}: label {row['label']!r} is not a finite number")
     return out
+
+
+def check_fits(data: "TaskData", config, path) -> None:
+    """Every feature row must be one the model can read: its token types within the model's
+    (a template with type 5 on a 2-type BERT), its ids within the embeddings, its length within
+    the positions. Checked before the first step, naming the file."""
+    feats = data.features
+    types = getattr(config, "type_vocab_size", None)  # ModernBERT reads no token types
+    if types is not None and feats["token_type_ids"].size and int(feats["token_type_ids"].max()) >= types:
+        raise TokkitError(f"{path}: the tokenizer's template gives token type {int(feats['token_type_ids'].max())}, "
+                          f"but the model has {types} (type_vocab_size)")
+    if feats["input_ids"].size and int(feats["input_ids"].max()) >= config.vocab_size:
+        raise TokkitError(f"{path}: token id {int(feats['input_ids'].max())} has no embedding in the model "
+                          f"(vocab_size {config.vocab_size})")
+    if feats["input_ids"].shape[1] > config.max_position_embeddings:
+        raise TokkitError(f"{path}: rows of {feats['input_ids'].shape[1]} tokens exceed the model's "
+                          f"{config.max_position_embeddings} positions")
+
+
+def check_learnable(data: "TaskData", path) -> None:
+    """Training rows must hold something to learn from: a tagging file whose rows keep no labelled
+    word (all empty, or --max-length too short for any word) would give no loss at all."""
+    labels = data.features.get("labels")
+    if data.task == "tag" and labels is not None and not (labels != IGNORE_INDEX).any():
+        raise TokkitError(f"{path}: no row keeps a labelled word within max_length: every row is empty, or "
+                          "--max-length leaves no room after the special tokens")
 
 
 def batch(data: TaskData, index: np.ndarray, device=None, *, with_labels: bool = True) -> dict:
@@ -141,7 +170,7 @@ def score(data: TaskData, predictions: list, head: HeadConfig) -> dict:
     if task == "classify":
         report = classification_report([r["label"] for r in data.rows], predictions, list(head.labels))
     elif task == "regress":
-        report = regression_report(_numbers(data.rows), np.array(predictions, dtype=np.float64))
+        report = regression_report(numbers(data.rows), np.array(predictions, dtype=np.float64))
     elif task == "tag":
         report = tagging_report([r["tags"] for r in data.rows], predictions, list(head.labels))
     else:

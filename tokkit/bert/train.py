@@ -26,7 +26,7 @@ from typing import Optional, Sequence
 import torch
 
 import tokkit
-from tokkit._files import atomic_write, check_output_not_input
+from tokkit._files import FolderLock, atomic_write, check_destination, check_output_not_input
 from tokkit._progress import Progress
 from tokkit.bert import checkpoint as ckpt
 from tokkit.bert import data
@@ -34,10 +34,11 @@ from tokkit.bert.ddp import finish_distributed, init_distributed, make_optimizer
 from tokkit.bert.evaluate import evaluate, most_frequent_token, plot_loss_curve
 from tokkit.bert.export import export_model, find_checkpoint
 from tokkit.bert.hf import model_folder
+from tokkit.bert.hf_config import config_from_hf, read_config
 from tokkit.bert.memory import return_freed_memory
 from tokkit.bert.recipe import (NO_STEP_LIMIT, OBJECTIVES, PretrainConfig, build_model, fast_bf16, pick_device,
                                 resolve_arch)
-from tokkit.bert.run_files import Metrics
+from tokkit.bert.run_files import Metrics, drop_folder, keep_folder, staging_folder
 from tokkit.errors import TokkitError
 
 try:
@@ -76,6 +77,8 @@ class _Run:
     bar: Optional[Progress] = None
     last_eval: Optional[dict] = None
     corpus: list = field(default_factory=list)  # the corpus inputs, in order
+    lock: Optional[FolderLock] = None  # rank 0 holds the run folder: a second run into it is refused
+    dir: Optional[Path] = None  # where the files go now: beside `out` until the first checkpoint (run_files)
 
     @property
     def main(self) -> bool:
@@ -93,8 +96,13 @@ def pretrain(tokenizer, corpus: Sequence, output, *, config: Optional[PretrainCo
     """
     run = _set_up(tokenizer, corpus, output, config or PretrainConfig(), eval_file=eval_file, resume=resume,
                   init=init, progress=progress, force=force)
-    done, last = _train(run)
-    return _finish(run, done, last)
+    try:
+        done, last = _train(run)
+        return _finish(run, done, last)
+    finally:
+        drop_folder(run.dir, run.out)
+        if run.lock is not None:
+            run.lock.release()
 
 
 def _set_up(tokenizer, corpus, output, cfg: PretrainConfig, *, eval_file, resume, init, progress, force) -> _Run:
@@ -104,6 +112,20 @@ def _set_up(tokenizer, corpus, output, cfg: PretrainConfig, *, eval_file, resume
     corpus = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
     check_output_not_input(out, [*corpus, tokenizer if isinstance(tokenizer, (str, os.PathLike)) else None,
                              eval_file, init])
+    lock = FolderLock(out) if os.environ.get("RANK", "0") == "0" else None
+    try:
+        check_destination(out, marker_files=(), force=True)  # replaced as a whole: never the current folder, home
+        run = _prepare(tokenizer, corpus, out, cfg, eval_file=eval_file, resume=resume, init=init, progress=progress)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    run.lock = lock
+    return run
+
+
+def _prepare(tokenizer, corpus, out, cfg: PretrainConfig, *, eval_file, resume, init, progress) -> _Run:
+    """Build the model and the data, draw the first batch; then create the output."""
     return_freed_memory()
     tok = _load_tokenizer(tokenizer)
     specials = data.check_tokenizer(tok)
@@ -113,6 +135,10 @@ def _set_up(tokenizer, corpus, output, cfg: PretrainConfig, *, eval_file, resume
     rank, world = init_distributed(device)
     state, cfg, rdir = _resumed(resume, cfg, tok)
     _check_corpus(state, corpus, rdir)
+    if init is not None and not state:
+        ckpt.refuse_shape_options(cfg.model, f"--init {init} fixes the model's shape",
+                                  config_from_hf(read_config(init), str(init / "config.json")).to_dict())
+        ckpt.check_folder_tokenizer(init, tok)
     arch = resolve_arch(cfg, init, state)
     cfg = cfg.with_arch_defaults(arch)
     if cfg.bf16 is None:
@@ -141,9 +167,8 @@ def _draw_first_batch(run: _Run) -> None:
 
 def _open_output(run: _Run, state: dict, progress) -> None:
     """The run folder, metrics.jsonl (cut back to the checkpoint when resuming), the RNG state, the progress bar."""
-    if run.main:
-        run.out.mkdir(parents=True, exist_ok=True)
-    run.metrics = Metrics(run.out / "metrics.jsonl", run.main, run.start)
+    run.dir = staging_folder(run.out, run.main, fresh=not state)
+    run.metrics = Metrics(run.dir / "metrics.jsonl", run.main, run.start)
     if state:  # RNG last: building the model and optimizer must not disturb it
         ckpt.set_rng_state(state["rng"])
     cfg = run.cfg
@@ -165,6 +190,7 @@ def _resumed(resume, cfg: PretrainConfig, tok):
     ckpt.check_model_config(rdir, state)
     ckpt.check_tokenizer(rdir, state, tok)
     saved = {"shuffle": False, **state["config"]}  # runs saved before shuffling existed read in file order
+    ckpt.refuse_shape_options(cfg.model, f"the run in {resume} keeps its checkpoint's shape", state["model_config"])
     now = {k: getattr(cfg, k) for k in ("steps", "max_time", "eval_every", "checkpoint_every",
                                           "eval_every_seconds", "threads", "device")}
     try:
@@ -344,11 +370,12 @@ def _checkpoint(run: _Run, step: int) -> None:
         raise _diverged(run, step, "the weights are no longer finite")
     if not run.main:
         return
-    ckpt.save_checkpoint(run.out / "checkpoint", run.model, run.opt, {
+    ckpt.save_checkpoint(run.dir / "checkpoint", run.model, run.opt, {
         "step": step, "data": run.stream.position, "config": asdict(run.cfg), "train_seconds": run.train_time,
         "tokenizer_vocab_size": run.tok.vocab_size, "world_size": run.world,
         "corpus": corpus_fingerprint(run.corpus)}, tokenizer=run.tok)
-    export_model(run.model, run.tok, run.out)
+    export_model(run.model, run.tok, run.dir)
+    run.dir = keep_folder(run.dir, run.out, run.metrics)
 
 
 def _finish(run: _Run, done: int, last: dict) -> dict:

@@ -6,6 +6,7 @@ import json
 import click
 
 from tokkit._files import atomic_write
+from tokkit.cli.model_options import THREADS
 from tokkit.cli.task_options import field_options, fields_from
 from tokkit.errors import TokkitError
 from tokkit.labelled import format_report
@@ -15,7 +16,7 @@ from tokkit.labelled import format_report
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
 @click.option("-m", "--model", "model_dir", required=True, metavar="OUT", help="A fine-tuned model folder.")
 @click.option("-o", "--output", default=None, metavar="FILE", help="Also write the report as JSON.")
-@click.option("--threads", type=int, default=None, metavar="N")
+@click.option("--threads", type=THREADS, default=None, metavar="N")
 @click.option("--device", default=None, help="cpu, cuda, ... (default: cuda when available).")
 @click.option("--unseen-labels", type=click.Choice(["error", "wrong"]), default="error", show_default=True,
               help="A label of the evaluation file that the model was not trained on: an error, or a "

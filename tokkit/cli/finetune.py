@@ -5,6 +5,7 @@ import json
 
 import click
 
+from tokkit.cli.model_options import LAYERS, SEED, THREADS, WIDTH
 from tokkit.cli.pretrain import _model_overrides
 from tokkit.cli.task_options import field_options, fields_from
 from tokkit.errors import TokkitError
@@ -28,10 +29,10 @@ from tokkit.errors import TokkitError
               help="Tokenizer folder (default: MODEL's own).")
 @click.option("--arch", type=click.Choice(["bert", "modernbert"]), default=None,
               help="With --from-scratch and no MODEL (default modernbert).")
-@click.option("--layers", type=int, default=None, help="With --from-scratch and no MODEL: encoder layers.")
-@click.option("--hidden", type=int, default=None, help="With --from-scratch and no MODEL: hidden size.")
-@click.option("--heads", type=int, default=None, help="With --from-scratch and no MODEL: attention heads.")
-@click.option("--ffn", type=int, default=None, help="With --from-scratch and no MODEL: feed-forward size.")
+@click.option("--layers", type=LAYERS, default=None, help="With --from-scratch and no MODEL: encoder layers.")
+@click.option("--hidden", type=WIDTH, default=None, help="With --from-scratch and no MODEL: hidden size.")
+@click.option("--heads", type=WIDTH, default=None, help="With --from-scratch and no MODEL: attention heads.")
+@click.option("--ffn", type=WIDTH, default=None, help="With --from-scratch and no MODEL: feed-forward size.")
 @click.option("--epochs", type=int, default=3, show_default=True)
 @click.option("--max-time", type=float, default=None, metavar="SECONDS",
               help="Stop after this much training time (evaluation excluded), or after --epochs.")
@@ -49,18 +50,20 @@ from tokkit.errors import TokkitError
               help="Sentence vector of classify/regress (mean: ModernBERT only).")
 @click.option("--head-dropout", type=float, default=None, help="Dropout before the head (default: the model's).")
 @click.option("--label-all-subtokens", is_flag=True, help="tag: train on every sub-token, not only each word's first.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--eval-every-seconds", type=float, default=None, metavar="S",
               help="Also evaluate each time training time passes a multiple of S.")
 @click.option("--checkpoint-every", type=int, default=0, show_default=True, metavar="N",
               help="Steps between resumable checkpoints (0: at each epoch's end).")
 @click.option("--log-every", type=int, default=10, show_default=True, metavar="N")
-@click.option("--threads", type=int, default=None, metavar="N", help="torch threads (default: torch's choice).")
+@click.option("--threads", type=THREADS, default=None, metavar="N", help="torch threads (default: torch's choice).")
 @click.option("--bf16/--no-bf16", default=None,
               help="bfloat16 autocast in the forward pass (default: on where it is fast).")
 @click.option("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when available).")
 @click.option("--resume", is_flag=True, help="Continue the run saved in OUT.")
-@click.option("--force", is_flag=True, help="Write into OUT even if it holds an earlier run or other files.")
+@click.option("--force", is_flag=True,
+              help="Replace OUT even if it holds an earlier run or other files (when the new run first keeps a "
+                   "checkpoint or model; until then OUT is left as it was).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 @click.option("--unseen-labels", type=click.Choice(["error", "wrong"]), default="error", show_default=True,
               help="A label of the evaluation file that the model was not trained on: an error, or a "

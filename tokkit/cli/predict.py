@@ -8,6 +8,7 @@ import click
 
 from tokkit._progress import Progress
 from tokkit.cli.encode import open_output, read_lines
+from tokkit.cli.model_options import THREADS
 from tokkit.cli.task_options import field_options, fields_from
 from tokkit.errors import TokkitError
 
@@ -19,7 +20,7 @@ BATCH = 256
 @click.argument("files", nargs=-1, metavar="[FILES...]")
 @click.option("-m", "--model", "model_dir", required=True, metavar="OUT", help="A fine-tuned model folder.")
 @click.option("-o", "--output", default=None, metavar="FILE", help="Where the JSON lines go (default: stdout).")
-@click.option("--threads", type=int, default=None, metavar="N")
+@click.option("--threads", type=THREADS, default=None, metavar="N")
 @click.option("--device", default=None, help="cpu, cuda, ... (default: cuda when available).")
 @field_options
 def command(files, model_dir, output, threads, device, **params):

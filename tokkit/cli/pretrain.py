@@ -5,6 +5,7 @@ import json
 
 import click
 
+from tokkit.cli.model_options import LAYERS, SEED, THREADS, WIDTH
 from tokkit.errors import TokkitError
 
 
@@ -37,7 +38,7 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
               help="mlm trains on full-sentence examples, mlm+nsp on sentence pairs; electra trains the encoder "
                    "to spot the tokens a small generator replaced, at every position (RUN/model/ then holds the "
                    "encoder alone).")
-@click.option("--generator-layers", type=int, default=1, show_default=True,
+@click.option("--generator-layers", type=LAYERS, default=1, show_default=True,
               help="electra: the generator's layers (the encoder's width and embeddings).")
 @click.option("--arch", type=click.Choice(["bert", "modernbert"]), default=None,
               help="Default: modernbert for mlm from scratch; bert for mlm+nsp; the --init/--resume model's own.")
@@ -54,7 +55,7 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
                    "--steps: 5% of --max-time).")
 @click.option("--weight-decay", type=float, default=0.01, show_default=True)
 @click.option("--clip", type=float, default=1.0, show_default=True, help="Gradient-norm clipping (0: off).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--mlm-probability", type=float, default=None, metavar="P",
               help="Masking rate (default: 0.30 falling to 0.15 for modernbert, 0.15 for bert).")
 @click.option("--mlm-probability-end", type=float, default=None, metavar="P",
@@ -74,23 +75,25 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
 @click.option("--init", "init_dir", default=None, metavar="DIR",
               help="Start from a model: a tokkit run (continued pretraining, e.g. on a task's own text) or a "
                    "Hugging Face BERT or ModernBERT folder.")
-@click.option("--layers", type=int, default=None, help="Model: encoder layers (default 4).")
-@click.option("--hidden", type=int, default=None, help="Model: hidden size (default 256).")
-@click.option("--heads", type=int, default=None, help="Model: attention heads (default 4).")
-@click.option("--ffn", type=int, default=None, help="Model: feed-forward size (default 1024).")
-@click.option("--positions", type=int, default=None, help="Model: position embeddings (default 512).")
+@click.option("--layers", type=LAYERS, default=None, help="Model: encoder layers (default 4).")
+@click.option("--hidden", type=WIDTH, default=None, help="Model: hidden size (default 256).")
+@click.option("--heads", type=WIDTH, default=None, help="Model: attention heads (default 4).")
+@click.option("--ffn", type=WIDTH, default=None, help="Model: feed-forward size (default 1024).")
+@click.option("--positions", type=WIDTH, default=None, help="Model: position embeddings (default 512).")
 @click.option("--dropout", type=float, default=None, help="Model: dropout (default 0.1).")
 @click.option("--shuffle/--no-shuffle", default=True, show_default=True,
               help="Visit the documents in a new order each epoch and draw examples through a shuffle buffer; "
                    "--no-shuffle reads the files in order.")
 @click.option("--shuffle-buffer", type=int, default=None, metavar="N",
               help="Examples the shuffle buffer holds (default 16384; 0: documents shuffled, examples in order).")
-@click.option("--threads", type=int, default=None, metavar="N", help="torch threads (default: torch's choice).")
+@click.option("--threads", type=THREADS, default=None, metavar="N", help="torch threads (default: torch's choice).")
 @click.option("--bf16/--no-bf16", default=None,
               help="bfloat16 autocast in the forward pass (weights stay float32). Default: on where it is "
                    "fast (CUDA, or a CPU with avx512_bf16/AMX).")
 @click.option("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when available).")
-@click.option("--force", is_flag=True, help="Write into RUN_DIR even if it holds an earlier run or other files.")
+@click.option("--force", is_flag=True,
+              help="Replace RUN_DIR even if it holds an earlier run or other files (at the new run's first "
+                   "checkpoint; until then RUN_DIR is left as it was).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 def command(corpus, tokenizer_dir, output, objective, generator_layers, arch, steps, batch_size, max_length, lr,
             warmup_steps, warmup_seconds, weight_decay, clip, seed, mlm_probability, mlm_probability_end,

@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from tokkit._files import read_text
+from tokkit._files import parse_json, read_text
 from tokkit.errors import TokkitError
 from tokkit.labelled.rows import TASKS, Fields, make_row
 
@@ -80,7 +80,7 @@ def _whole_json(text: str):
         return None
     try:
         return json.loads(stripped)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # JSON lines, or a number past Python's digit limit: read line by line
         return None
 
 
@@ -88,12 +88,7 @@ def _line_records(path: Path, text: str) -> Iterator[tuple[str, int, dict]]:
     for n, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise TokkitError(f"{path}: line {n}: invalid JSON ({exc.msg} at column {exc.colno})") from None
-        except RecursionError:
-            raise TokkitError(f"{path}: line {n}: JSON nested too deeply") from None
+        record = parse_json(line, f"{path}: line {n}", one_line=True)
         if not isinstance(record, dict):
             raise TokkitError(f"{path}: line {n}: expected a JSON object, got {type(record).__name__}")
         yield f"line {n}", n, record
@@ -130,8 +125,15 @@ def _squad_list(path: Path, parent, key: str, where: str) -> list:
     return value
 
 
+# The longest CSV/TSV field read: csv's default of 131,072 characters refuses long contexts and
+# reviews of valid files. A field cannot be longer than its file, which is read whole anyway.
+MAX_FIELD_CHARS = 1 << 30
+
+
 def _table_records(path: Path, text: str, tsv: bool) -> Iterator[tuple[str, int, dict]]:
     """CSV (quoted fields may span lines) or TSV (one record a line, no quoting) with a header row."""
+    if csv.field_size_limit() < MAX_FIELD_CHARS:  # process-wide: only ever raised, never lowered
+        csv.field_size_limit(MAX_FIELD_CHARS)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if tsv else ",",
                         quoting=csv.QUOTE_NONE if tsv else csv.QUOTE_MINIMAL, strict=True)
     header, start = None, 1

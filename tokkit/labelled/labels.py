@@ -8,24 +8,31 @@
 """
 from __future__ import annotations
 
+import re
 from typing import Iterable, Iterator, Mapping
 
 from tokkit.errors import TokkitError
 
 
+# A label sorts as a number when it is a whole number of at most this many digits: int() of a longer
+# one is refused past Python's 4,300 digits, and no label set numbers its classes that far.
+MAX_NUMBER_DIGITS = 18
+_WHOLE = re.compile(rf"-?[0-9]{{1,{MAX_NUMBER_DIGITS}}}")
+
+
 def label_list(rows: Iterable[dict], task: str) -> list[str]:
     """The labels the rows use (tags for "tag"), sorted: by value when every label is a whole
-    number (so "0", "1", ..., "10" keep their order), else as strings."""
+    number of at most 18 digits (so "0", "1", ..., "10" keep their order), else as strings.
+
+    >>> label_list([{"label": "--1"}, {"label": "2"}], "classify")
+    ['--1', '2']
+    """
     labels = {label for _, _, label in _labels(rows, task)}
     if not labels:
         raise TokkitError("the rows hold no labels")
-    if all(_is_whole(label) for label in labels):
+    if all(_WHOLE.fullmatch(label) for label in labels):
         return sorted(labels, key=lambda label: (int(label), label))
     return sorted(labels)
-
-
-def _is_whole(label: str) -> bool:
-    return label.lstrip("-").isdigit() and label.isascii()
 
 
 def check_labels(rows: Iterable[dict], task: str, label2id: Mapping[str, int], path=None) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from tokkit._files import parse_json
 from tokkit.errors import TokkitError
 
 TASKS = ("classify", "tag", "qa")
@@ -125,10 +126,7 @@ def _qa(record: dict, where: str, f: Fields, labelled: bool, from_table: bool, i
 
 
 def _json_text(value: str, name: str, where: str):
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise TokkitError(f"{where}: field {name!r}: invalid JSON ({exc.msg})") from None
+    return parse_json(value, f"{where}: field {name!r}", one_line=True)
 
 
 def _answers(value, context: str, name: str, where: str) -> dict:
@@ -146,8 +144,13 @@ def _answers(value, context: str, name: str, where: str) -> dict:
         raise TokkitError(f"{where}: field {name!r}: {len(texts)} texts but {len(starts)} answer_start values")
     for i, (text, start) in enumerate(zip(texts, starts)):
         _text(text, f"{name}.text[{i}]", where)
-        if not isinstance(start, int) or isinstance(start, bool) or start < 0:
-            raise TokkitError(f"{where}: field {name}.answer_start[{i}]: expected a character offset, got {start!r}")
+        # An offset past the context is refused even for an empty answer (which is found anywhere):
+        # the offsets become int64 arrays, and 2**63 would overflow them.
+        if not isinstance(start, int) or isinstance(start, bool) or not 0 <= start <= len(context):
+            shown = f"a number of {start.bit_length()} bits" if isinstance(start, int) and abs(start) > 2**64 \
+                else repr(start)
+            raise TokkitError(f"{where}: field {name}.answer_start[{i}]: expected a character offset, got {shown} "
+                              f"(one in [0, {len(context)}], the context's length)")
         found = context[start:start + len(text)]
         if found != text:
             raise TokkitError(f"{where}: field {name!r}: answer {i} {text!r} is not in the context at "

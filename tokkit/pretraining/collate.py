@@ -19,6 +19,8 @@ import numpy as np
 
 from tokkit.errors import TokkitError
 from tokkit.inputs.masking import MaskSpec, apply_mask, row_keys
+from tokkit.tokenizer.models import BPE, WordPiece
+from tokkit.tokenizer.pre_tokenizers import ByteLevel, Metaspace
 
 REQUIRED = ("[CLS]", "[SEP]", "[MASK]")
 
@@ -42,30 +44,70 @@ def _all_special_ids(tokenizer) -> List[int]:
 def word_tables(tokenizer):
     """(starts, ends) uint8 tables over the vocabulary: a token opens / closes a word.
 
-    WordPiece continues a word with `##`, char BPE closes one with `</w>`, byte-level BPE opens one
-    with `Ġ` (an encoded space). Special tokens are words of their own.
+    The convention comes from the tokenizer's own pipeline where it has one (word_rule), else from
+    its vocabulary: WordPiece continues a word with `##`, a Metaspace (SentencePiece-style)
+    tokenizer opens one with `▁` whatever its model (Unigram or BPE), byte-level BPE opens one with
+    `Ġ` (an encoded space), char BPE closes one with `</w>`. Special tokens are words of their own.
     """
     size = int(tokenizer.vocab_size)
     tokens = [tokenizer.id_to_token(i) or "" for i in range(size)]
-    kind = getattr(tokenizer, "kind", None)
-    if kind is None:  # another tokenizer object: recognise the convention from its vocabulary
-        kind = ("wordpiece" if any(t.startswith("##") for t in tokens)
-                else "bpe" if any(t.endswith("</w>") for t in tokens)
-                else "bytelevel" if any(t.startswith("\u0120") for t in tokens) else "words")
+    kind, mark = word_rule(tokenizer, tokens)
     starts = np.zeros(size, dtype=np.uint8)
     ends = np.zeros(size, dtype=np.uint8)
-    if kind == "wordpiece":
-        starts[:] = [not t.startswith("##") for t in tokens]
-    elif kind == "bpe":
-        ends[:] = [t.endswith("</w>") for t in tokens]
-    elif kind == "bytelevel":
-        starts[:] = [t.startswith("\u0120") for t in tokens]
+    if kind == "continues":
+        starts[:] = [not t.startswith(mark) for t in tokens]
+    elif kind == "starts":
+        starts[:] = [t.startswith(mark) for t in tokens]
+    elif kind == "ends":
+        ends[:] = [t.endswith(mark) for t in tokens]
     else:
         starts[:] = 1
     special = _all_special_ids(tokenizer)
     starts[special] = 1
     ends[special] = 1
     return starts, ends
+
+
+def word_rule(tokenizer, tokens: Sequence[str]) -> tuple[str, Optional[str]]:
+    """How a token shows its place in a word: ("continues", prefix), ("starts", mark), ("ends",
+    suffix), or ("each", None) when every token is a word.
+
+    The tokenizer's components decide first: a WordPiece model's continuing prefix; a Metaspace
+    pre-tokenizer's replacement (a SentencePiece Unigram or BPE file: pieces are not words, and a
+    BPE model has no `</w>` to close one); a ByteLevel pre-tokenizer's `Ġ`; a BPE model's suffix or
+    prefix. Without components (another tokenizer object) the vocabulary shows the convention.
+    """
+    pipeline = getattr(getattr(tokenizer, "spec", None), "pipeline", None)
+    if pipeline is not None:
+        model, pres = pipeline.model, _pre_tokenizers(pipeline.pre_tokenizer)
+        if isinstance(model, WordPiece):
+            return "continues", model.continuing_subword_prefix
+        for pre in pres:
+            if isinstance(pre, Metaspace):
+                return "starts", pre.replacement
+        if any(isinstance(pre, ByteLevel) for pre in pres):
+            return "starts", "\u0120"
+        if isinstance(model, BPE) and model.end_of_word_suffix:
+            return "ends", model.end_of_word_suffix
+        if isinstance(model, BPE) and model.continuing_subword_prefix:
+            return "continues", model.continuing_subword_prefix
+    for kind, mark, found in (("continues", "##", lambda t: t.startswith("##")),
+                              ("ends", "</w>", lambda t: t.endswith("</w>")),
+                              ("starts", "\u0120", lambda t: t.startswith("\u0120")),
+                              ("starts", "\u2581", lambda t: t.startswith("\u2581"))):  # normalizer-made ▁
+        if any(found(t) for t in tokens):
+            return kind, mark
+    return "each", None
+
+
+def _pre_tokenizers(pre) -> list:
+    """The pre-tokenizers of a pipeline, Sequences opened."""
+    if pre is None:
+        return []
+    inner = getattr(pre, "pretokenizers", None)
+    if inner is not None:
+        return [p for q in inner for p in _pre_tokenizers(q)]
+    return [pre]
 
 
 class MaskingCollator:
