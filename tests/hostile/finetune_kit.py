@@ -5,6 +5,8 @@ import shutil
 
 import pytest
 
+from .conftest import one_error_line
+
 TINY = ["--layers", "1", "--hidden", "16", "--heads", "2", "--ffn", "16", "--threads", "1"]
 WORDS = "the cat sat on mat dog log quick brown fox".split()
 
@@ -50,3 +52,14 @@ def ft_work(tmp_path, monkeypatch, wp_dir):
     write_jsonl(tmp_path / "tag.jsonl", tag_rows(12))
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+def refused(cli, work, args, *words):
+    """Run `args`; assert one error line holding `words`, exit 2, and the folder unchanged."""
+    before = listing(work)
+    code, out, err = cli(*args)
+    line = one_error_line(err)
+    assert code == 2 and out == "", err
+    assert all(w in line for w in words), line
+    assert listing(work) == before
+    return line

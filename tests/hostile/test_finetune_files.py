@@ -8,23 +8,11 @@ import pytest
 import tokkit
 from tokkit.labelled import label_list, read_examples
 
-from .conftest import one_error_line
-from .finetune_kit import ft_work, listing, scratch  # noqa: F401 - a fixture
+from .finetune_kit import ft_work, refused, scratch  # noqa: F401 - a fixture
 
 torch = pytest.importorskip("torch")
 
 BIG = "1" * 5000  # past the 4,300 digits Python's int() reads
-
-
-def refused(cli, work, args, *words):
-    """Run `args`; assert one error line holding `words`, exit 2, and the folder unchanged."""
-    before = listing(work)
-    code, out, err = cli(*args)
-    line = one_error_line(err)
-    assert code == 2 and out == "", err
-    assert all(w in line for w in words), line
-    assert listing(work) == before
-    return line
 
 
 def _csv_with_json_answers():

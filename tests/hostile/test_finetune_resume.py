@@ -7,8 +7,7 @@ import pytest
 
 import tokkit
 
-from .conftest import one_error_line
-from .finetune_kit import TINY, ft_work, listing, scratch  # noqa: F401 - a fixture
+from .finetune_kit import TINY, ft_work, refused, scratch  # noqa: F401 - a fixture
 
 torch = pytest.importorskip("torch")
 
@@ -22,16 +21,6 @@ def swapped_tokenizer(work, name="other"):
     (work / name / "vocab.txt").write_text("".join(t + "\n" for t in vocab), encoding="utf-8")
     assert tokkit.load(work / name).vocab_size == tok.vocab_size
     return name
-
-
-def refused(cli, work, args, *words):
-    before = listing(work)
-    code, out, err = cli(*args)
-    line = one_error_line(err)
-    assert code == 2 and out == "", err
-    assert all(w in line for w in words), line
-    assert listing(work) == before
-    return line
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ from tokkit.bert.finetune_config import FinetuneConfig
 from tokkit.bert.finetune_model import layerwise_optimizer, starting_point
 from tokkit.bert.heads import HeadConfig, TaskModel
 from tokkit.bert.recipe import fast_bf16, pick_device
-from tokkit.bert.run_files import Metrics, drop_folder, keep_folder, plot_curve, publish, staging_folder
+from tokkit.bert.run_files import Metrics, drop_folder, held_run, keep_folder, plot_curve, publish, staging_folder
 from tokkit.bert.settings import finite, whole
 from tokkit.bert.train import check_run_output, peak_rss_mb
 from tokkit.errors import TokkitError
@@ -124,20 +124,16 @@ def _set_up(model, train_file, output, cfg, *, eval_file, tokenizer, from_scratc
     out = check_run_output(output, resume=output if resume else None, force=force)
     check_output_not_input(out, [train_file, eval_file, model, tokenizer if isinstance(tokenizer, (str, os.PathLike))
                                  else None])
-    lock = FolderLock(out) if os.environ.get("RANK", "0") == "0" else None  # rank 0 writes; it holds OUT
-    try:
+
+    def prepare(holds):
         check_destination(out, marker_files=(), force=True)  # never the current folder, home, /tmp, a mount
-        if lock is not None and not resume:  # a run that ended while we checked may have filled OUT
+        if holds and not resume:  # a run that ended while we checked may have filled OUT
             check_run_output(output, force=force)
-        run = _prepare(model, train_file, out, cfg, eval_file=eval_file, tokenizer=tokenizer,
-                       from_scratch=from_scratch, arch=arch, model_settings=model_settings, fields=fields,
-                       unseen_labels=unseen_labels, resume=resume, progress=progress)
-    except BaseException:
-        if lock is not None:
-            lock.release()
-        raise
-    run.lock = lock
-    return run
+        return _prepare(model, train_file, out, cfg, eval_file=eval_file, tokenizer=tokenizer,
+                        from_scratch=from_scratch, arch=arch, model_settings=model_settings, fields=fields,
+                        unseen_labels=unseen_labels, resume=resume, progress=progress)
+
+    return held_run(out, prepare)
 
 
 def _prepare(model, train_file, out, cfg, *, eval_file, tokenizer, from_scratch, arch, model_settings, fields,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Optional
 
 from tokkit._charts import _pyplot, _save, have_matplotlib
-from tokkit._files import atomic_dir, replace_folder, temporary_beside
+from tokkit._files import FolderLock, atomic_dir, replace_folder, temporary_beside
 from tokkit.bert.hf import TOKENIZER_FILES, write_hf
 
 log = logging.getLogger(__name__)
@@ -57,6 +57,21 @@ class Metrics:
                 f.write(json.dumps(rec, sort_keys=True) + "\n")
 
 
+
+
+def held_run(out: Path, prepare):
+    """`prepare(holds)` with OUT's lock held by rank 0 (a second run into OUT is refused; `holds` says
+    whether this process holds it): the run it returns keeps the lock in `run.lock`; a failed
+    `prepare` gives the lock back."""
+    lock = FolderLock(out) if os.environ.get("RANK", "0") == "0" else None  # rank 0 writes; it holds OUT
+    try:
+        run = prepare(lock is not None)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    run.lock = lock
+    return run
 
 
 def staging_folder(out: Path, main: bool, fresh: bool) -> Path:

@@ -38,7 +38,7 @@ from tokkit.bert.hf_config import config_from_hf, read_config
 from tokkit.bert.memory import return_freed_memory
 from tokkit.bert.recipe import (NO_STEP_LIMIT, OBJECTIVES, PretrainConfig, build_model, fast_bf16, pick_device,
                                 resolve_arch)
-from tokkit.bert.run_files import Metrics, drop_folder, keep_folder, staging_folder
+from tokkit.bert.run_files import Metrics, drop_folder, held_run, keep_folder, staging_folder
 from tokkit.errors import TokkitError
 
 try:
@@ -112,16 +112,12 @@ def _set_up(tokenizer, corpus, output, cfg: PretrainConfig, *, eval_file, resume
     corpus = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
     check_output_not_input(out, [*corpus, tokenizer if isinstance(tokenizer, (str, os.PathLike)) else None,
                              eval_file, init])
-    lock = FolderLock(out) if os.environ.get("RANK", "0") == "0" else None
-    try:
+
+    def prepare(holds):
         check_destination(out, marker_files=(), force=True)  # replaced as a whole: never the current folder, home
-        run = _prepare(tokenizer, corpus, out, cfg, eval_file=eval_file, resume=resume, init=init, progress=progress)
-    except BaseException:
-        if lock is not None:
-            lock.release()
-        raise
-    run.lock = lock
-    return run
+        return _prepare(tokenizer, corpus, out, cfg, eval_file=eval_file, resume=resume, init=init, progress=progress)
+
+    return held_run(out, prepare)
 
 
 def _prepare(tokenizer, corpus, out, cfg: PretrainConfig, *, eval_file, resume, init, progress) -> _Run:
