@@ -231,3 +231,27 @@ def test_the_utf8_path_is_off_where_a_step_needs_code_points(tmp_path_factory, n
     assert general_encoder(tok.spec, False).utf8_ids is on
     assert general_encoder(tok.spec, False, utf8_ids=False).utf8_ids is False
     _agree(tok, oracle, ["a  b\u00e9", "\u65e5 x\t\u0301"])
+
+
+def _saved_by_tokenizers(tokenizer: tokenizers.Tokenizer, folder):
+    """tokenizers' own tokenizer.json for `tokenizer` (as the Hub's files are made), loaded by tokkit."""
+    path = folder / "tokenizer.json"
+    tokenizer.save(str(path))
+    return tokkit.load(path), tokenizers.Tokenizer.from_file(str(path))
+
+
+def test_metaspaces_that_prepend_another_replacement_before_a_first_scheme(tmp_path_factory):
+    """Metaspace(U+2581, always), Metaspace("_", always), Metaspace(U+2581, first): the second puts "_"
+    before every piece, so a chunk of the chunk lane no longer starts with U+2581 when "first" reads
+    its piece's origin (0 in the chunk, past 0 in the text): the lane must leave such files alone."""
+    vocab = [("<unk>", 0.0)] + [(p, -1.0 - 0.3 * i) for i, p in
+                                enumerate(["a", "\u2581", "_", "\u2581a", "_\u2581", "\u2581_", "b"])]
+    built = tokenizers.Tokenizer(tokenizers.models.Unigram(vocab, 0, False))
+    built.pre_tokenizer = tokenizers.pre_tokenizers.Sequence([
+        tokenizers.pre_tokenizers.Metaspace("\u2581", "always", True),
+        tokenizers.pre_tokenizers.Metaspace("_", "always", True),
+        tokenizers.pre_tokenizers.Metaspace("\u2581", "first", True)])
+    tok, oracle = _saved_by_tokenizers(built, tmp_path_factory.mktemp("metaspaces"))
+    assert tok.encode("a ") == oracle.encode("a ").ids == [6, 4, 3, 2]
+    _agree(tok, oracle, ["a ", "a  b", " a", "a b a", "ab  ", "\u2581a _b", "a\u00e9 b"])
+

@@ -274,7 +274,8 @@ def chunk_lane(spec: Spec) -> bool:
          at white space: at every cut when each chunk starts with such a char (`lead`, what chunks but
          the first start with, follows each step: Metaspace turns ' ' into its replacement, ByteLevel
          into 'Ġ'). Metaspace's "first" scheme reads a piece's original offset, 0 for a chunk's first
-         piece: safe only when that piece starts with the replacement, which is then not prepended.
+         piece: safe only when that piece starts with the replacement, which is then not prepended
+         (an earlier Metaspace of scheme "always" puts its own replacement first in every chunk).
        - A regex split (GPT-2's pattern, ByteLevel's regex, the cl100k / qwen2 / o200k scanners,
          Isolated and not inverted) is exact over chunks when it sees X' and then the chunk's ' ' (or
          an earlier step already starts pieces there). Then no piece holds both X' and the ' ', so the
@@ -324,9 +325,11 @@ def _pre_tokenizer_keeps_cuts(spec: Spec, lead: set[str]) -> bool:
     at_start = True   # a chunk's first piece still starts at the chunk's first char (offset 0)
     for step in _leaves(spec.pipeline.pre_tokenizer, "pretokenizers"):
         if isinstance(step, pre.Metaspace):
-            if step.prepend_scheme == "first" and at_start and not lead <= {" ", step.replacement}:
+            replaced = {step.replacement if c == " " else c for c in lead}
+            if step.prepend_scheme == "first" and at_start and not replaced <= {step.replacement}:
                 return False  # each chunk's first piece would get the replacement the text's first only gets
-            lead = {step.replacement if c == " " else c for c in lead}
+            # "always" puts the replacement before every piece that lacks it: each chunk then starts with it
+            lead = {step.replacement} if step.prepend_scheme == "always" else replaced
             cut = cut or (step.split and lead == {step.replacement})
             splits = splits or cut or (cuts_at_metaspace and lead == {"\u2581"} == {step.replacement})
         elif isinstance(step, (pre.Whitespace, pre.WhitespaceSplit, pre.BertPreTokenizer)):
@@ -334,7 +337,7 @@ def _pre_tokenizer_keeps_cuts(spec: Spec, lead: set[str]) -> bool:
             cut = splits = cut or white
             at_start = at_start and not white
         elif isinstance(step, pre.ByteLevel) and not step.use_regex:
-            lead = {BYTE_SYMBOLS[c.encode("utf-8")[0]] for c in lead}
+            lead = _byte_level_lead(step, lead)
         elif isinstance(step, pre.Split) and step.class_scan is not None and step.class_scan != ScanKind.SCAN_DEEPSEEK:
             if step.behavior != "Isolated" or step.invert:
                 return False
@@ -347,13 +350,20 @@ def _pre_tokenizer_keeps_cuts(spec: Spec, lead: set[str]) -> bool:
                 return False
             cut = splits = True
             if isinstance(step, pre.ByteLevel):
-                lead = {BYTE_SYMBOLS[c.encode("utf-8")[0]] for c in lead}
+                lead = _byte_level_lead(step, lead)
         elif not isinstance(step, (pre.Punctuation, pre.Digits)):
             return False
     return splits
 
 
 BYTE_SYMBOLS = bytes_to_unicode()  # ByteLevel's symbol of each byte
+
+
+def _byte_level_lead(step: pre.ByteLevel, lead: set[str]) -> set[str]:
+    """What each chunk's first piece starts with after ByteLevel: the symbol of its first byte, or of
+    the space add_prefix_space puts before a piece that lacks one."""
+    firsts = {" "} if step.add_prefix_space else lead
+    return {BYTE_SYMBOLS[c.encode("utf-8")[0]] for c in firsts}
 
 
 def _leaves(component, field: str) -> list:
