@@ -85,7 +85,7 @@ class FastForm:
     off the components."""
 
     kind: str                             # "wordpiece", "bpe" (char BPE) or "bytelevel"
-    vocab: list[str | None]               # tokens by id
+    vocab: list[str | None]               # the model's tokens by id (None at an added token's id past them)
     added: tuple[AddedToken, ...]
     unk_token: str | None = None
     normalizer: BertNorm | None = None    # BERT's normalization (wordpiece, bpe), or none
@@ -124,6 +124,21 @@ def _fast_added(spec: Spec) -> bool:
     return not outside or not any(content in spec.pipeline.model.ids for content in outside)
 
 
+def model_vocab(spec: Spec) -> list[str | None]:
+    """The model's tokens by id, over all the tokenizer's ids: an id past them (an added token's) holds
+    None, since the model never writes it; the added tokens are matched apart (tokenizers matches a
+    `normalized: false` one in the raw text only, so "Hello" is no "hello" behind a lowercasing BERT).
+
+    >>> from dataclasses import replace
+    >>> from tokkit.tokenizer.recipes import wordpiece_spec
+    >>> spec = wordpiece_spec(["[UNK]", "a"], ["[UNK]"])
+    >>> model_vocab(replace(spec, added=spec.added + (AddedToken(2, "hello"),)))
+    ['[UNK]', 'a', None]
+    """
+    tokens = list(spec.pipeline.model.tokens)
+    return tokens + [None] * (len(spec.vocab) - len(tokens))
+
+
 def plan(spec: Spec) -> Plan:
     """The engine and lanes for `spec`'s pipeline (see the module docstring)."""
     model, tokens = spec.pipeline.model, spec.pipeline.model.tokens
@@ -149,7 +164,7 @@ def _wordpiece(spec: Spec) -> Plan:
     if max(len(t) for t in model.tokens if t) > MAX_TOKEN_CHARS:
         return general(spec, f"a token longer than {MAX_TOKEN_CHARS} characters (the fast tables hold every "
                              "prefix of every token)")
-    form = FastForm("wordpiece", spec.vocab, spec.added, model.unk_token, _bert_options(p.normalizer),
+    form = FastForm("wordpiece", model_vocab(spec), spec.added, model.unk_token, _bert_options(p.normalizer),
                     prefix=model.continuing_subword_prefix, max_input_chars_per_word=model.max_input_chars_per_word)
     return Plan("wordpiece", "BERT's normalizer and split, then WordPiece", form)
 
@@ -162,7 +177,7 @@ def _bpe(spec: Spec) -> Plan:
         return _byte_level(spec)
     if model.ignore_merges or not _bert_or_none(p.normalizer):
         return general(spec, "a BPE behind BERT's split with ignore_merges, or another normalizer than BERT's")
-    form = FastForm("bpe", spec.vocab, spec.added, model.unk_token, _bert_options(p.normalizer),
+    form = FastForm("bpe", model_vocab(spec), spec.added, model.unk_token, _bert_options(p.normalizer),
                     merge_ids=model.merge_ids, suffix=model.end_of_word_suffix or None)
     return Plan("bpe", "BERT's normalizer and split, then character BPE", form)
 
@@ -176,7 +191,7 @@ def _byte_level(spec: Spec) -> Plan:
     if prefix_space and any(a.content.startswith(" ") for a in spec.added):
         # the space put before the text after such a token would let it match where it did not
         return general(spec, "add_prefix_space with an added token that starts with a space")
-    form = FastForm("bytelevel", spec.vocab, spec.added, model.unk_token, merge_ids=model.merge_ids,
+    form = FastForm("bytelevel", model_vocab(spec), spec.added, model.unk_token, merge_ids=model.merge_ids,
                     family=SCANNER_FAMILIES[scanner or "gpt2"],
                     pattern=None if scanner else regex_of({"Regex": pattern}),  # read as Oniguruma reads it
                     ignore_merges=model.ignore_merges)
