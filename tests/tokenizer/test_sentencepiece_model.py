@@ -394,3 +394,35 @@ def test_a_folder_holding_only_a_model_loads_it(tmp_path, tmp_path_factory):
     tok = tokkit.load(tmp_path)
     for text in ("Hello world", "  spaced   out  ", "naïve café"):
         assert tok.encode(text) == sp.encode(text)
+
+
+def _runs_model(n: int, path):
+    """A BPE .model of the pieces "a", "aa", ... up to n a's: each piece of k a's splits k - 1 ways into
+    two pieces, so the merges' merged tokens add up to about n**3 / 3 chars from a file of n**2 / 2."""
+    from tokkit.tokenizer.sentencepiece_model import SentencePieceModel, TrainerSpec
+    from tokkit.tokenizer.sentencepiece_write import model_to_bytes
+
+    pieces = (Piece("<unk>", 0.0, "UNKNOWN"),) + tuple(Piece("a" * k, -float(k)) for k in range(1, n + 1))
+    path.write_bytes(model_to_bytes(SentencePieceModel(pieces=pieces, trainer_spec=TrainerSpec(model_type="bpe"))))
+    return path
+
+
+def test_a_bpe_model_of_long_runs_loads_in_memory_linear_in_its_size(tmp_path):
+    """Loading holds no more than a few hundred bytes per byte of the file (spelling out every merged
+    token at once took n**3 / 3 chars: 800 bytes per byte at n = 800, growing with n), and finds at
+    most one merge per char of the pieces; the ids are sentencepiece's."""
+    import tracemalloc
+
+    path = _runs_model(800, tmp_path / "runs.model")
+    tracemalloc.start()
+    try:
+        tok = tokkit.load(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 400 * path.stat().st_size
+    assert len(tok.spec.pipeline.model.merges) <= sum(range(1, 801))
+    sp = spm_processor(path)
+    for text in ["a", "a" * 7, "a" * 799, "a" * 801 + " " + "a" * 64]:
+        assert tok.encode(text) == sp.encode(text), text
+

@@ -225,7 +225,8 @@ def merges_from_pieces(pieces: tuple[Piece, ...]) -> list[tuple[str, str]]:
     """BPE merges for a sentencepiece BPE vocabulary: each split of a normal piece into two normal
     pieces, pieces of higher score first (sentencepiece merges the best-scoring pair first).
 
-    The work grows with the vocabulary's characters (see _splits), whatever the pieces' lengths.
+    The work grows with the vocabulary's characters (see _splits), whatever the pieces' lengths, and
+    so does the number of merges (a piece of n characters has at most n - 1 splits).
 
     >>> merges_from_pieces((Piece("a", -1), Piece("b", -2), Piece("c", -3), Piece("bc", -4), Piece("abc", -5)))
     [('b', 'c'), ('a', 'bc')]
@@ -233,9 +234,11 @@ def merges_from_pieces(pieces: tuple[Piece, ...]) -> list[tuple[str, str]]:
     normal = [(i, p.piece) for i, p in enumerate(pieces) if p.type == "NORMAL"]
     ids = {piece: i for i, piece in normal}
     splits = _splits(ids)
-    ranked = [(-pieces[i].score, i, ids[left], left, right) for i, piece in normal for left, right in splits(piece)]
-    ranked.sort()
-    return [(left, right) for *_, left, right in ranked]
+    normal.sort(key=lambda entry: (-pieces[entry[0]].score, entry[0]))
+    out = []
+    for _, piece in normal:  # a piece's splits by the id of their left side
+        out += sorted(splits(piece), key=lambda pair: ids[pair[0]])
+    return out
 
 
 SHORT_PIECE = 64  # a piece up to this long is split by cutting out each prefix and suffix
