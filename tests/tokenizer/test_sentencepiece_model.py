@@ -426,3 +426,25 @@ def test_a_bpe_model_of_long_runs_loads_in_memory_linear_in_its_size(tmp_path):
     for text in ["a", "a" * 7, "a" * 799, "a" * 801 + " " + "a" * 64]:
         assert tok.encode(text) == sp.encode(text), text
 
+
+REMOVED_ONLY = ["\x01", "\x01\x02", "\u200b", "\x01 \x01", "\x01a", " \x01", "a\x01", "", " ", "\x01<sym>", "<sym>\x01"]
+
+
+@pytest.mark.parametrize("options", [
+    dict(model_type="bpe", remove_extra_whitespaces=False, allow_whitespace_only_pieces=True),
+    dict(remove_extra_whitespaces=False),
+    dict(model_type="bpe", remove_extra_whitespaces=False, treat_whitespace_as_suffix=True),
+    dict(model_type="bpe", remove_extra_whitespaces=False, user_defined_symbols=["<sym>"]),
+    dict(model_type="bpe"),
+], ids=["bpe-spaces-kept", "unigram-spaces-kept", "suffix-spaces-kept", "user-spaces-kept", "bpe"])
+def test_a_text_the_character_map_removes_keeps_the_dummy_prefix(tmp_path_factory, options):
+    """sentencepiece adds its dummy U+2581 to any text it reads that is not empty, before the map
+    removes chars: "\\x01" gives the id of U+2581 where trailing spaces are kept (and nothing where
+    remove_extra_whitespaces strips it again). tokkit and tokenizers on the converted dict agree."""
+    path = train_spm(tmp_path_factory.mktemp("removed") / "m.model", **options)
+    d, hf, sp = pipeline(path)
+    tok = tokkit.load(path)
+    for text in REMOVED_ONLY:
+        want = sp.encode(text)
+        assert tok.encode(text) == hf.encode(text, add_special_tokens=False).ids == want, (text, want)
+    assert sp.encode("\x01") == ([] if "remove_extra_whitespaces" not in options else [sp.piece_to_id(SPACE)])

@@ -78,7 +78,9 @@ def _normalizer(model: SentencePieceModel, users: tuple[str, ...], where: str) -
     """sentencepiece's normalizer in order: character map, spaces, escaping, trailing spaces, dummy prefix."""
     ns = model.normalizer_spec
     space = SPACE if ns.escape_whitespaces else " "
-    steps = []
+    marked = _marks_dummy(model, where)
+    suffix = model.trainer_spec.treat_whitespace_as_suffix
+    steps = _dummy_mark(() if suffix else users) if marked else []
     if ns.precompiled_charsmap:
         protect, restore = _symbols_kept(ns.precompiled_charsmap, model, where)
         steps += protect + [{"type": "Precompiled", "precompiled_charsmap": base64.b64encode(
@@ -90,11 +92,40 @@ def _normalizer(model: SentencePieceModel, users: tuple[str, ...], where: str) -
     if ns.remove_extra_whitespaces:  # sentencepiece drops trailing U+2581 too, typed or escaped
         steps.append(_replace(space + r"+\z" + _unless_one_symbol(space, users), "", regex=True))
     if ns.add_dummy_prefix:
-        if model.trainer_spec.treat_whitespace_as_suffix:
-            steps.append(_replace(r"\z", space, regex=True))
-        else:
-            steps.append(_prefix(space, users))
+        steps += _dummy(space, users, suffix, marked)
     return {"type": "Sequence", "normalizers": steps} if steps else None
+
+
+DUMMY = "\uffff"  # a noncharacter (never text) standing for the dummy prefix until it is written
+
+
+def _marks_dummy(model: SentencePieceModel, where: str) -> bool:
+    """Whether the dummy prefix is marked (DUMMY) before the character map runs. sentencepiece adds it
+    when the text it reads is not empty, even if the map then removes every char ("\\x01" gives "▁");
+    a Prepend after the map sees an empty text and adds nothing. remove_extra_whitespaces would strip
+    that lone prefix again, so only models without it need the mark (and a map that leaves it alone)."""
+    ns = model.normalizer_spec
+    if not ns.add_dummy_prefix or ns.remove_extra_whitespaces:
+        return False
+    charsmap = ns.precompiled_charsmap
+    return not charsmap or transform(parse_charsmap(charsmap, f"{where}: normalizer_spec.precompiled_charsmap"),
+                                     DUMMY) is None
+
+
+def _dummy_mark(users: tuple[str, ...]) -> list[dict]:
+    """The first steps where the dummy prefix is marked: DUMMY before the text, then off again before
+    a text that is exactly one user-defined symbol as typed (its own text, normalized too, must stay
+    itself). A Prepend and a deletion: tokenizers' Precompiled panics after an empty match's insertion."""
+    mark = [{"type": "Prepend", "prepend": DUMMY}]
+    return mark + [_replace(rf"\A{DUMMY}(?=(?:{_alternatives(users)})\z)", "", regex=True)] if users else mark
+
+
+def _dummy(space: str, users: tuple[str, ...], suffix: bool, marked: bool) -> list[dict]:
+    """The last steps, which write the dummy prefix (a suffix with treat_whitespace_as_suffix);
+    `marked`: in place of the DUMMY the first step put."""
+    if suffix:
+        return [_replace(r"\z", space, regex=True)] + ([_replace(DUMMY, "")] if marked else [])
+    return [_replace(DUMMY, space)] if marked else [_prefix(space, users)]
 
 
 CODE_START, CODE_DIGITS = "\ufdd0", [chr(c) for c in range(0xFDD1, 0xFDF0)]  # noncharacters: never text
@@ -143,8 +174,12 @@ def _prefix(space: str, users: tuple[str, ...]) -> dict:
     """
     if not users:
         return {"type": "Prepend", "prepend": space}
-    symbols = "|".join(onig_escape(u) for u in sorted(users, key=len, reverse=True))
-    return _replace(rf"\A(?!(?:{symbols})\z)", space, regex=True)
+    return _replace(rf"\A(?!(?:{_alternatives(users)})\z)", space, regex=True)
+
+
+def _alternatives(users: tuple[str, ...]) -> str:
+    """A pattern matching any of `users`, the longest first."""
+    return "|".join(onig_escape(u) for u in sorted(users, key=len, reverse=True))
 
 
 def onig_escape(text: str) -> str:
