@@ -25,7 +25,9 @@ Lanes decide how a text goes through an engine:
   `add_prefix_space` space before each text part; NfcEncoder (nfc_lane.py) gives the few texts NFC
   may change to the general path's normalizer (or, when an added token is near, to the general path);
 - inside the general path: the chunk lane (`chunk_lane`) encodes the ids of a text without offsets
-  chunk by chunk between spaces, through a memo of chunks, where that gives the whole text's ids.
+  chunk by chunk between spaces, through a memo of chunks, where that gives the whole text's ids;
+  the UTF-8 lane (`utf8_lane`) normalizes and pre-tokenizes a text whose offsets nobody asked for as
+  bare UTF-8, where every step is one that lane implements (an allow-list), and says why not elsewhere.
 
 The decoder and the post-processor play no part: they act after encoding. `plan(spec).reason` says
 in words why a pipeline runs where it does; `build_encoder` builds what the plan says.
@@ -48,7 +50,7 @@ import regex
 from tokkit._native import unicode_tables as ut
 from tokkit._native.byte_symbols import bytes_to_unicode
 from tokkit._native.encode import Encoder
-from tokkit._native.pipeline import SCANNER_FAMILIES, PipelineEncoder, ScanKind
+from tokkit._native.pipeline import SCANNER_FAMILIES, NormKind, PipelineEncoder, PreKind, ScanKind
 from tokkit.text.normalize import BertNorm
 from tokkit.tokenizer import normalizers as norm
 from tokkit.tokenizer import pre_tokenizers as pre
@@ -111,6 +113,8 @@ class Plan:
     prefix_space: bool = False     # bytelevel: PrefixSpaceEncoder around it
     nfc: bool = False              # bytelevel: NfcEncoder around it
     chunk_lane: bool = False       # general: ids without offsets chunk by chunk
+    utf8_ids: bool = False         # general: ids without offsets over bare UTF-8 (utf8_lane) ...
+    utf8_reason: str = ""          # ... and why it is on or off
 
 
 def _fast_added(spec: Spec) -> bool:
@@ -154,7 +158,8 @@ def plan(spec: Spec) -> Plan:
 
 
 def general(spec: Spec, reason: str) -> Plan:
-    return Plan("general", reason, chunk_lane=chunk_lane(spec))
+    utf8_ids, utf8_reason = utf8_lane(spec)
+    return Plan("general", reason, chunk_lane=chunk_lane(spec), utf8_ids=utf8_ids, utf8_reason=utf8_reason)
 
 
 def _wordpiece(spec: Spec) -> Plan:
@@ -233,7 +238,7 @@ def build_encoder(spec: Spec, split_special_tokens: bool) -> TokenEncoder:
     """The encoder plan(spec) describes; read-only once built, so threads share it."""
     the_plan = plan(spec)
     if the_plan.form is None:
-        return general_encoder(spec, split_special_tokens, the_plan.chunk_lane)
+        return general_encoder(spec, split_special_tokens, the_plan.chunk_lane, the_plan.utf8_ids)
     encoder = Encoder.build(the_plan.form, split_special_tokens)
     if the_plan.prefix_space:
         encoder = PrefixSpaceEncoder(encoder, [a.content for a in spec.added
@@ -245,13 +250,14 @@ def build_encoder(spec: Spec, split_special_tokens: bool) -> TokenEncoder:
 
 
 def general_encoder(spec: Spec, split_special_tokens: bool, lane: bool | None = None,
-                    utf8_ids: bool = True) -> PipelineEncoder:
-    """The general path for any pipeline (its chunk lane as chunk_lane says, unless `lane` is given; ids
-    without offsets over UTF-8 where the engine covers the steps, unless `utf8_ids` is false)."""
+                    utf8_ids: bool | None = None) -> PipelineEncoder:
+    """The general path for any pipeline: its chunk lane as chunk_lane says and its UTF-8 lane as
+    utf8_lane says, unless `lane` or `utf8_ids` is given (False turns a lane off)."""
     p = spec.pipeline
     return PipelineEncoder.build(len(spec.vocab), native(p.normalizer), native(p.pre_tokenizer), p.model.native(),
                                  [added_native(a, p.normalizer) for a in spec.added], split_special_tokens,
-                                 chunk_lane(spec) if lane is None else lane, utf8_ids)
+                                 chunk_lane(spec) if lane is None else lane,
+                                 utf8_lane(spec)[0] if utf8_ids is None else utf8_ids)
 
 
 def native(component) -> list[dict]:
@@ -266,6 +272,44 @@ def added_native(token: AddedToken, normalizer) -> dict:
         content = normalizer.normalize(aligned(content))[0]
     return {"content": code_points(content), "id": token.id, "single_word": token.single_word,
             "lstrip": token.lstrip, "rstrip": token.rstrip, "normalized": token.normalized, "special": token.special}
+
+
+# ------------------------------------------------------------------------------ the UTF-8 lane
+# The compiled steps the ids-only UTF-8 lane implements (pipeline_utf8.hpp's normalize_utf8,
+# pipeline_ids.hpp's pre_tokenize_utf8), by the kind each component describes itself as (`native()`).
+# A step not listed keeps the whole pipeline on the path with alignments: the lane never skips one.
+UTF8_NORMALIZER_STEPS = frozenset({
+    NormKind.N_NFD, NormKind.N_NFKD, NormKind.N_NFC, NormKind.N_NFKC, NormKind.N_LOWER, NormKind.N_STRIP,
+    NormKind.N_STRIP_ACCENTS, NormKind.N_REPLACE, NormKind.N_PREPEND, NormKind.N_PRECOMPILED, NormKind.N_NMT})
+UTF8_PRE_TOKENIZER_STEPS = frozenset({
+    PreKind.P_METASPACE, PreKind.P_BYTELEVEL, PreKind.P_SPLIT_STRING, PreKind.P_SPLIT_GPT2, PreKind.P_SPLIT_PYTHON,
+    PreKind.P_SPLIT_FAMILY, PreKind.P_SPLIT_SCAN, PreKind.P_WHITESPACE, PreKind.P_WHITESPACE_SPLIT,
+    PreKind.P_PUNCTUATION, PreKind.P_DIGITS, PreKind.P_BERT})
+
+
+def utf8_lane(spec: Spec) -> tuple[bool, str]:
+    """Whether the general path gives ids without offsets through the UTF-8 lane, and why.
+
+    >>> from tokkit.tokenizer.recipes import wordpiece_spec
+    >>> utf8_lane(wordpiece_spec(["[UNK]", "a"], ["[UNK]"]))
+    (False, 'the UTF-8 lane has no step for the normalizer BertNormalizer')
+    """
+    p = spec.pipeline
+    if any(a.normalized for a in spec.added):
+        return False, "an added token is matched in the normalized text, which the UTF-8 lane does not keep"
+    for field, component, allowed in (("normalizers", p.normalizer, UTF8_NORMALIZER_STEPS),
+                                      ("pretokenizers", p.pre_tokenizer, UTF8_PRE_TOKENIZER_STEPS)):
+        for step in _leaves(component, field):
+            if not all(d["kind"] in allowed for d in step.native()):
+                what = "normalizer" if field == "normalizers" else "pre-tokenizer"
+                return False, f"the UTF-8 lane has no step for the {what} {_step_name(step)}"
+    return True, "every normalizer and pre-tokenizer step has its UTF-8 form"
+
+
+def _step_name(step) -> str:
+    """A component by its type, and a Replace by its pattern too (a String is compiled, a regex may not be)."""
+    name = type(step).__name__
+    return f"{name}({step.pattern})" if isinstance(step, norm.Replace) else name
 
 
 # ------------------------------------------------------------------------------ the chunk lane
