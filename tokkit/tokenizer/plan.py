@@ -249,6 +249,23 @@ def build_encoder(spec: Spec, split_special_tokens: bool) -> TokenEncoder:
     return encoder
 
 
+def routes(spec: Spec, split_special_tokens: bool = False) -> dict[str, TokenEncoder]:
+    """Every route the planner may send `spec`'s texts down, by name: the planned encoder, and the
+    general path with each of its lanes as planned and off. Each gives the same ids and offsets; a
+    differential test holds every one against tokenizers.
+
+    >>> from tokkit.tokenizer.recipes import wordpiece_spec
+    >>> sorted(routes(wordpiece_spec(["[UNK]", "a"], ["[UNK]"])))
+    ['general', 'planned']
+    """
+    lanes = {(lane, utf8) for lane in {chunk_lane(spec), False} for utf8 in {utf8_lane(spec)[0], False}}
+    out: dict[str, TokenEncoder] = {"planned": build_encoder(spec, split_special_tokens)}
+    for lane, utf8 in sorted(lanes):
+        name = "general" + ("+chunks" if lane else "") + ("+utf8" if utf8 else "")
+        out[name] = general_encoder(spec, split_special_tokens, lane, utf8)
+    return out
+
+
 def general_encoder(spec: Spec, split_special_tokens: bool, lane: bool | None = None,
                     utf8_ids: bool | None = None) -> PipelineEncoder:
     """The general path for any pipeline: its chunk lane as chunk_lane says and its UTF-8 lane as
