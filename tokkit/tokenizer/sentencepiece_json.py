@@ -195,11 +195,14 @@ _META = frozenset("\\^$.|?*+()[]{}")
 
 
 def _pre_tokenizer(model: SentencePieceModel) -> dict | None:
-    """Metaspace, splitting before each U+2581 where no piece holds one inside (so splitting changes nothing)."""
+    """Metaspace, splitting before each U+2581 where no piece holds one inside and U+2581 is never
+    unknown (so splitting changes nothing: an unknown U+2581 is fused with the unknown chars around
+    it, across any cut)."""
     # a Unigram keeps user-defined pieces whole by their score (no added tokens), so they count too
     whole = ("NORMAL", "UNUSED", "USER_DEFINED") if model.trainer_spec.model_type == "unigram" else ("NORMAL", "UNUSED")
+    known = model.trainer_spec.byte_fallback or any(p.piece == SPACE and p.type in whole for p in model.pieces)
     split = (model.normalizer_spec.escape_whitespaces and not model.trainer_spec.treat_whitespace_as_suffix
-             and all(SPACE not in p.piece[1:] for p in model.pieces if p.type in whole))
+             and known and all(SPACE not in p.piece[1:] for p in model.pieces if p.type in whole))
     if not split:
         return None
     return {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "never", "split": True}
