@@ -448,3 +448,22 @@ def test_a_text_the_character_map_removes_keeps_the_dummy_prefix(tmp_path_factor
         want = sp.encode(text)
         assert tok.encode(text) == hf.encode(text, add_special_tokens=False).ids == want, (text, want)
     assert sp.encode("\x01") == ([] if "remove_extra_whitespaces" not in options else [sp.piece_to_id(SPACE)])
+
+
+def test_mistral_like_symbols_at_the_start_through_the_model_and_the_saved_json(tmp_path_factory):
+    """A Mistral-style .model (BPE, byte fallback, user-defined symbols, spaces kept): sentencepiece puts
+    U+2581 before a symbol that starts the text (after removed chars too). tokkit.load of the .model,
+    of the tokenizer.json tokkit saves from it, and tokenizers on that file give the same ids, and
+    sentencepiece's but for a text that is one symbol alone (the documented difference)."""
+    path = train_spm(tmp_path_factory.mktemp("mistral-start") / "tokenizer.model", **MISTRAL_LIKE)
+    tok, sp = tokkit.load(path), spm_processor(path)
+    folder = tok.save(tmp_path_factory.mktemp("saved"))
+    saved, hf = tokkit.load(folder), tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    texts = ["[INST] hi", "[INST]hi [/INST]", "\x01[INST] x", "<sym>\x01", " [INST]", "\x01", "[INST][/INST]",
+             "\x01\x02", "[INST]", "<sym>"]
+    for text in texts:
+        got = tok.encode(text)
+        assert got == saved.encode(text) == hf.encode(text, add_special_tokens=False).ids, text
+        if text not in MISTRAL_LIKE["user_defined_symbols"]:
+            assert got == sp.encode(text), (text, sp.encode(text, out_type=str))
+    assert sp.encode("[INST] hi", out_type=str)[:2] == ["\u2581", "[INST]"]
