@@ -259,6 +259,21 @@ def test_metaspaces_that_prepend_another_replacement_before_a_first_scheme(tmp_p
     _agree(tok, oracle, ["a ", "a  b", " a", "a b a", "ab  ", "\u2581a _b", "a\u00e9 b"])
 
 
+
+def test_a_metaspace_prepending_inside_a_piece_keeps_the_chunk_lane_off(tmp_path_factory):
+    """ByteLevel without its regex cuts no piece, so a chunk's space is mid-piece when a Metaspace of
+    scheme "always" runs after it: the chunk lane would put U+2581 before each chunk."""
+    vocab = [("<unk>", 0.0)] + [(p, -1.0 - 0.3 * i) for i, p in
+                                enumerate(["a", "\u2581", "\u0120", "\u2581a", "\u2581\u0120", "a\u0120", "b"])]
+    built = tokenizers.Tokenizer(tokenizers.models.Unigram(vocab, 0, False))
+    built.pre_tokenizer = tokenizers.pre_tokenizers.Sequence([
+        tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        tokenizers.pre_tokenizers.Metaspace("\u2581", "always", True)])
+    tok, oracle = _saved_by_tokenizers(built, tmp_path_factory.mktemp("bytelevel-metaspace"))
+    assert tok.encode("a ") == oracle.encode("a ").ids
+    _agree(tok, oracle, ["a ", "a  b", " a", "a b a", "ab  ", "a\u00e9 b"])
+
+
 LOWERCASE_THEN_SPLIT = ({"type": "Sequence", "normalizers": [{"type": "Lowercase"}, {"type": "NFKC"}]},
                         {"type": "WhitespaceSplit"})
 

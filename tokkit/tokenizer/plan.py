@@ -401,11 +401,16 @@ def _pre_tokenizer_keeps_cuts(spec: Spec, lead: set[str]) -> bool:
     at_start = True   # a chunk's first piece still starts at the chunk's first char (offset 0)
     for step in _leaves(spec.pipeline.pre_tokenizer, "pretokenizers"):
         if isinstance(step, pre.Metaspace):
-            replaced = {step.replacement if c == " " else c for c in lead}
-            if step.prepend_scheme == "first" and at_start and not replaced <= {step.replacement}:
-                return False  # each chunk's first piece would get the replacement the text's first only gets
-            # "always" puts the replacement before every piece that lacks it: each chunk then starts with it
-            lead = {step.replacement} if step.prepend_scheme == "always" else replaced
+            rep = step.replacement
+            replaced = {rep if c == " " else c for c in lead}
+            prepends = step.prepend_scheme == "always" or (step.prepend_scheme == "first" and at_start)
+            if prepends and not replaced <= {rep} and (step.prepend_scheme == "first" or not cut):
+                # each chunk's first piece would get the replacement where the text has none: "first"
+                # prepends to the text's first piece only, and a cut no step has made a piece start
+                # lies inside a piece of the text
+                return False
+            # "always" puts the replacement before every piece that lacks it, so before every chunk
+            lead = {rep} if prepends and cut else replaced
             cut = cut or (step.split and lead == {step.replacement})
             splits = splits or cut or (cuts_at_metaspace and lead == {"\u2581"} == {step.replacement})
         elif isinstance(step, (pre.Whitespace, pre.WhitespaceSplit, pre.BertPreTokenizer)):
