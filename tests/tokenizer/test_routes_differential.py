@@ -46,7 +46,7 @@ def test_every_route_of_files_the_fast_engines_take(tmp_path_factory, case, text
 
 def _check(tmp_path_factory, case: Case, texts: list[str]) -> None:
     oracle, tok = build(case, tmp_path_factory.mktemp("routes"))
-    if tok is None:  # refused at load, as documented (a normalized added token with no normalized form)
+    if tok is None:  # refused at load as documented, or tokenizers' answer changes from run to run
         return
     assert disagreements(oracle, tok, with_added_forms(case, texts)) == [], describe(case)
 
