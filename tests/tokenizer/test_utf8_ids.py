@@ -283,7 +283,8 @@ def test_the_plan_names_the_utf8_lane_and_why(tmp_path_factory):
     cases = [(LOWERCASE_THEN_SPLIT, True, "every normalizer and pre-tokenizer step"),
              (({"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True, "strip_accents": None,
                 "lowercase": True}, FIRST), False, "no step for the normalizer BertNormalizer"),
-             ((_replace({"Regex": "\\s+"}, " "), FIRST), False, "no step for the normalizer Replace({'Regex': '\\\\s+'})")]
+             ((_replace({"Regex": "\\s+"}, " "), FIRST), False,
+              "no step for the normalizer Replace({'Regex': '\\\\s+'})")]
     for (normalizer, pre), on, why in cases:
         tok, oracle = _load(_doc(normalizer, pre, _model("wordlevel", False), False), tmp_path_factory.mktemp("plan"))
         the_plan = plan(tok.spec)
