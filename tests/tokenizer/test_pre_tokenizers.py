@@ -16,6 +16,7 @@ from tokenizers import AddedToken, Regex, Tokenizer, models
 from tokenizers import normalizers as hf_norm
 from tokenizers import pre_tokenizers as hf
 
+import tokkit
 from tokkit.errors import TokkitError
 from tokkit.tokenizer.aligned import aligned
 from tokkit.tokenizer.normalizers import normalizer_from_json
@@ -39,7 +40,8 @@ PRE_TOKENIZERS = [
     hf.Split("a", "removed"), hf.Split("ab", "isolated", invert=True), hf.Split(Regex(r"\s+"), "merged_with_previous"),
     hf.Split(Regex(r"\d"), "merged_with_next", invert=True), hf.Split(Regex("x*"), "contiguous"),
     hf.Split(Regex(r"\p{L}+"), "isolated"), hf.Split(Regex("^|$"), "isolated"),
-    hf.Split(Regex(r"[^\s\p{N}]+"), "removed"),
+    hf.Split(Regex(r"[^\s\p{N}]+"), "removed"), hf.Split(Regex(r"a\Z"), "isolated"),
+    hf.Split(Regex(r"\n\Z|b\z"), "merged_with_previous"),
     hf.Split(Regex(LLAMA3), "isolated"), hf.Split(Regex(GPT2), "removed", invert=True),
     hf.ByteLevel(), hf.ByteLevel(add_prefix_space=False), hf.ByteLevel(use_regex=False),
     hf.Whitespace(), hf.WhitespaceSplit(), hf.Punctuation(), hf.Punctuation("contiguous"), hf.Punctuation("removed"),
@@ -211,3 +213,19 @@ def test_metaspace_first_prepends_where_the_original_text_starts():
     assert m.pre_tokenize([aligned("ab"), aligned("cd", 2)]) == [("▁ab", [(0, 1), (0, 1), (1, 2)]),
                                                                  ("cd", [(2, 3), (3, 4)])]
     assert m.pre_tokenize([("ab", [(2, 3), (3, 4)])])[0][0] == "ab"  # "  ab" with its spaces stripped
+
+
+@pytest.mark.parametrize("pattern", [r"a\Z", r"\Z", r"a\z", r"\n\Z", r"^a|a\Z", r"[\Z]"])
+def test_end_anchors_as_oniguruma_reads_them(tmp_path, pattern):
+    """Oniguruma's \\Z matches at the end and before a final newline, \\z at the end only: the
+    compiled path's ids and offsets are tokenizers' on a file tokenizers built and saved."""
+    vocab = {"[UNK]": 0, "a": 1, "b": 2, "\n": 3, "ba": 4, "ba\n": 5, "a\n": 6, "\n\n": 7, "Z": 8}
+    built = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    built.pre_tokenizer = hf.Split(Regex(pattern), "isolated")
+    built.save(str(tmp_path / "tokenizer.json"))
+    tok = tokkit.load(tmp_path / "tokenizer.json")
+    for text in ["ba\n", "ba", "ba\n\n", "a\nb", "ba\na\n", "\n", "a", "Z\n", ""]:
+        want = built.encode(text)
+        got = tok.encode_with_offsets(text)
+        assert tok.encode(text) == got.ids == want.ids, text
+        assert got.offsets == want.offsets, text

@@ -394,3 +394,76 @@ def test_a_folder_holding_only_a_model_loads_it(tmp_path, tmp_path_factory):
     tok = tokkit.load(tmp_path)
     for text in ("Hello world", "  spaced   out  ", "naïve café"):
         assert tok.encode(text) == sp.encode(text)
+
+
+def _runs_model(n: int, path):
+    """A BPE .model of the pieces "a", "aa", ... up to n a's: each piece of k a's splits k - 1 ways into
+    two pieces, so the merges' merged tokens add up to about n**3 / 3 chars from a file of n**2 / 2."""
+    from tokkit.tokenizer.sentencepiece_model import SentencePieceModel, TrainerSpec
+    from tokkit.tokenizer.sentencepiece_write import model_to_bytes
+
+    pieces = (Piece("<unk>", 0.0, "UNKNOWN"),) + tuple(Piece("a" * k, -float(k)) for k in range(1, n + 1))
+    path.write_bytes(model_to_bytes(SentencePieceModel(pieces=pieces, trainer_spec=TrainerSpec(model_type="bpe"))))
+    return path
+
+
+def test_a_bpe_model_of_long_runs_loads_in_memory_linear_in_its_size(tmp_path):
+    """Loading holds no more than a few hundred bytes per byte of the file (spelling out every merged
+    token at once took n**3 / 3 chars: 800 bytes per byte at n = 800, growing with n), and finds at
+    most one merge per char of the pieces; the ids are sentencepiece's."""
+    import tracemalloc
+
+    path = _runs_model(800, tmp_path / "runs.model")
+    tracemalloc.start()
+    try:
+        tok = tokkit.load(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 400 * path.stat().st_size
+    assert len(tok.spec.pipeline.model.merges) <= sum(range(1, 801))
+    sp = spm_processor(path)
+    for text in ["a", "a" * 7, "a" * 799, "a" * 801 + " " + "a" * 64, "b a", "a b  a"]:  # U+2581 is unknown
+        assert tok.encode(text) == sp.encode(text), text
+
+
+REMOVED_ONLY = ["\x01", "\x01\x02", "\u200b", "\x01 \x01", "\x01a", " \x01", "a\x01", "", " ", "\x01<sym>", "<sym>\x01"]
+
+
+@pytest.mark.parametrize("options", [
+    dict(model_type="bpe", remove_extra_whitespaces=False, allow_whitespace_only_pieces=True),
+    dict(remove_extra_whitespaces=False),
+    dict(model_type="bpe", remove_extra_whitespaces=False, treat_whitespace_as_suffix=True),
+    dict(model_type="bpe", remove_extra_whitespaces=False, user_defined_symbols=["<sym>"]),
+    dict(model_type="bpe"),
+], ids=["bpe-spaces-kept", "unigram-spaces-kept", "suffix-spaces-kept", "user-spaces-kept", "bpe"])
+def test_a_text_the_character_map_removes_keeps_the_dummy_prefix(tmp_path_factory, options):
+    """sentencepiece adds its dummy U+2581 to any text it reads that is not empty, before the map
+    removes chars: "\\x01" gives the id of U+2581 where trailing spaces are kept (and nothing where
+    remove_extra_whitespaces strips it again). tokkit and tokenizers on the converted dict agree."""
+    path = train_spm(tmp_path_factory.mktemp("removed") / "m.model", **options)
+    d, hf, sp = pipeline(path)
+    tok = tokkit.load(path)
+    for text in REMOVED_ONLY:
+        want = sp.encode(text)
+        assert tok.encode(text) == hf.encode(text, add_special_tokens=False).ids == want, (text, want)
+    assert sp.encode("\x01") == ([] if "remove_extra_whitespaces" not in options else [sp.piece_to_id(SPACE)])
+
+
+def test_mistral_like_symbols_at_the_start_through_the_model_and_the_saved_json(tmp_path_factory):
+    """A Mistral-style .model (BPE, byte fallback, user-defined symbols, spaces kept): sentencepiece puts
+    U+2581 before a symbol that starts the text (after removed chars too). tokkit.load of the .model,
+    of the tokenizer.json tokkit saves from it, and tokenizers on that file give the same ids, and
+    sentencepiece's but for a text that is one symbol alone (the documented difference)."""
+    path = train_spm(tmp_path_factory.mktemp("mistral-start") / "tokenizer.model", **MISTRAL_LIKE)
+    tok, sp = tokkit.load(path), spm_processor(path)
+    folder = tok.save(tmp_path_factory.mktemp("saved"))
+    saved, hf = tokkit.load(folder), tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    texts = ["[INST] hi", "[INST]hi [/INST]", "\x01[INST] x", "<sym>\x01", " [INST]", "\x01", "[INST][/INST]",
+             "\x01\x02", "[INST]", "<sym>"]
+    for text in texts:
+        got = tok.encode(text)
+        assert got == saved.encode(text) == hf.encode(text, add_special_tokens=False).ids, text
+        if text not in MISTRAL_LIKE["user_defined_symbols"]:
+            assert got == sp.encode(text), (text, sp.encode(text, out_type=str))
+    assert sp.encode("[INST] hi", out_type=str)[:2] == ["\u2581", "[INST]"]

@@ -21,7 +21,10 @@ from hypothesis import strategies as st
 import tokkit
 from tokkit._native.byte_symbols import bytes_to_unicode
 from tokkit._native.patterns import GPT2_PATTERN
-from tokkit.tokenizer.plan import general_encoder
+import tokkit.tokenizer.normalizers
+from tokkit._native.pipeline import ModelKind, NormKind, PipelineEncoder, token_blob
+from tokkit.tokenizer import plan as plan_module
+from tokkit.tokenizer.plan import general_encoder, native, plan
 from tokkit.tokenizer.precompiled import build_charsmap
 
 # hostile atoms (zero-width chars, marks, CR LF, runs of spaces, U+2581, Prepend-class chars) and
@@ -231,3 +234,82 @@ def test_the_utf8_path_is_off_where_a_step_needs_code_points(tmp_path_factory, n
     assert general_encoder(tok.spec, False).utf8_ids is on
     assert general_encoder(tok.spec, False, utf8_ids=False).utf8_ids is False
     _agree(tok, oracle, ["a  b\u00e9", "\u65e5 x\t\u0301"])
+
+
+def _saved_by_tokenizers(tokenizer: tokenizers.Tokenizer, folder):
+    """tokenizers' own tokenizer.json for `tokenizer` (as the Hub's files are made), loaded by tokkit."""
+    path = folder / "tokenizer.json"
+    tokenizer.save(str(path))
+    return tokkit.load(path), tokenizers.Tokenizer.from_file(str(path))
+
+
+def test_metaspaces_that_prepend_another_replacement_before_a_first_scheme(tmp_path_factory):
+    """Metaspace(U+2581, always), Metaspace("_", always), Metaspace(U+2581, first): the second puts "_"
+    before every piece, so a chunk of the chunk lane no longer starts with U+2581 when "first" reads
+    its piece's origin (0 in the chunk, past 0 in the text): the lane must leave such files alone."""
+    vocab = [("<unk>", 0.0)] + [(p, -1.0 - 0.3 * i) for i, p in
+                                enumerate(["a", "\u2581", "_", "\u2581a", "_\u2581", "\u2581_", "b"])]
+    built = tokenizers.Tokenizer(tokenizers.models.Unigram(vocab, 0, False))
+    built.pre_tokenizer = tokenizers.pre_tokenizers.Sequence([
+        tokenizers.pre_tokenizers.Metaspace("\u2581", "always", True),
+        tokenizers.pre_tokenizers.Metaspace("_", "always", True),
+        tokenizers.pre_tokenizers.Metaspace("\u2581", "first", True)])
+    tok, oracle = _saved_by_tokenizers(built, tmp_path_factory.mktemp("metaspaces"))
+    assert tok.encode("a ") == oracle.encode("a ").ids == [6, 4, 3, 2]
+    _agree(tok, oracle, ["a ", "a  b", " a", "a b a", "ab  ", "\u2581a _b", "a\u00e9 b"])
+
+
+
+def test_a_metaspace_prepending_inside_a_piece_keeps_the_chunk_lane_off(tmp_path_factory):
+    """ByteLevel without its regex cuts no piece, so a chunk's space is mid-piece when a Metaspace of
+    scheme "always" runs after it: the chunk lane would put U+2581 before each chunk."""
+    vocab = [("<unk>", 0.0)] + [(p, -1.0 - 0.3 * i) for i, p in
+                                enumerate(["a", "\u2581", "\u0120", "\u2581a", "\u2581\u0120", "a\u0120", "b"])]
+    built = tokenizers.Tokenizer(tokenizers.models.Unigram(vocab, 0, False))
+    built.pre_tokenizer = tokenizers.pre_tokenizers.Sequence([
+        tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        tokenizers.pre_tokenizers.Metaspace("\u2581", "always", True)])
+    tok, oracle = _saved_by_tokenizers(built, tmp_path_factory.mktemp("bytelevel-metaspace"))
+    assert tok.encode("a ") == oracle.encode("a ").ids
+    _agree(tok, oracle, ["a ", "a  b", " a", "a b a", "ab  ", "a\u00e9 b"])
+
+
+LOWERCASE_THEN_SPLIT = ({"type": "Sequence", "normalizers": [{"type": "Lowercase"}, {"type": "NFKC"}]},
+                        {"type": "WhitespaceSplit"})
+
+
+def test_the_plan_names_the_utf8_lane_and_why(tmp_path_factory):
+    """plan(spec) decides the UTF-8 lane from its allow-list, says why, and the encoder runs what it says."""
+    cases = [(LOWERCASE_THEN_SPLIT, True, "every normalizer and pre-tokenizer step"),
+             (({"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True, "strip_accents": None,
+                "lowercase": True}, FIRST), False, "no step for the normalizer BertNormalizer"),
+             ((_replace({"Regex": "\\s+"}, " "), FIRST), False,
+              "no step for the normalizer Replace({'Regex': '\\\\s+'})")]
+    for (normalizer, pre), on, why in cases:
+        tok, oracle = _load(_doc(normalizer, pre, _model("wordlevel", False), False), tmp_path_factory.mktemp("plan"))
+        the_plan = plan(tok.spec)
+        assert (the_plan.engine, the_plan.utf8_ids) == ("general", on) and why in the_plan.utf8_reason
+        assert tok._encoder.utf8_ids is on
+        _agree(tok, oracle, ["A  b\u00e9", "\u65e5 X\t\u0301", "\ufb01 x"])
+
+
+def test_a_step_off_the_allow_list_takes_the_alignment_route(tmp_path_factory, monkeypatch):
+    """A normalizer step the allow-list does not name (here Lowercase, taken off it) keeps the whole
+    pipeline on the path with alignments, whose ids are tokenizers'; none is skipped."""
+    monkeypatch.setattr(plan_module, "UTF8_NORMALIZER_STEPS", plan_module.UTF8_NORMALIZER_STEPS - {NormKind.N_LOWER})
+    tok, oracle = _load(_doc(*LOWERCASE_THEN_SPLIT, _model("wordlevel", False), False), tmp_path_factory.mktemp("off"))
+    assert plan(tok.spec).utf8_ids is False and "Lowercase" in plan(tok.spec).utf8_reason
+    assert general_encoder(tok.spec, False).utf8_ids is False
+    texts = ["AB a", "\u00c5 \u0130 \u03a3A", "X"]
+    assert [tok.encode(t) for t in texts] == [oracle.encode(t).ids for t in texts]
+    _agree(tok, oracle, texts)
+
+
+def test_the_compiled_lane_refuses_a_step_it_lacks_rather_than_skipping_it():
+    model = {"kind": ModelKind.M_WORDLEVEL, "unk_id": 0, "tokens": token_blob(["[UNK]", "a"])}
+    bert = native(tokkit.tokenizer.normalizers.normalizer_from_json(
+        {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True, "strip_accents": None,
+         "lowercase": True}, "t.json"))
+    with pytest.raises(ValueError, match="no step of normalizer kind"):
+        PipelineEncoder.build(2, bert, [], model, [], utf8_ids=True)
+    assert PipelineEncoder.build(2, bert, [], model, []).encode("A") == [1]

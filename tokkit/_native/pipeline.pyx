@@ -114,7 +114,7 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
     void set_bert_normalizer(Pipeline& P, void* fn)
     void set_pattern_classes(Pipeline& P, const uint8_t* per_code_point)
     void set_punct_symbol(Pipeline& P, const uint8_t* table, size_t end)
-    void set_utf8_ids(Pipeline& P, cbool on)
+    void set_utf8_ids(Pipeline& P, cbool on) except +
     cbool inspect(const Pipeline& P, const uint32_t* c, size_t n, cbool pre, Scratch& s, vector[uint32_t]& chars,
                   vector[int32_t]& starts, vector[int32_t]& ends, vector[int32_t]& piece_ends, void* pyctx) except +
     cbool encode_ids(const Pipeline& P, const void* data, int kind, size_t n, Scratch& s, vector[int32_t]& ids,
@@ -254,7 +254,7 @@ cdef class PipelineEncoder:
 
     @staticmethod
     def build(Py_ssize_t vocab_size, list normalizer, list pre_tokenizer, dict model, list added,
-              bint split_special_tokens=False, bint fast_lane=False, bint utf8_ids=True):
+              bint split_special_tokens=False, bint fast_lane=False, bint utf8_ids=False):
         """A PipelineEncoder for the descriptions of a pipeline's parts (see pipeline_build.hpp's structs).
 
         `normalizer` and `pre_tokenizer`: their steps in order, each a dict of NormDesc or PreDesc
@@ -264,8 +264,8 @@ cdef class PipelineEncoder:
         (int32 arrays of the left, right and merged ids by rank); `added`: AddedDesc dicts; `fast_lane`: whether ids without
         offsets go chunk by chunk through the memo (tokkit/tokenizer/plan.py decides where that is
         exact); `utf8_ids`: whether ids without offsets go through the normalizer and pre-tokenizer as
-        UTF-8, without alignments, where the engine's UTF-8 steps cover the pipeline (see the
-        `utf8_ids` property).
+        UTF-8, without alignments (plan.utf8_lane decides where; a pipeline with a step the lane lacks
+        is refused with ValueError, see the `utf8_ids` property).
         """
         try:
             return PipelineEncoder._build(vocab_size, normalizer, pre_tokenizer, model, added,
@@ -470,12 +470,12 @@ cdef class PipelineEncoder:
     @property
     def utf8_ids(self) -> bool:
         """Whether ids without offsets (with word numbers or not) skip the alignments: normalized and
-        pre-tokenized as UTF-8 (pipeline_utf8.hpp, pipeline_ids.hpp). Off where a step needs code points
-        throughout (a Python pattern in the normalizer, BertNormalizer, an added token matched on the
-        normalized text).
+        pre-tokenized as UTF-8 (pipeline_utf8.hpp, pipeline_ids.hpp), as the build was told
+        (tokkit/tokenizer/plan.py's utf8_lane: off where a step needs code points throughout, such as
+        a Python pattern in the normalizer, BertNormalizer, an added token matched on the normalized text).
 
         >>> enc = PipelineEncoder.build(2, [], [{"kind": PreKind.P_WHITESPACE_SPLIT}],
-        ...     {"kind": ModelKind.M_WORDLEVEL, "unk_id": 0, "tokens": token_blob(["[UNK]", "a"])}, [])
+        ...     {"kind": ModelKind.M_WORDLEVEL, "unk_id": 0, "tokens": token_blob(["[UNK]", "a"])}, [], utf8_ids=True)
         >>> enc.utf8_ids, enc.encode(" a  b") == enc.encode_full(" a  b")[0]
         (True, True)
         """

@@ -170,13 +170,17 @@ inline void set_tables(Pipeline& P, const TableDesc& t) {
     P.T.grapheme = FlagMap{t.grapheme1, t.grapheme2};
 }
 
-// Ids without offsets through the UTF-8 path (Pipeline::segment_ids) when `on` and its steps cover the
-// pipeline: every normalizer step but a Python pattern and BertNormalizer, and no added token matched
-// on the normalized text (that matching reads code points). Called once the steps are in.
+// Ids without offsets over UTF-8 (Pipeline::segment_ids) or not, as tokkit/tokenizer/plan.py's
+// utf8_lane decided. The lane never skips a step: a normalizer step it lacks (utf8_covers), or an added
+// token matched on the normalized text (that matching reads code points), is refused. Called once the
+// steps are in.
 inline void set_utf8_ids(Pipeline& P, bool on) {
-    bool covered = !P.any_normalized;
-    for (const NormStep& st : P.norm) covered = covered && utf8_covers(st);
-    P.utf8_ids = on && covered;
+    if (on && P.any_normalized)
+        throw std::invalid_argument("the UTF-8 lane cannot match added tokens in the normalized text");
+    for (const NormStep& st : P.norm)
+        if (on && !utf8_covers(st))
+            throw std::invalid_argument("the UTF-8 lane has no step of normalizer kind " + std::to_string(st.kind));
+    P.utf8_ids = on;
 }
 
 // The fast paths' BertNormalizer (text.pyx's bert_normalize), which the general path runs too.

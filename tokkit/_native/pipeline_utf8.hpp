@@ -75,8 +75,17 @@ inline void decode(const uint8_t* p, size_t n, Utf8Scratch& s) {
     s.at.push_back((uint32_t)n);
 }
 
-// The steps normalize_utf8 writes (the others, a Python pattern or BertNormalizer, keep the spans path).
-inline bool utf8_covers(const NormStep& st) { return st.kind != N_PYTHON && st.kind != N_BERT; }
+// The steps normalize_utf8 writes. Which texts take the UTF-8 lane is tokkit/tokenizer/plan.py's
+// choice (utf8_lane, an allow-list of these kinds); set_utf8_ids refuses a plan that names any other.
+inline bool utf8_covers(const NormStep& st) {
+    switch (st.kind) {
+    case N_NFD: case N_NFKD: case N_NFC: case N_NFKC: case N_LOWER: case N_STRIP: case N_STRIP_ACCENTS:
+    case N_REPLACE: case N_PREPEND: case N_PRECOMPILED: case N_NMT:
+        return true;
+    default:
+        return false;
+    }
+}
 
 // One grapheme cluster of `chars` chars (starting at bytes at[0], at[1]...) as `precompiled` replaces it:
 // whole when under 6 bytes and the map holds it, else char by char (one char was just looked up whole).
@@ -282,8 +291,8 @@ inline void normalize_utf8(const NormStep& st, const UnicodeTables& T, const std
     case N_PRECOMPILED:
         precompiled_utf8(maps[st.charsmap], T, p, n, out, s);
         break;
-    default:
-        out = in;
+    default:  // never: set_utf8_ids refuses a pipeline with a step utf8_covers lacks
+        throw std::logic_error("a normalizer step the UTF-8 lane lacks");
     }
 }
 

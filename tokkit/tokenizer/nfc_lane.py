@@ -96,8 +96,12 @@ class NfcEncoder:
         edits = self._nfc_edits(text)
         if edits is None:
             return self.general.encode_numpy(text)
-        # the text's own UTF-8 with the edits written in: no new str of the whole text
-        ids = self._fast.encode_numpy_spliced(text, *edits) if edits[0] else self._fast.encode_numpy(text)
+        if not edits[0]:
+            return self._fast.encode_numpy(text)
+        # the text's own UTF-8 with the edits written in: no new str of the whole text (a lane around
+        # the fast encoder, such as PrefixSpaceEncoder, takes the normalized str instead)
+        spliced = getattr(self._fast, "encode_numpy_spliced", None)
+        ids = spliced(text, *edits) if spliced is not None else None
         return ids if ids is not None else self._ids_by(text, "encode_numpy")
 
     def encode_full(self, text: str) -> tuple:

@@ -25,7 +25,8 @@ Span = Tuple[int, int]
 
 def regex_of(pattern: dict, where: str = "pattern") -> regex.Pattern:
     """A {"String"|"Regex"} pattern compiled for the `regex` package, read as Oniguruma reads it
-    (Ruby syntax): ^ and $ match at every line, (?m) means dot-all, \\h is a hex digit, and
+    (Ruby syntax): ^ and $ match at every line, \\Z also before a final newline (\\z only at the
+    end), (?m) means dot-all, \\h is a hex digit, and
     \\p{L}, \\p{N}, \\s, \\S, \\w, \\W, \\d, \\D, \\b and \\B take Oniguruma's classes (its \\w holds
     letters, marks, numbers and _, not the joiners U+200C/U+200D that `regex`'s holds). Other
     \\p{...} classes keep `regex`'s newer Unicode: they differ from tokenizers on recent characters.
@@ -179,8 +180,9 @@ def _ranges(runs) -> str:
     return "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in runs)
 
 
-_ESCAPES = {"\\h": "[0-9a-fA-F]", "\\H": "[^0-9a-fA-F]"}
-_ESCAPES_IN_CLASS = {"\\h": "0-9a-fA-F"}
+# Oniguruma's \Z also matches before a final newline (Python's \Z is Oniguruma's \z, the very end)
+_ESCAPES = {"\\h": "[0-9a-fA-F]", "\\H": "[^0-9a-fA-F]", "\\Z": "(?=\\n?\\Z)", "\\z": "\\Z"}
+_ESCAPES_IN_CLASS = {"\\h": "0-9a-fA-F", "\\Z": "Z", "\\z": "z"}  # in [...] the anchors are their letters
 
 
 def finder(pattern: dict):

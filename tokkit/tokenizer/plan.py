@@ -25,7 +25,9 @@ Lanes decide how a text goes through an engine:
   `add_prefix_space` space before each text part; NfcEncoder (nfc_lane.py) gives the few texts NFC
   may change to the general path's normalizer (or, when an added token is near, to the general path);
 - inside the general path: the chunk lane (`chunk_lane`) encodes the ids of a text without offsets
-  chunk by chunk between spaces, through a memo of chunks, where that gives the whole text's ids.
+  chunk by chunk between spaces, through a memo of chunks, where that gives the whole text's ids;
+  the UTF-8 lane (`utf8_lane`) normalizes and pre-tokenizes a text whose offsets nobody asked for as
+  bare UTF-8, where every step is one that lane implements (an allow-list), and says why not elsewhere.
 
 The decoder and the post-processor play no part: they act after encoding. `plan(spec).reason` says
 in words why a pipeline runs where it does; `build_encoder` builds what the plan says.
@@ -48,7 +50,7 @@ import regex
 from tokkit._native import unicode_tables as ut
 from tokkit._native.byte_symbols import bytes_to_unicode
 from tokkit._native.encode import Encoder
-from tokkit._native.pipeline import SCANNER_FAMILIES, PipelineEncoder, ScanKind
+from tokkit._native.pipeline import SCANNER_FAMILIES, NormKind, PipelineEncoder, PreKind, ScanKind
 from tokkit.text.normalize import BertNorm
 from tokkit.tokenizer import normalizers as norm
 from tokkit.tokenizer import pre_tokenizers as pre
@@ -85,7 +87,7 @@ class FastForm:
     off the components."""
 
     kind: str                             # "wordpiece", "bpe" (char BPE) or "bytelevel"
-    vocab: list[str | None]               # tokens by id
+    vocab: list[str | None]               # the model's tokens by id (None at an added token's id past them)
     added: tuple[AddedToken, ...]
     unk_token: str | None = None
     normalizer: BertNorm | None = None    # BERT's normalization (wordpiece, bpe), or none
@@ -111,6 +113,8 @@ class Plan:
     prefix_space: bool = False     # bytelevel: PrefixSpaceEncoder around it
     nfc: bool = False              # bytelevel: NfcEncoder around it
     chunk_lane: bool = False       # general: ids without offsets chunk by chunk
+    utf8_ids: bool = False         # general: ids without offsets over bare UTF-8 (utf8_lane) ...
+    utf8_reason: str = ""          # ... and why it is on or off
 
 
 def _fast_added(spec: Spec) -> bool:
@@ -122,6 +126,21 @@ def _fast_added(spec: Spec) -> bool:
         return False
     outside = [a.content for a in spec.added if a.id >= len(tokens)]
     return not outside or not any(content in spec.pipeline.model.ids for content in outside)
+
+
+def model_vocab(spec: Spec) -> list[str | None]:
+    """The model's tokens by id, over all the tokenizer's ids: an id past them (an added token's) holds
+    None, since the model never writes it; the added tokens are matched apart (tokenizers matches a
+    `normalized: false` one in the raw text only, so "Hello" is no "hello" behind a lowercasing BERT).
+
+    >>> from dataclasses import replace
+    >>> from tokkit.tokenizer.recipes import wordpiece_spec
+    >>> spec = wordpiece_spec(["[UNK]", "a"], ["[UNK]"])
+    >>> model_vocab(replace(spec, added=spec.added + (AddedToken(2, "hello"),)))
+    ['[UNK]', 'a', None]
+    """
+    tokens = list(spec.pipeline.model.tokens)
+    return tokens + [None] * (len(spec.vocab) - len(tokens))
 
 
 def plan(spec: Spec) -> Plan:
@@ -139,7 +158,8 @@ def plan(spec: Spec) -> Plan:
 
 
 def general(spec: Spec, reason: str) -> Plan:
-    return Plan("general", reason, chunk_lane=chunk_lane(spec))
+    utf8_ids, utf8_reason = utf8_lane(spec)
+    return Plan("general", reason, chunk_lane=chunk_lane(spec), utf8_ids=utf8_ids, utf8_reason=utf8_reason)
 
 
 def _wordpiece(spec: Spec) -> Plan:
@@ -149,7 +169,7 @@ def _wordpiece(spec: Spec) -> Plan:
     if max(len(t) for t in model.tokens if t) > MAX_TOKEN_CHARS:
         return general(spec, f"a token longer than {MAX_TOKEN_CHARS} characters (the fast tables hold every "
                              "prefix of every token)")
-    form = FastForm("wordpiece", spec.vocab, spec.added, model.unk_token, _bert_options(p.normalizer),
+    form = FastForm("wordpiece", model_vocab(spec), spec.added, model.unk_token, _bert_options(p.normalizer),
                     prefix=model.continuing_subword_prefix, max_input_chars_per_word=model.max_input_chars_per_word)
     return Plan("wordpiece", "BERT's normalizer and split, then WordPiece", form)
 
@@ -162,7 +182,7 @@ def _bpe(spec: Spec) -> Plan:
         return _byte_level(spec)
     if model.ignore_merges or not _bert_or_none(p.normalizer):
         return general(spec, "a BPE behind BERT's split with ignore_merges, or another normalizer than BERT's")
-    form = FastForm("bpe", spec.vocab, spec.added, model.unk_token, _bert_options(p.normalizer),
+    form = FastForm("bpe", model_vocab(spec), spec.added, model.unk_token, _bert_options(p.normalizer),
                     merge_ids=model.merge_ids, suffix=model.end_of_word_suffix or None)
     return Plan("bpe", "BERT's normalizer and split, then character BPE", form)
 
@@ -176,7 +196,7 @@ def _byte_level(spec: Spec) -> Plan:
     if prefix_space and any(a.content.startswith(" ") for a in spec.added):
         # the space put before the text after such a token would let it match where it did not
         return general(spec, "add_prefix_space with an added token that starts with a space")
-    form = FastForm("bytelevel", spec.vocab, spec.added, model.unk_token, merge_ids=model.merge_ids,
+    form = FastForm("bytelevel", model_vocab(spec), spec.added, model.unk_token, merge_ids=model.merge_ids,
                     family=SCANNER_FAMILIES[scanner or "gpt2"],
                     pattern=None if scanner else regex_of({"Regex": pattern}),  # read as Oniguruma reads it
                     ignore_merges=model.ignore_merges)
@@ -218,7 +238,7 @@ def build_encoder(spec: Spec, split_special_tokens: bool) -> TokenEncoder:
     """The encoder plan(spec) describes; read-only once built, so threads share it."""
     the_plan = plan(spec)
     if the_plan.form is None:
-        return general_encoder(spec, split_special_tokens, the_plan.chunk_lane)
+        return general_encoder(spec, split_special_tokens, the_plan.chunk_lane, the_plan.utf8_ids)
     encoder = Encoder.build(the_plan.form, split_special_tokens)
     if the_plan.prefix_space:
         encoder = PrefixSpaceEncoder(encoder, [a.content for a in spec.added
@@ -229,14 +249,32 @@ def build_encoder(spec: Spec, split_special_tokens: bool) -> TokenEncoder:
     return encoder
 
 
+def routes(spec: Spec, split_special_tokens: bool = False) -> dict[str, TokenEncoder]:
+    """Every route the planner may send `spec`'s texts down, by name: the planned encoder, and the
+    general path with each of its lanes as planned and off. Each gives the same ids and offsets; a
+    differential test holds every one against tokenizers.
+
+    >>> from tokkit.tokenizer.recipes import wordpiece_spec
+    >>> sorted(routes(wordpiece_spec(["[UNK]", "a"], ["[UNK]"])))
+    ['general', 'planned']
+    """
+    lanes = {(lane, utf8) for lane in {chunk_lane(spec), False} for utf8 in {utf8_lane(spec)[0], False}}
+    out: dict[str, TokenEncoder] = {"planned": build_encoder(spec, split_special_tokens)}
+    for lane, utf8 in sorted(lanes):
+        name = "general" + ("+chunks" if lane else "") + ("+utf8" if utf8 else "")
+        out[name] = general_encoder(spec, split_special_tokens, lane, utf8)
+    return out
+
+
 def general_encoder(spec: Spec, split_special_tokens: bool, lane: bool | None = None,
-                    utf8_ids: bool = True) -> PipelineEncoder:
-    """The general path for any pipeline (its chunk lane as chunk_lane says, unless `lane` is given; ids
-    without offsets over UTF-8 where the engine covers the steps, unless `utf8_ids` is false)."""
+                    utf8_ids: bool | None = None) -> PipelineEncoder:
+    """The general path for any pipeline: its chunk lane as chunk_lane says and its UTF-8 lane as
+    utf8_lane says, unless `lane` or `utf8_ids` is given (False turns a lane off)."""
     p = spec.pipeline
     return PipelineEncoder.build(len(spec.vocab), native(p.normalizer), native(p.pre_tokenizer), p.model.native(),
                                  [added_native(a, p.normalizer) for a in spec.added], split_special_tokens,
-                                 chunk_lane(spec) if lane is None else lane, utf8_ids)
+                                 chunk_lane(spec) if lane is None else lane,
+                                 utf8_lane(spec)[0] if utf8_ids is None else utf8_ids)
 
 
 def native(component) -> list[dict]:
@@ -251,6 +289,44 @@ def added_native(token: AddedToken, normalizer) -> dict:
         content = normalizer.normalize(aligned(content))[0]
     return {"content": code_points(content), "id": token.id, "single_word": token.single_word,
             "lstrip": token.lstrip, "rstrip": token.rstrip, "normalized": token.normalized, "special": token.special}
+
+
+# ------------------------------------------------------------------------------ the UTF-8 lane
+# The compiled steps the ids-only UTF-8 lane implements (pipeline_utf8.hpp's normalize_utf8,
+# pipeline_ids.hpp's pre_tokenize_utf8), by the kind each component describes itself as (`native()`).
+# A step not listed keeps the whole pipeline on the path with alignments: the lane never skips one.
+UTF8_NORMALIZER_STEPS = frozenset({
+    NormKind.N_NFD, NormKind.N_NFKD, NormKind.N_NFC, NormKind.N_NFKC, NormKind.N_LOWER, NormKind.N_STRIP,
+    NormKind.N_STRIP_ACCENTS, NormKind.N_REPLACE, NormKind.N_PREPEND, NormKind.N_PRECOMPILED, NormKind.N_NMT})
+UTF8_PRE_TOKENIZER_STEPS = frozenset({
+    PreKind.P_METASPACE, PreKind.P_BYTELEVEL, PreKind.P_SPLIT_STRING, PreKind.P_SPLIT_GPT2, PreKind.P_SPLIT_PYTHON,
+    PreKind.P_SPLIT_FAMILY, PreKind.P_SPLIT_SCAN, PreKind.P_WHITESPACE, PreKind.P_WHITESPACE_SPLIT,
+    PreKind.P_PUNCTUATION, PreKind.P_DIGITS, PreKind.P_BERT})
+
+
+def utf8_lane(spec: Spec) -> tuple[bool, str]:
+    """Whether the general path gives ids without offsets through the UTF-8 lane, and why.
+
+    >>> from tokkit.tokenizer.recipes import wordpiece_spec
+    >>> utf8_lane(wordpiece_spec(["[UNK]", "a"], ["[UNK]"]))
+    (False, 'the UTF-8 lane has no step for the normalizer BertNormalizer')
+    """
+    p = spec.pipeline
+    if any(a.normalized for a in spec.added):
+        return False, "an added token is matched in the normalized text, which the UTF-8 lane does not keep"
+    for field, component, allowed in (("normalizers", p.normalizer, UTF8_NORMALIZER_STEPS),
+                                      ("pretokenizers", p.pre_tokenizer, UTF8_PRE_TOKENIZER_STEPS)):
+        for step in _leaves(component, field):
+            if not all(d["kind"] in allowed for d in step.native()):
+                what = "normalizer" if field == "normalizers" else "pre-tokenizer"
+                return False, f"the UTF-8 lane has no step for the {what} {_step_name(step)}"
+    return True, "every normalizer and pre-tokenizer step has its UTF-8 form"
+
+
+def _step_name(step) -> str:
+    """A component by its type, and a Replace by its pattern too (a String is compiled, a regex may not be)."""
+    name = type(step).__name__
+    return f"{name}({step.pattern})" if isinstance(step, norm.Replace) else name
 
 
 # ------------------------------------------------------------------------------ the chunk lane
@@ -274,7 +350,8 @@ def chunk_lane(spec: Spec) -> bool:
          at white space: at every cut when each chunk starts with such a char (`lead`, what chunks but
          the first start with, follows each step: Metaspace turns ' ' into its replacement, ByteLevel
          into 'Ġ'). Metaspace's "first" scheme reads a piece's original offset, 0 for a chunk's first
-         piece: safe only when that piece starts with the replacement, which is then not prepended.
+         piece: safe only when that piece starts with the replacement, which is then not prepended
+         (an earlier Metaspace of scheme "always" puts its own replacement first in every chunk).
        - A regex split (GPT-2's pattern, ByteLevel's regex, the cl100k / qwen2 / o200k scanners,
          Isolated and not inverted) is exact over chunks when it sees X' and then the chunk's ' ' (or
          an earlier step already starts pieces there). Then no piece holds both X' and the ' ', so the
@@ -324,9 +401,16 @@ def _pre_tokenizer_keeps_cuts(spec: Spec, lead: set[str]) -> bool:
     at_start = True   # a chunk's first piece still starts at the chunk's first char (offset 0)
     for step in _leaves(spec.pipeline.pre_tokenizer, "pretokenizers"):
         if isinstance(step, pre.Metaspace):
-            if step.prepend_scheme == "first" and at_start and not lead <= {" ", step.replacement}:
-                return False  # each chunk's first piece would get the replacement the text's first only gets
-            lead = {step.replacement if c == " " else c for c in lead}
+            rep = step.replacement
+            replaced = {rep if c == " " else c for c in lead}
+            prepends = step.prepend_scheme == "always" or (step.prepend_scheme == "first" and at_start)
+            if prepends and not replaced <= {rep} and (step.prepend_scheme == "first" or not cut):
+                # each chunk's first piece would get the replacement where the text has none: "first"
+                # prepends to the text's first piece only, and a cut no step has made a piece start
+                # lies inside a piece of the text
+                return False
+            # "always" puts the replacement before every piece that lacks it, so before every chunk
+            lead = {rep} if prepends and cut else replaced
             cut = cut or (step.split and lead == {step.replacement})
             splits = splits or cut or (cuts_at_metaspace and lead == {"\u2581"} == {step.replacement})
         elif isinstance(step, (pre.Whitespace, pre.WhitespaceSplit, pre.BertPreTokenizer)):
@@ -334,7 +418,7 @@ def _pre_tokenizer_keeps_cuts(spec: Spec, lead: set[str]) -> bool:
             cut = splits = cut or white
             at_start = at_start and not white
         elif isinstance(step, pre.ByteLevel) and not step.use_regex:
-            lead = {BYTE_SYMBOLS[c.encode("utf-8")[0]] for c in lead}
+            lead = _byte_level_lead(step, lead)
         elif isinstance(step, pre.Split) and step.class_scan is not None and step.class_scan != ScanKind.SCAN_DEEPSEEK:
             if step.behavior != "Isolated" or step.invert:
                 return False
@@ -347,13 +431,20 @@ def _pre_tokenizer_keeps_cuts(spec: Spec, lead: set[str]) -> bool:
                 return False
             cut = splits = True
             if isinstance(step, pre.ByteLevel):
-                lead = {BYTE_SYMBOLS[c.encode("utf-8")[0]] for c in lead}
+                lead = _byte_level_lead(step, lead)
         elif not isinstance(step, (pre.Punctuation, pre.Digits)):
             return False
     return splits
 
 
 BYTE_SYMBOLS = bytes_to_unicode()  # ByteLevel's symbol of each byte
+
+
+def _byte_level_lead(step: pre.ByteLevel, lead: set[str]) -> set[str]:
+    """What each chunk's first piece starts with after ByteLevel: the symbol of its first byte, or of
+    the space add_prefix_space puts before a piece that lacks one."""
+    firsts = {" "} if step.add_prefix_space else lead
+    return {BYTE_SYMBOLS[c.encode("utf-8")[0]] for c in firsts}
 
 
 def _leaves(component, field: str) -> list:

@@ -78,7 +78,9 @@ def _normalizer(model: SentencePieceModel, users: tuple[str, ...], where: str) -
     """sentencepiece's normalizer in order: character map, spaces, escaping, trailing spaces, dummy prefix."""
     ns = model.normalizer_spec
     space = SPACE if ns.escape_whitespaces else " "
-    steps = []
+    marked = _marks_dummy(model, where)
+    suffix = model.trainer_spec.treat_whitespace_as_suffix
+    steps = _dummy_mark(() if suffix else users) if marked else []
     if ns.precompiled_charsmap:
         protect, restore = _symbols_kept(ns.precompiled_charsmap, model, where)
         steps += protect + [{"type": "Precompiled", "precompiled_charsmap": base64.b64encode(
@@ -90,11 +92,40 @@ def _normalizer(model: SentencePieceModel, users: tuple[str, ...], where: str) -
     if ns.remove_extra_whitespaces:  # sentencepiece drops trailing U+2581 too, typed or escaped
         steps.append(_replace(space + r"+\z" + _unless_one_symbol(space, users), "", regex=True))
     if ns.add_dummy_prefix:
-        if model.trainer_spec.treat_whitespace_as_suffix:
-            steps.append(_replace(r"\z", space, regex=True))
-        else:
-            steps.append(_prefix(space, users))
+        steps += _dummy(space, users, suffix, marked)
     return {"type": "Sequence", "normalizers": steps} if steps else None
+
+
+DUMMY = "\uffff"  # a noncharacter (never text) standing for the dummy prefix until it is written
+
+
+def _marks_dummy(model: SentencePieceModel, where: str) -> bool:
+    """Whether the dummy prefix is marked (DUMMY) before the character map runs. sentencepiece adds it
+    when the text it reads is not empty, even if the map then removes every char ("\\x01" gives "▁");
+    a Prepend after the map sees an empty text and adds nothing. remove_extra_whitespaces would strip
+    that lone prefix again, so only models without it need the mark (and a map that leaves it alone)."""
+    ns = model.normalizer_spec
+    if not ns.add_dummy_prefix or ns.remove_extra_whitespaces:
+        return False
+    charsmap = ns.precompiled_charsmap
+    return not charsmap or transform(parse_charsmap(charsmap, f"{where}: normalizer_spec.precompiled_charsmap"),
+                                     DUMMY) is None
+
+
+def _dummy_mark(users: tuple[str, ...]) -> list[dict]:
+    """The first steps where the dummy prefix is marked: DUMMY before the text, then off again before
+    a text that is exactly one user-defined symbol as typed (its own text, normalized too, must stay
+    itself). A Prepend and a deletion: tokenizers' Precompiled panics after an empty match's insertion."""
+    mark = [{"type": "Prepend", "prepend": DUMMY}]
+    return mark + [_replace(rf"\A{DUMMY}(?=(?:{_alternatives(users)})\z)", "", regex=True)] if users else mark
+
+
+def _dummy(space: str, users: tuple[str, ...], suffix: bool, marked: bool) -> list[dict]:
+    """The last steps, which write the dummy prefix (a suffix with treat_whitespace_as_suffix);
+    `marked`: in place of the DUMMY the first step put."""
+    if suffix:
+        return [_replace(r"\z", space, regex=True)] + ([_replace(DUMMY, "")] if marked else [])
+    return [_replace(DUMMY, space)] if marked else [_prefix(space, users)]
 
 
 CODE_START, CODE_DIGITS = "\ufdd0", [chr(c) for c in range(0xFDD1, 0xFDF0)]  # noncharacters: never text
@@ -143,8 +174,12 @@ def _prefix(space: str, users: tuple[str, ...]) -> dict:
     """
     if not users:
         return {"type": "Prepend", "prepend": space}
-    symbols = "|".join(onig_escape(u) for u in sorted(users, key=len, reverse=True))
-    return _replace(rf"\A(?!(?:{symbols})\z)", space, regex=True)
+    return _replace(rf"\A(?!(?:{_alternatives(users)})\z)", space, regex=True)
+
+
+def _alternatives(users: tuple[str, ...]) -> str:
+    """A pattern matching any of `users`, the longest first."""
+    return "|".join(onig_escape(u) for u in sorted(users, key=len, reverse=True))
 
 
 def onig_escape(text: str) -> str:
@@ -160,11 +195,14 @@ _META = frozenset("\\^$.|?*+()[]{}")
 
 
 def _pre_tokenizer(model: SentencePieceModel) -> dict | None:
-    """Metaspace, splitting before each U+2581 where no piece holds one inside (so splitting changes nothing)."""
+    """Metaspace, splitting before each U+2581 where no piece holds one inside and U+2581 is never
+    unknown (so splitting changes nothing: an unknown U+2581 is fused with the unknown chars around
+    it, across any cut)."""
     # a Unigram keeps user-defined pieces whole by their score (no added tokens), so they count too
     whole = ("NORMAL", "UNUSED", "USER_DEFINED") if model.trainer_spec.model_type == "unigram" else ("NORMAL", "UNUSED")
+    known = model.trainer_spec.byte_fallback or any(p.piece == SPACE and p.type in whole for p in model.pieces)
     split = (model.normalizer_spec.escape_whitespaces and not model.trainer_spec.treat_whitespace_as_suffix
-             and all(SPACE not in p.piece[1:] for p in model.pieces if p.type in whole))
+             and known and all(SPACE not in p.piece[1:] for p in model.pieces if p.type in whole))
     if not split:
         return None
     return {"type": "Metaspace", "replacement": SPACE, "prepend_scheme": "never", "split": True}
@@ -225,7 +263,8 @@ def merges_from_pieces(pieces: tuple[Piece, ...]) -> list[tuple[str, str]]:
     """BPE merges for a sentencepiece BPE vocabulary: each split of a normal piece into two normal
     pieces, pieces of higher score first (sentencepiece merges the best-scoring pair first).
 
-    The work grows with the vocabulary's characters (see _splits), whatever the pieces' lengths.
+    The work grows with the vocabulary's characters (see _splits), whatever the pieces' lengths, and
+    so does the number of merges (a piece of n characters has at most n - 1 splits).
 
     >>> merges_from_pieces((Piece("a", -1), Piece("b", -2), Piece("c", -3), Piece("bc", -4), Piece("abc", -5)))
     [('b', 'c'), ('a', 'bc')]
@@ -233,9 +272,11 @@ def merges_from_pieces(pieces: tuple[Piece, ...]) -> list[tuple[str, str]]:
     normal = [(i, p.piece) for i, p in enumerate(pieces) if p.type == "NORMAL"]
     ids = {piece: i for i, piece in normal}
     splits = _splits(ids)
-    ranked = [(-pieces[i].score, i, ids[left], left, right) for i, piece in normal for left, right in splits(piece)]
-    ranked.sort()
-    return [(left, right) for *_, left, right in ranked]
+    normal.sort(key=lambda entry: (-pieces[entry[0]].score, entry[0]))
+    out = []
+    for _, piece in normal:  # a piece's splits by the id of their left side
+        out += sorted(splits(piece), key=lambda pair: ids[pair[0]])
+    return out
 
 
 SHORT_PIECE = 64  # a piece up to this long is split by cutting out each prefix and suffix

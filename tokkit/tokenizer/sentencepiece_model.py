@@ -12,7 +12,9 @@ file is one TokkitError naming it.
     and repeated spaces, remove_extra_whitespaces), Replace " " -> U+2581 (escape_whitespaces),
     Replace "U+2581+\\z" -> "" (sentencepiece also drops trailing U+2581 typed in the text), then
     Prepend U+2581 (add_dummy_prefix; Prepend, unlike Metaspace's prepend_scheme, prefixes text that
-    already starts with U+2581, as sentencepiece does);
+    already starts with U+2581, as sentencepiece does). Without remove_extra_whitespaces the prefix is
+    marked by a noncharacter U+FFFF put first and written last, so a text the map empties ("\\x01")
+    still gets it, as sentencepiece gives it to any text it reads that is not empty;
   - pre-tokenizer: Metaspace split before U+2581 when no piece holds one after its first character;
   - model: Unigram with the file's scores, or BPE with merges from the pieces' scores (a char model
     is BPE without merges), fuse_unk and byte_fallback as sentencepiece joins unknown runs;
@@ -32,11 +34,14 @@ Where no combination of components gives sentencepiece's ids:
     in the text become those ids;
   - Unigram ties: sentencepiece sums path scores in 32-bit floats, tokenizers in 64-bit, so two
     segmentations of equal score may be picked differently;
-  - BPE and char models with user-defined symbols: a text that is one symbol and nothing else (once
-    the map and the space rules are done) gets no U+2581 piece before it, and keeps a symbol's trailing
+  - BPE and char models with user-defined symbols: a text that is one symbol and nothing else (as
+    typed without remove_extra_whitespaces; else once the map and the space rules are done) gets no
+    U+2581 piece before it (tokenizers' schema cannot say it: a normalized added token's own text is
+    normalized as the text is, so prefixing one prefixes the other), and keeps a symbol's trailing
     U+2581; a symbol of spaces alone never matches (sentencepiece writes its spaces as U+2581 too);
     with treat_whitespace_as_suffix, the text between symbols is normalized part by part;
-  - text holding the noncharacters U+FDD0-U+FDEF, which are never text, may read as a user-defined symbol;
+  - text holding the noncharacters U+FDD0-U+FDEF or U+FFFF, which are never text, may read as a
+    user-defined symbol or the dummy prefix;
   - decoding: sentencepiece drops a leading U+2581 from each piece until some text is written, the
     decoder one space (they differ on a text that began with a typed U+2581); without the dummy prefix
     nothing is dropped, where sentencepiece would drop a typed leading U+2581;

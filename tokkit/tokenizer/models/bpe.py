@@ -10,6 +10,7 @@ become byte tokens or the unknown token, then merges run in rank order, leftmost
 """
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import operator
@@ -231,15 +232,38 @@ def merge_ids(vocab, ids: dict[str, int], merges, prefix: str | None, where: str
     """
     cut = len(prefix.encode()) if prefix else 0
     lefts, rights = list(map(operator.itemgetter(0), merges)), list(map(operator.itemgetter(1), merges))
-    if cut:
-        joined = [_merged_with_prefix(pair, ids, cut, f"{where}: merges[{rank}]") for rank, pair in enumerate(merges)]
-    else:
-        joined = list(map(operator.add, lefts, rights))
-    found = [list(map(ids.get, lefts)), list(map(ids.get, rights)), merged_token_ids(vocab, ids, joined)]
+    merged: list[int | None] = []
+    for a, b in _join_blocks(lefts, rights):
+        if cut:
+            joined = [_merged_with_prefix(merges[rank], ids, cut, f"{where}: merges[{rank}]") for rank in range(a, b)]
+        else:
+            joined = list(map(operator.add, lefts[a:b], rights[a:b]))
+        merged += merged_token_ids(vocab, ids, joined)
+    found = [list(map(ids.get, lefts)), list(map(ids.get, rights)), merged]
     if any(None in side for side in found):  # checked again one by one for the error's message
         for rank, pair in enumerate(merges):
             check_merge(pair, ids.keys(), f"{where}: merges[{rank}]")
     return array("i", found[0]), array("i", found[1]), array("i", found[2])
+
+
+JOIN_BLOCK = 1 << 22  # chars of merged tokens spelled out at once
+
+
+def _join_blocks(lefts: list[str], rights: list[str]) -> list[tuple[int, int]]:
+    """Ranges of merges whose merged tokens add up to about JOIN_BLOCK chars: merge_ids spells out one
+    range at a time. Their total length can be the square of the file's (SentencePiece's BPE pieces
+    "a", "aa", ... have a merge per split), which at once would take gigabytes.
+
+    >>> _join_blocks(["a"] * 5, ["b"] * 5)
+    [(0, 5)]
+    """
+    ends = list(itertools.accumulate(map(operator.add, map(len, lefts), map(len, rights))))
+    blocks, a = [], 0
+    while a < len(ends):
+        b = max(bisect.bisect_right(ends, (ends[a - 1] if a else 0) + JOIN_BLOCK), a + 1)
+        blocks.append((a, b))
+        a = b
+    return blocks
 
 
 def merged_token_ids(vocab, ids: dict[str, int], tokens: list[str]) -> list[int | None]:
