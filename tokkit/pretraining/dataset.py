@@ -32,6 +32,7 @@ from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from tokkit.errors import TokkitError
+from tokkit.labelled.rows import Fields
 from tokkit.pretraining.collate import special_token_ids
 from tokkit.pretraining.corpus_index import DocumentIndex, DocumentReader, epoch_order, order_groups
 from tokkit.pretraining.documents import document_sentences, expand_paths, iter_groups
@@ -109,18 +110,19 @@ class _Group:
 
 def iter_examples(tokenizer, paths, *, kind: str, max_length: int = 128, seed: int = 0, share: int = 0,
                   shares: int = 1, threads: Optional[int] = None,
-                  on_text: Optional[Callable[[int], None]] = None) -> Iterator[Example]:
+                  on_text: Optional[Callable[[int], None]] = None, fields: Fields = Fields()) -> Iterator[Example]:
     """Stream the examples of share `share` out of `shares` in file order, each with its global `index`.
 
     Memory holds one group of documents (and, for `full`, the next group while its first
     documents complete the last block). NSP randomness is seeded by (seed, group).
-    `on_text(n)` is told of the characters of each group read (for a progress bar).
+    `on_text(n)` is told of the characters of each group read (for a progress bar). `fields`
+    names the text fields of labelled files.
     """
     check_kind(kind, max_length)
 
     def groups() -> Iterator[_Group]:
         first = 0
-        for g, docs in iter_groups(paths):
+        for g, docs in iter_groups(paths, fields):
             yield _Group(g, range(first, first + len(docs)), docs.__getitem__)
             first += len(docs)
 
@@ -218,13 +220,15 @@ class PretrainingDataset:
     (tokkit.pretraining.shuffle); call `set_epoch(e)` before iterating epoch e (as with torch's
     DistributedSampler; with `persistent_workers` the workers keep the epoch they started with).
     The corpus is read once here to find its documents. `shuffle=False` streams the files in order.
+    `fields` names the text fields read from labelled files (tokkit.pretraining.documents).
 
     Picklable (it holds the tokenizer, the paths and the document index, no open file); each
     iteration reads the corpus afresh, so it can serve epoch after epoch.
     """
 
     def __init__(self, tokenizer, paths, *, kind: str, max_length: int = 128, seed: int = 0,
-                 rank: int = 0, world_size: int = 1, shuffle: bool = True, buffer_size: int = DEFAULT_BUFFER):
+                 rank: int = 0, world_size: int = 1, shuffle: bool = True, buffer_size: int = DEFAULT_BUFFER,
+                 fields: Fields = Fields()):
         check_kind(kind, max_length)
         if not 0 <= rank < world_size:
             raise TokkitError(f"rank {rank} is outside [0, world_size={world_size})")
@@ -240,7 +244,8 @@ class PretrainingDataset:
         self.shuffle = bool(shuffle)
         self.buffer_size = int(buffer_size)
         self.epoch = 0
-        self.index = DocumentIndex.build(self.paths) if self.shuffle else None
+        self.fields = fields
+        self.index = DocumentIndex.build(self.paths, fields) if self.shuffle else None
 
     def set_epoch(self, epoch: int) -> None:
         """Iterate epoch `epoch` next: its document order and buffer order (a no-op without shuffle)."""
@@ -252,7 +257,7 @@ class PretrainingDataset:
         options = dict(kind=self.kind, max_length=self.max_length, seed=self.seed, share=share, shares=shares,
                        threads=1 if in_worker else None)
         if self.index is None:
-            return iter_examples(self.tokenizer, self.paths, **options)
+            return iter_examples(self.tokenizer, self.paths, fields=self.fields, **options)
         return iter_shuffled_examples(self.tokenizer, self.index, epoch=self.epoch, buffer_size=self.buffer_size,
                                       **options)
 
