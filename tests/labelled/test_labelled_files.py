@@ -132,3 +132,16 @@ def test_missing_file_and_unknown_task(tmp_path):
         read_examples(tmp_path / "nope.jsonl", "classify")
     with pytest.raises(TokkitError, match="unknown task 'ner'"):
         read_examples(tmp_path / "nope.jsonl", "ner")
+
+
+def test_a_train_limit_sample_is_fixed_nested_and_in_file_order():
+    from tokkit.labelled import sample_rows
+
+    rows = [{"text": str(i), "label": "x"} for i in range(50)]
+    five, ten = sample_rows(rows, 5, "t.jsonl"), sample_rows(rows, 10, "t.jsonl")
+    assert five == sample_rows([dict(r) for r in rows], 5) and len(ten) == 10  # rows and N alone decide
+    assert all(r in ten for r in five)  # a larger sample holds every smaller one
+    assert [int(r["text"]) for r in ten] == sorted(int(r["text"]) for r in ten)
+    assert five != rows[:5] and sample_rows(rows, 50) == rows and sample_rows(rows, None) is rows
+    with pytest.raises(TokkitError, match="--train-limit 51 exceeds the file's 50 rows"):
+        sample_rows(rows, 51, "t.jsonl")

@@ -34,6 +34,7 @@ class FinetuneConfig:
     lr: float = 3e-4                      # peak (for tokkit's small encoders; BERT-base-sized ones want ~3e-5);
                                           # warm-up over `warmup` of the run, then linear decay to zero
     batch_size: int = 32
+    train_limit: Optional[int] = None     # train on a fixed sample of this many training rows (None: all of them)
     max_length: Optional[int] = None      # default: 128, or 384 for question answering
     stride: int = 128                     # question answering: tokens two windows of one context share
     warmup: float = 0.1                   # share of the run
@@ -59,8 +60,9 @@ class FinetuneConfig:
         if self.pooling not in POOLINGS:
             raise TokkitError(f"pooling (--pooling) must be one of {list(POOLINGS)}, not {self.pooling!r}")
         check_whole(self, {"epochs": 1, "batch_size": 1, "max_length": 2, "stride": 0, "seed": 0,
-                           "checkpoint_every": 0, "log_every": 1, "n_best": 1, "max_answer_length": 1, "threads": 1},
-                    optional=("max_length", "threads"), most=BOUNDS)
+                           "checkpoint_every": 0, "log_every": 1, "n_best": 1, "max_answer_length": 1, "threads": 1,
+                           "train_limit": 1},
+                    optional=("max_length", "threads", "train_limit"), most=BOUNDS)
         check_positive(self, ("lr", "max_time", "eval_every_seconds"))
         check_non_negative(self, ("weight_decay", "clip"))
         check_share(self, ("warmup", "head_dropout"), closed=True)

@@ -43,7 +43,7 @@ from tokkit.bert.run_files import Metrics, drop_folder, keep_folder, plot_curve,
 from tokkit.bert.settings import finite, whole
 from tokkit.bert.train import check_run_output, peak_rss_mb
 from tokkit.errors import TokkitError
-from tokkit.labelled import Fields, check_labels, read_examples
+from tokkit.labelled import Fields, check_labels, read_examples, sample_rows
 
 UNSEEN_LABELS = ("error", "wrong")
 __all__ = ["finetune", "FinetuneConfig", "evaluate_data", "epoch_order"]
@@ -75,6 +75,7 @@ class _Run:
     last_eval: Optional[dict] = None
     files: Optional[dict] = None  # sha256 of the training and evaluation files (a resume must see the same)
     fields: Optional[dict] = None  # the fields read from them (another --label-field is other data)
+    train_rows: int = 0            # the training rows trained on (a --train-limit sample's size)
     metrics: Optional[Metrics] = None
     bar: Optional[Progress] = None
     dir: Optional[Path] = None      # where the run's files go now: a folder beside `out` until the first keep
@@ -154,7 +155,8 @@ def _prepare(model, train_file, out, cfg, *, eval_file, tokenizer, from_scratch,
     start = starting_point(model, tokenizer, cfg, from_scratch=from_scratch, arch=arch,
                            settings=model_settings, state=state, checkpoint=out / "checkpoint")
     train_rows = read_examples(train_file, td.reader_task(cfg.task), fields=fields)
-    head = start.head_for(cfg, train_rows, train_file)
+    head = start.head_for(cfg, train_rows, train_file)  # the whole file's labels, whatever the sample holds
+    train_rows = sample_rows(train_rows, cfg.train_limit, train_file)
     dev_rows = read_examples(eval_file, td.reader_task(cfg.task), fields=fields) if eval_file is not None else None
     if dev_rows is not None and cfg.task in ("classify", "tag") and unseen_labels == "error":
         check_labels(dev_rows, cfg.task, {x: i for i, x in enumerate(head.labels)}, eval_file)
@@ -178,6 +180,7 @@ def _prepare(model, train_file, out, cfg, *, eval_file, tokenizer, from_scratch,
         raise TokkitError(f"--batch-size {cfg.batch_size} gives some of the {world} ranks no rows")
     run.files = {"train": _sha256(train_file), "eval": _sha256(eval_file) if eval_file is not None else None}
     run.fields = asdict(fields)
+    run.train_rows = len(train_rows)
     if state:
         _restore(run, state)
     _open_output(run, progress)
@@ -236,6 +239,11 @@ def _resumed_config(state: dict, cfg: FinetuneConfig) -> FinetuneConfig:
     if state["config"].get("task") != cfg.task:
         raise TokkitError(f"checkpoint/state.json: the run trains task {state['config'].get('task')!r}, "
                           f"not {cfg.task!r}; resume it with its own --task")
+    if state["config"].get("train_limit") != cfg.train_limit:  # another sample is other training data
+        saved = state["config"].get("train_limit")
+        raise TokkitError(f"checkpoint/state.json: the run trains on "
+                          f"{'all training rows' if saved is None else f'a sample of {saved} training rows'}; "
+                          f"resume it with {'no --train-limit' if saved is None else f'--train-limit {saved}'}")
     now = {k: getattr(cfg, k) for k in ("epochs", "max_time", "eval_every_seconds", "checkpoint_every",
                                           "threads", "device", "bf16")}
     try:
@@ -409,7 +417,7 @@ def _finish(run: _Run) -> dict:
     summary = {"task": run.cfg.task, "steps": run.step, "epochs": run.step / max(1, run.steps_per_epoch),
                "train_seconds": round(run.train_time, 2), "world_size": run.world, "config": asdict(run.cfg),
                "head": run.head.to_dict(), "model_config": run.model.config.to_dict(), "best_eval": run.best,
-               "final_eval": run.last_eval, "peak_rss_mb": peak_rss_mb()}
+               "final_eval": run.last_eval, "peak_rss_mb": peak_rss_mb(), "train_rows": run.train_rows}
     if run.main:
         _keep(run)
         png = plot_curve(run.out / "metrics.jsonl", run.out / "training_curve.png")

@@ -39,6 +39,9 @@ from tokkit.errors import TokkitError
 @click.option("--lr", type=float, default=3e-4, show_default=True,
               help="Peak learning rate (3e-4 suits tokkit's small encoders; base-sized models want about 3e-5).")
 @click.option("--batch-size", type=int, default=32, show_default=True)
+@click.option("--train-limit", type=int, default=None, metavar="N",
+              help="Train on N rows of TRAIN: a fixed sample that depends on N and TRAIN alone (not on --seed or "
+                   "the model), so every arm and seed of a comparison trains on the same rows.")
 @click.option("--max-length", type=int, default=None, help="Tokens per row (default 128; qa 384).")
 @click.option("--stride", type=int, default=128, show_default=True, help="qa: tokens two context windows share.")
 @click.option("--warmup", type=float, default=0.1, show_default=True, help="Warm-up share of the run.")

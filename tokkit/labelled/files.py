@@ -21,13 +21,19 @@ import os
 from pathlib import Path
 from typing import Iterator
 
+import numpy as np
+
 from tokkit._files import parse_json, read_text
 from tokkit.errors import TokkitError
 from tokkit.labelled.rows import TASKS, Fields, make_row, text_row
 
 SUFFIXES = {".jsonl": "json", ".json": "json", ".csv": "csv", ".tsv": "tsv"}
 
-__all__ = ["Fields", "read_examples", "read_texts", "is_labelled_file", "TASKS"]
+__all__ = ["Fields", "read_examples", "read_texts", "sample_rows", "is_labelled_file", "TASKS"]
+
+# The seed of every --train-limit sample: fixed, not --seed, so that the arms and seeds of a
+# comparison train on the same rows and differ only in their model and its randomness.
+SAMPLE_SEED = 20231
 
 
 def read_examples(path: str | os.PathLike, task: str, *, fields: Fields = Fields(),
@@ -67,6 +73,23 @@ def read_texts(path: str | os.PathLike, *, fields: Fields = Fields()) -> list[di
     if not rows:
         raise TokkitError(f"{path}: empty file (no rows)")
     return rows
+
+
+def sample_rows(rows: list[dict], limit: int | None, path: str | os.PathLike = "") -> list[dict]:
+    """`limit` rows of `rows`, in file order: the first `limit` of one fixed shuffle, so a larger
+    sample holds every smaller one; all rows when `limit` is None.
+
+    >>> [r["n"] for r in sample_rows([{"n": i} for i in range(10)], 3)]
+    [2, 6, 9]
+    """
+    if limit is None:
+        return rows
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise TokkitError(f"--train-limit must be a whole number >= 1, got {limit!r}")
+    if limit > len(rows):
+        raise TokkitError(f"{path}: --train-limit {limit} exceeds the file's {len(rows)} rows")
+    chosen = np.random.default_rng(SAMPLE_SEED).permutation(len(rows))[:limit]
+    return [rows[i] for i in sorted(chosen.tolist())]
 
 
 def is_labelled_file(path: str | os.PathLike) -> bool:
