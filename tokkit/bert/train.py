@@ -26,6 +26,7 @@ from typing import Optional, Sequence
 import torch
 
 import tokkit
+from tokkit import pretraining
 from tokkit._files import FolderLock, atomic_write, check_destination, check_output_not_input
 from tokkit._progress import Progress
 from tokkit.bert import checkpoint as ckpt
@@ -41,6 +42,7 @@ from tokkit.bert.recipe import (NO_STEP_LIMIT, OBJECTIVES, PretrainConfig, build
 from tokkit.bert.run_files import Metrics, drop_folder, keep_folder, staging_folder
 from tokkit.errors import TokkitError
 from tokkit.labelled.files import is_labelled_file
+from tokkit.labelled.lengths import AUTO, fit_length
 from tokkit.labelled.rows import Fields
 
 try:
@@ -152,6 +154,9 @@ def _prepare(tokenizer, corpus, out, cfg: PretrainConfig, *, eval_file, resume, 
     if cfg.bf16 is None:
         cfg = replace(cfg, bf16=fast_bf16(device))
     model, opt = _model(cfg, arch, tok, specials, device, state, rdir, init)
+    if cfg.max_length == AUTO:
+        cfg = _fitted(cfg, tok, corpus, fields, model.config.max_position_embeddings,
+                      say=progress is not False and rank == 0)
     stream, rates = _data(cfg, tok, corpus, rank, world, state, fields)
     evalset, baseline = _heldout(cfg, tok, eval_file, specials, fields) if rank == 0 else (None, None)
     run = _Run(cfg, out, tok, specials, device, rank, world, model, wrap(model, device), opt, stream, rates,
@@ -244,7 +249,7 @@ def _model(cfg: PretrainConfig, arch: str, tok, specials: dict, device, state: d
     torch.manual_seed(cfg.seed)
     model, mcfg = build_model(arch, settings, init if not state else None, objective=cfg.objective,
                               generator_layers=cfg.generator_layers)
-    if cfg.max_length > mcfg.max_position_embeddings:
+    if cfg.max_length != AUTO and cfg.max_length > mcfg.max_position_embeddings:  # auto is capped by them
         raise TokkitError(f"--max-length {cfg.max_length} exceeds the model's "
                           f"{mcfg.max_position_embeddings} positions")
     if mcfg.vocab_size != tok.vocab_size:
@@ -256,6 +261,23 @@ def _model(cfg: PretrainConfig, arch: str, tok, specials: dict, device, state: d
         ckpt.load_model_state(rdir, model)
         ckpt.load_optimizer_state(rdir, model, opt)
     return model, opt
+
+
+def _fitted(cfg: PretrainConfig, tok, corpus, fields: Fields, positions: int, *, say: bool) -> PretrainConfig:
+    """The config with --max-length auto resolved: a block holds nearly every row of the labelled files."""
+    if len(corpus) == 1 and pretraining.is_shard_dir(corpus[0]):
+        raise TokkitError(f"{corpus[0]}: --max-length auto fits labelled files; a shard folder's examples were cut "
+                          "when it was written")
+    counts = pretraining.labelled_lengths(tok, corpus, fields)
+    if not counts:
+        raise TokkitError("--max-length auto fits the rows of labelled files (.jsonl, .json, .csv, .tsv), and "
+                          "the corpus holds none; give --max-length a number")
+    specials = 3 if OBJECTIVES[cfg.objective] == "nsp" else 2  # [CLS] A [SEP] (B [SEP])
+    length = fit_length([n + specials for n in counts], cap=positions)
+    if say:
+        sys.stderr.write(f"--max-length auto: {length} tokens (99th percentile of the labelled rows, [CLS] and "
+                         f"[SEP] included, to a multiple of 8, at most {positions})\n")
+    return replace(cfg, max_length=length)
 
 
 def _data(cfg: PretrainConfig, tok, corpus, rank: int, world: int, state: dict, fields: Fields):
@@ -400,7 +422,8 @@ def _finish(run: _Run, done: int, last: dict) -> dict:
     summary = {"steps": done, "train_seconds": round(run.train_time, 2), "world_size": run.world,
                "arch": run.cfg.arch, "config": asdict(run.cfg), "model_config": mcfg.to_dict(), "final_train": last,
                "final_eval": run.last_eval, "peak_rss_mb": peak_rss_mb(),
-               "corpus": corpus_fingerprint(run.corpus, run.fields), "epochs": run.stream.epoch}
+               "corpus": corpus_fingerprint(run.corpus, run.fields), "epochs": run.stream.epoch,
+               "max_length": run.cfg.max_length}
     if run.main:
         png = plot_loss_curve(run.out / "metrics.jsonl", run.out / "loss_curve.png")
         summary["loss_curve"] = str(png) if png else None

@@ -5,7 +5,7 @@ import json
 
 import click
 
-from tokkit.cli.model_options import LAYERS, SEED, THREADS, WIDTH
+from tokkit.cli.model_options import LAYERS, LENGTH, SEED, THREADS, WIDTH
 from tokkit.errors import TokkitError
 from tokkit.labelled import Fields
 
@@ -46,7 +46,9 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
 @click.option("--steps", type=int, default=None, metavar="N",
               help="Default: 1000, or no step limit with --max-time.")
 @click.option("--batch-size", type=int, default=16, show_default=True, metavar="N")
-@click.option("--max-length", type=int, default=128, show_default=True, metavar="N")
+@click.option("--max-length", type=LENGTH, default=128, show_default=True, metavar="N|auto",
+              help="Tokens per example; auto (labelled files): the 99th percentile of their rows with [CLS] and "
+                   "[SEP], rounded up to a multiple of 8 and capped by the model's positions.")
 @click.option("--lr", type=float, default=None, metavar="LR",
               help="Peak learning rate (default: 1e-3 for modernbert, 5e-4 for bert).")
 @click.option("--warmup-steps", type=int, default=None, metavar="N",

@@ -32,14 +32,16 @@ from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from tokkit.errors import TokkitError
+from tokkit.labelled.files import is_labelled_file
 from tokkit.labelled.rows import Fields
 from tokkit.pretraining.collate import special_token_ids
 from tokkit.pretraining.corpus_index import DocumentIndex, DocumentReader, epoch_order, order_groups
-from tokkit.pretraining.documents import document_sentences, expand_paths, iter_groups
+from tokkit.pretraining.documents import document_sentences, expand_paths, iter_groups, labelled_documents
 from tokkit.pretraining.examples import Example, Packer, nsp_examples
 from tokkit.pretraining.shuffle import DEFAULT_BUFFER, spread
 
-__all__ = ["iter_examples", "iter_shuffled_examples", "PretrainingDataset", "worker_share", "check_kind", "KINDS"]
+__all__ = ["iter_examples", "iter_shuffled_examples", "PretrainingDataset", "worker_share", "check_kind", "KINDS",
+           "labelled_lengths"]
 
 KINDS = ("nsp", "full")
 GROUP_STRIDE = 1 << 32  # index = group * GROUP_STRIDE + position of the example in its group
@@ -85,6 +87,12 @@ def _tokenize_sentences(tokenizer, docs, threads) -> List[List[List[int]]]:
         out.append(encoded[k:k + len(doc)])
         k += len(doc)
     return out
+
+
+def labelled_lengths(tokenizer, paths, fields: Fields = Fields()) -> List[int]:
+    """The token count of every document (row) of the corpus' labelled files; [] when it holds none."""
+    docs = [doc for path in expand_paths(paths) if is_labelled_file(path) for doc in labelled_documents(path, fields)]
+    return [len(ids) for ids in _tokenize_docs(tokenizer, docs, None)]
 
 
 class _Group:
