@@ -52,9 +52,13 @@ def test_pretrain_fits_the_length_to_a_labelled_corpus_within_the_positions(ft_w
     assert json.loads((ft_work / "run" / "summary.json").read_text())["max_length"] == 24
 
 
-def test_pretrain_auto_on_text_files_alone_is_one_error_line(ft_work, cli):
+def test_pretrain_auto_on_text_files_or_shards_is_one_error_line(ft_work, cli):
     (ft_work / "corpus.txt").write_text("The cat sat.\nOn the mat.\n\n" * 20, encoding="utf-8")
+    code, _, err = cli("encode", "-t", "tok", "corpus.txt", "--pretraining", "full", "--max-length", "16", "-o",
+                       "shards", "-q")
+    assert code == 0, err
     before = listing(ft_work)
-    code, out, err = cli(*pretrain("corpus.txt"))
-    assert code == 2 and "the corpus holds none" in one_error_line(err)
-    assert listing(ft_work) == before
+    for corpus, words in (("corpus.txt", "the corpus holds none"), ("shards", "a shard folder's examples")):
+        code, out, err = cli(*pretrain(corpus))
+        assert code == 2 and words in one_error_line(err)
+        assert listing(ft_work) == before
