@@ -132,3 +132,32 @@ def test_missing_file_and_unknown_task(tmp_path):
         read_examples(tmp_path / "nope.jsonl", "classify")
     with pytest.raises(TokkitError, match="unknown task 'ner'"):
         read_examples(tmp_path / "nope.jsonl", "ner")
+
+
+def test_a_train_limit_sample_is_fixed_nested_and_in_file_order():
+    from tokkit.labelled import sample_rows
+
+    rows = [{"text": str(i), "label": "x"} for i in range(50)]
+    five, ten = sample_rows(rows, 5, "t.jsonl"), sample_rows(rows, 10, "t.jsonl")
+    assert five == sample_rows([dict(r) for r in rows], 5) and len(ten) == 10  # rows and N alone decide
+    assert all(r in ten for r in five)  # a larger sample holds every smaller one
+    assert [int(r["text"]) for r in ten] == sorted(int(r["text"]) for r in ten)
+    assert five != rows[:5] and sample_rows(rows, 50) == rows and sample_rows(rows, None) is rows
+    with pytest.raises(TokkitError, match="--train-limit 51 exceeds the file's 50 rows"):
+        sample_rows(rows, 51, "t.jsonl")
+
+
+def test_an_auto_length_is_the_99th_percentile_with_specials_to_a_multiple_of_8_within_the_positions():
+    import tokkit
+    from tokkit.labelled.lengths import fit_length, row_lengths
+
+    assert fit_length(list(range(1, 101)), cap=512) == 104  # the 99th of 1..100 is 99, up to 104
+    assert fit_length([3] * 199 + [500], cap=512) == 8  # one long row in 200 does not set the length
+    assert fit_length([3, 700], cap=64, quantile=100) == 64
+    tok = tokkit.train(texts=["the cat sat on the mat"] * 50, algo="wordpiece", vocab_size=60)
+    words = len(tok.encode("the cat sat"))
+    rows = [{"text": "the cat sat", "text_pair": None}]
+    assert row_lengths(tok, "classify", rows) == [words + 2]  # [CLS] A [SEP]
+    assert row_lengths(tok, "classify", [{"text": "the cat sat", "text_pair": "on the mat"}]) == \
+        [words + len(tok.encode("on the mat")) + 3]
+    assert row_lengths(tok, "tag", [{"tokens": ["the", "cat", "sat"]}]) == [words + 2]

@@ -26,6 +26,7 @@ import torch
 from tokkit._files import atomic_dir, parse_json, read_json
 from tokkit._shape import MAX_LAYERS, check_shape
 from tokkit.errors import TokkitError
+from tokkit.tokenizer import load as load_tokenizer
 
 FORMAT = "tokkit-bert-checkpoint/1"
 TOKENIZER_FILES = {"tokenizer.json", "vocab.txt", "vocab.json", "merges.txt", "tokenizer_config.json",
@@ -213,12 +214,10 @@ def check_tokenizer(directory, state: dict, tokenizer) -> None:
 def check_folder_tokenizer(folder, tokenizer) -> None:
     """A model folder that carries its tokenizer must be trained further with that one: another of
     the same size would train its embeddings on other ids. A folder without one is taken as it is."""
-    import tokkit
-
     folder = Path(folder)
     if not any((folder / name).is_file() for name in ("tokenizer.json", "vocab.txt", "vocab.json")):
         return
-    if tokenizer_fingerprint(tokkit.load(folder)) != tokenizer_fingerprint(tokenizer):
+    if tokenizer_fingerprint(load_tokenizer(folder)) != tokenizer_fingerprint(tokenizer):
         raise TokkitError(f"{folder}: the model was trained with another tokenizer (the one in the folder differs "
                           "from -t's); leave -t out to use the folder's own")
 

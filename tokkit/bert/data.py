@@ -16,6 +16,7 @@ from typing import Iterator, Optional, Sequence
 
 from tokkit import pretraining
 from tokkit.errors import TokkitError
+from tokkit.labelled.rows import Fields
 from tokkit.pretraining.collate import special_token_ids
 from tokkit.pretraining.shuffle import DEFAULT_BUFFER
 
@@ -27,8 +28,9 @@ def check_tokenizer(tokenizer) -> dict[str, int]:
 
 
 def make_dataset(tokenizer, paths: Sequence, *, kind: str, max_length: int, seed: int,
-                 rank: int = 0, world_size: int = 1, shuffle: bool = True, buffer_size: int = DEFAULT_BUFFER):
-    """tokkit.pretraining's dataset over text files, or over one shard folder (shuffled by default)."""
+                 rank: int = 0, world_size: int = 1, shuffle: bool = True, buffer_size: int = DEFAULT_BUFFER,
+                 fields: Fields = Fields()):
+    """tokkit.pretraining's dataset over text and labelled files, or over one shard folder (shuffled by default)."""
 
     paths = [os.fspath(p) for p in paths]
     for p in paths:
@@ -38,7 +40,8 @@ def make_dataset(tokenizer, paths: Sequence, *, kind: str, max_length: int, seed
         return pretraining.ShardDataset(paths[0], rank=rank, world_size=world_size, shuffle=shuffle,
                                         buffer_size=buffer_size, seed=seed)
     return pretraining.PretrainingDataset(tokenizer, paths, kind=kind, max_length=max_length, seed=seed,
-                                          rank=rank, world_size=world_size, shuffle=shuffle, buffer_size=buffer_size)
+                                          rank=rank, world_size=world_size, shuffle=shuffle, buffer_size=buffer_size,
+                                          fields=fields)
 
 
 def make_collator(tokenizer, *, seed: int, mlm_probability: float = 0.15, whole_word: bool = False):
@@ -110,10 +113,11 @@ class BatchStream:
 
 
 def eval_batches(tokenizer, path, *, blocks: int, max_length: int, batch_size: int, seed: int = 1234,
-                 mlm_probability: float = 0.15) -> list[dict]:
+                 mlm_probability: float = 0.15, fields: Fields = Fields()) -> list[dict]:
     """The held-out set: the first `blocks` full-sentence examples of `path` in file order, masked once
     with a fixed seed."""
-    dataset = make_dataset(tokenizer, [path], kind="full", max_length=max_length, seed=seed, shuffle=False)
+    dataset = make_dataset(tokenizer, [path], kind="full", max_length=max_length, seed=seed, shuffle=False,
+                           fields=fields)
     collator = make_collator(tokenizer, seed=seed, mlm_probability=mlm_probability)
     examples = list(itertools.islice(iter(dataset), blocks))
     if not examples:

@@ -18,6 +18,7 @@ from tokkit.bert.heads import POOLINGS, TASKS
 from tokkit.bert.schedule import Schedule
 from tokkit.bert.settings import check_non_negative, check_positive, check_share, check_whole
 from tokkit.errors import TokkitError
+from tokkit.labelled.lengths import AUTO
 
 DEFAULT_LENGTH = {"classify": 128, "regress": 128, "tag": 128, "qa": 384}
 # What torch takes: a seed of 2**64 or 2**63 threads overflow inside it.
@@ -34,7 +35,9 @@ class FinetuneConfig:
     lr: float = 3e-4                      # peak (for tokkit's small encoders; BERT-base-sized ones want ~3e-5);
                                           # warm-up over `warmup` of the run, then linear decay to zero
     batch_size: int = 32
-    max_length: Optional[int] = None      # default: 128, or 384 for question answering
+    train_limit: Optional[int] = None     # train on a fixed sample of this many training rows (None: all of them)
+    max_length: Optional[int | str] = None  # default: 128, or 384 for question answering; "auto": fitted to
+                                          # the training rows (tokkit.labelled.lengths), a number once resolved
     stride: int = 128                     # question answering: tokens two windows of one context share
     warmup: float = 0.1                   # share of the run
     weight_decay: float = 0.01
@@ -58,9 +61,13 @@ class FinetuneConfig:
             raise TokkitError(f"task must be one of {list(TASKS)}, not {self.task!r}")
         if self.pooling not in POOLINGS:
             raise TokkitError(f"pooling (--pooling) must be one of {list(POOLINGS)}, not {self.pooling!r}")
-        check_whole(self, {"epochs": 1, "batch_size": 1, "max_length": 2, "stride": 0, "seed": 0,
-                           "checkpoint_every": 0, "log_every": 1, "n_best": 1, "max_answer_length": 1, "threads": 1},
-                    optional=("max_length", "threads"), most=BOUNDS)
+        if self.max_length == AUTO and self.task == "qa":  # windows of a long context need a length, not a fit
+            raise TokkitError("max_length (--max-length) auto applies to classify, regress and tag, not 'qa'")
+        least = {"epochs": 1, "batch_size": 1, "max_length": 2, "stride": 0, "seed": 0, "checkpoint_every": 0,
+                 "log_every": 1, "n_best": 1, "max_answer_length": 1, "threads": 1, "train_limit": 1}
+        if self.max_length == AUTO:
+            del least["max_length"]
+        check_whole(self, least, optional=("max_length", "threads", "train_limit"), most=BOUNDS)
         check_positive(self, ("lr", "max_time", "eval_every_seconds"))
         check_non_negative(self, ("weight_decay", "clip"))
         check_share(self, ("warmup", "head_dropout"), closed=True)
@@ -76,7 +83,9 @@ class FinetuneConfig:
 
     @property
     def length(self) -> int:
-        """The longest row, in tokens."""
+        """The longest row, in tokens (after "auto" is resolved)."""
+        if self.max_length == AUTO:
+            raise TokkitError("max_length auto is resolved against the training rows before use")
         return self.max_length if self.max_length is not None else DEFAULT_LENGTH[self.task]
 
     def schedule(self, steps: int) -> Schedule:

@@ -26,6 +26,7 @@ from tokkit.bert.hf import folder_task, load_hf, model_folder
 from tokkit.bert.hf_config import config_from_hf, head_from_hf, read_config
 from tokkit.bert.recipe import model_config
 from tokkit.errors import TokkitError
+from tokkit.labelled.lengths import AUTO
 from tokkit.labelled import check_labels, label_list
 
 _LAYER = re.compile(r"^encoder\.layers\.(\d+)\.")
@@ -105,7 +106,7 @@ def starting_point(model, tokenizer, cfg: FinetuneConfig, *, from_scratch: bool,
         where = f"{folder / 'config.json'}: field 'vocab_size': " if raw is not None else ""
         raise TokkitError(f"{where}the model's vocab size {config.vocab_size} does not match the tokenizer's "
                           f"{tok.vocab_size}")
-    if cfg.length > config.max_position_embeddings:
+    if cfg.max_length != AUTO and cfg.length > config.max_position_embeddings:  # auto is capped by them
         raise TokkitError(f"--max-length {cfg.length} exceeds the model's {config.max_position_embeddings} positions")
     own = head_from_hf(raw, cfg.task, str(folder / "config.json")) if raw is not None and folder_task(raw) == cfg.task and not from_scratch \
         else None

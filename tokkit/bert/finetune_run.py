@@ -22,6 +22,7 @@ import json
 import logging
 import math
 import os
+import sys
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -43,7 +44,8 @@ from tokkit.bert.run_files import Metrics, drop_folder, held_run, keep_folder, p
 from tokkit.bert.settings import finite, whole
 from tokkit.bert.train import check_run_output, peak_rss_mb
 from tokkit.errors import TokkitError
-from tokkit.labelled import Fields, check_labels, read_examples
+from tokkit.labelled import Fields, check_labels, read_examples, sample_rows
+from tokkit.labelled.lengths import AUTO, fit_length, row_lengths
 
 UNSEEN_LABELS = ("error", "wrong")
 __all__ = ["finetune", "FinetuneConfig", "evaluate_data", "epoch_order"]
@@ -75,6 +77,8 @@ class _Run:
     last_eval: Optional[dict] = None
     files: Optional[dict] = None  # sha256 of the training and evaluation files (a resume must see the same)
     fields: Optional[dict] = None  # the fields read from them (another --label-field is other data)
+    train_rows: int = 0            # the training rows trained on (a --train-limit sample's size)
+    max_length_auto: bool = False  # whether --max-length auto chose cfg.max_length
     metrics: Optional[Metrics] = None
     bar: Optional[Progress] = None
     dir: Optional[Path] = None      # where the run's files go now: a folder beside `out` until the first keep
@@ -147,10 +151,14 @@ def _prepare(model, train_file, out, cfg, *, eval_file, tokenizer, from_scratch,
     state = _resume_state(out) if resume else {}
     if state:
         cfg = _resumed_config(state, cfg)
+    fitted = cfg.max_length == AUTO
     start = starting_point(model, tokenizer, cfg, from_scratch=from_scratch, arch=arch,
                            settings=model_settings, state=state, checkpoint=out / "checkpoint")
     train_rows = read_examples(train_file, td.reader_task(cfg.task), fields=fields)
-    head = start.head_for(cfg, train_rows, train_file)
+    head = start.head_for(cfg, train_rows, train_file)  # the whole file's labels, whatever the sample holds
+    if cfg.max_length == AUTO:  # fitted to the whole file, so every --train-limit of it gets the same length
+        cfg = _fitted(cfg, start, train_rows, say=progress is not False and os.environ.get("RANK", "0") == "0")
+    train_rows = sample_rows(train_rows, cfg.train_limit, train_file)
     dev_rows = read_examples(eval_file, td.reader_task(cfg.task), fields=fields) if eval_file is not None else None
     if dev_rows is not None and cfg.task in ("classify", "tag") and unseen_labels == "error":
         check_labels(dev_rows, cfg.task, {x: i for i, x in enumerate(head.labels)}, eval_file)
@@ -174,10 +182,21 @@ def _prepare(model, train_file, out, cfg, *, eval_file, tokenizer, from_scratch,
         raise TokkitError(f"--batch-size {cfg.batch_size} gives some of the {world} ranks no rows")
     run.files = {"train": _sha256(train_file), "eval": _sha256(eval_file) if eval_file is not None else None}
     run.fields = asdict(fields)
+    run.train_rows = len(train_rows)
+    run.max_length_auto = fitted
     if state:
         _restore(run, state)
     _open_output(run, progress)
     return run
+
+
+def _fitted(cfg: FinetuneConfig, start, rows: list, *, say: bool) -> FinetuneConfig:
+    """The config with --max-length auto resolved against the training rows and the model's positions."""
+    length = fit_length(row_lengths(start.tokenizer, cfg.task, rows), cap=start.config.max_position_embeddings)
+    if say:
+        sys.stderr.write(f"--max-length auto: {length} tokens (99th percentile of the training rows, specials "
+                         f"included, to a multiple of 8, at most {start.config.max_position_embeddings})\n")
+    return replace(cfg, max_length=length)
 
 
 def _features(cfg: FinetuneConfig, tok, rows, head: HeadConfig, training: bool) -> td.TaskData:
@@ -232,6 +251,11 @@ def _resumed_config(state: dict, cfg: FinetuneConfig) -> FinetuneConfig:
     if state["config"].get("task") != cfg.task:
         raise TokkitError(f"checkpoint/state.json: the run trains task {state['config'].get('task')!r}, "
                           f"not {cfg.task!r}; resume it with its own --task")
+    if state["config"].get("train_limit") != cfg.train_limit:  # another sample is other training data
+        saved = state["config"].get("train_limit")
+        raise TokkitError(f"checkpoint/state.json: the run trains on "
+                          f"{'all training rows' if saved is None else f'a sample of {saved} training rows'}; "
+                          f"resume it with {'no --train-limit' if saved is None else f'--train-limit {saved}'}")
     now = {k: getattr(cfg, k) for k in ("epochs", "max_time", "eval_every_seconds", "checkpoint_every",
                                           "threads", "device", "bf16")}
     try:
@@ -257,6 +281,7 @@ def _restore(run: _Run, state: dict) -> None:
     run.step, run.train_time = int(state["step"]), float(state.get("train_seconds", 0.0))
     run.epoch, run.batch_in_epoch = divmod(run.step, run.steps_per_epoch)
     run.best, run.last_eval = saved.get("best"), saved.get("last_eval")
+    run.max_length_auto = saved.get("max_length_auto") is True
     ckpt.set_rng_state(state["rng"])
 
 
@@ -376,7 +401,7 @@ def _checkpoint(run: _Run) -> None:
         "step": run.step, "data": {"epoch": run.epoch, "examples": run.batch_in_epoch * run.cfg.batch_size},
         "config": asdict(run.cfg), "train_seconds": run.train_time, "tokenizer_vocab_size": run.tok.vocab_size,
         "finetune": {"head": run.head.to_dict(), "files": run.files, "fields": run.fields, "best": run.best,
-                     "last_eval": run.last_eval}},
+                     "last_eval": run.last_eval, "max_length_auto": run.max_length_auto}},
         tokenizer=run.tok)
     _keep(run)
 
@@ -405,7 +430,8 @@ def _finish(run: _Run) -> dict:
     summary = {"task": run.cfg.task, "steps": run.step, "epochs": run.step / max(1, run.steps_per_epoch),
                "train_seconds": round(run.train_time, 2), "world_size": run.world, "config": asdict(run.cfg),
                "head": run.head.to_dict(), "model_config": run.model.config.to_dict(), "best_eval": run.best,
-               "final_eval": run.last_eval, "peak_rss_mb": peak_rss_mb()}
+               "final_eval": run.last_eval, "peak_rss_mb": peak_rss_mb(), "train_rows": run.train_rows,
+               "max_length": run.cfg.length, "max_length_auto": run.max_length_auto}
     if run.main:
         _keep(run)
         png = plot_curve(run.out / "metrics.jsonl", run.out / "training_curve.png")

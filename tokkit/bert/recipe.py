@@ -25,6 +25,7 @@ from tokkit.bert.modernbert import ModernBertConfig, ModernBertForMaskedLM, Mode
 from tokkit.bert.schedule import Schedule
 from tokkit.bert.settings import check_non_negative, check_positive, check_share, check_whole
 from tokkit.errors import TokkitError
+from tokkit.labelled.lengths import AUTO
 from tokkit.pretraining.shuffle import DEFAULT_BUFFER
 
 OBJECTIVES = {"mlm": "full", "mlm+nsp": "nsp", "electra": "full"}  # objective -> the examples it reads
@@ -43,7 +44,7 @@ class PretrainConfig:
     objective: str = "mlm"          # "mlm", "mlm+nsp" (sentence pairs) or "electra" (replaced-token detection)
     steps: Optional[int] = None     # default: 1000, or no step limit when max_time is set
     batch_size: int = 16            # 600 s on 2 CPU threads: [MASK] ratio 3.60 at 16, 3.08 at 32 (bert-modernbert.md)
-    max_length: int = 128
+    max_length: int | str = 128     # "auto": fitted to the labelled corpus files' rows, a number once resolved
     lr: Optional[float] = None      # peak; default per architecture (DEFAULT_LR)
     warmup_steps: Optional[int] = None  # default: 5% of steps
     warmup_seconds: Optional[float] = None  # in training seconds; default 5% of max_time when steps is unset
@@ -80,9 +81,12 @@ class PretrainConfig:
 
     def _check_counts(self) -> None:
         """Whole-number settings, each with its least value (None allowed where it means a default)."""
-        check_whole(self, {"steps": 1, "batch_size": 1, "max_length": 1, "seed": 0, "eval_every": 0, "eval_blocks": 1,
-                           "checkpoint_every": 0, "log_every": 1, "shuffle_buffer": 0, "warmup_steps": 0,
-                           "threads": 1, "generator_layers": 1}, optional=("warmup_steps", "threads"),
+        least = {"steps": 1, "batch_size": 1, "max_length": 1, "seed": 0, "eval_every": 0, "eval_blocks": 1,
+                 "checkpoint_every": 0, "log_every": 1, "shuffle_buffer": 0, "warmup_steps": 0, "threads": 1,
+                 "generator_layers": 1}
+        if self.max_length == AUTO:  # resolved in set-up, against the corpus and the model's positions
+            del least["max_length"]
+        check_whole(self, least, optional=("warmup_steps", "threads"),
                     most={"seed": MAX_SEED, "threads": MAX_THREADS, "generator_layers": MAX_LAYERS,
                           "batch_size": MAX_BATCH, "steps": NO_STEP_LIMIT})
         if self.steps >= NO_STEP_LIMIT and self.max_time is None:  # NO_STEP_LIMIT means "bounded by time"

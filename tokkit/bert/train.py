@@ -26,6 +26,7 @@ from typing import Optional, Sequence
 import torch
 
 import tokkit
+from tokkit import pretraining
 from tokkit._files import FolderLock, atomic_write, check_destination, check_output_not_input
 from tokkit._progress import Progress
 from tokkit.bert import checkpoint as ckpt
@@ -40,6 +41,9 @@ from tokkit.bert.recipe import (NO_STEP_LIMIT, OBJECTIVES, PretrainConfig, build
                                 resolve_arch)
 from tokkit.bert.run_files import Metrics, drop_folder, held_run, keep_folder, staging_folder
 from tokkit.errors import TokkitError
+from tokkit.labelled.files import is_labelled_file
+from tokkit.labelled.lengths import AUTO, fit_length
+from tokkit.labelled.rows import Fields
 
 try:
     import resource  # Unix only
@@ -77,6 +81,7 @@ class _Run:
     bar: Optional[Progress] = None
     last_eval: Optional[dict] = None
     corpus: list = field(default_factory=list)  # the corpus inputs, in order
+    fields: Fields = Fields()  # the text fields read from labelled corpus files
     lock: Optional[FolderLock] = None  # rank 0 holds the run folder: a second run into it is refused
     dir: Optional[Path] = None  # where the files go now: beside `out` until the first checkpoint (run_files)
 
@@ -86,16 +91,18 @@ class _Run:
 
 
 def pretrain(tokenizer, corpus: Sequence, output, *, config: Optional[PretrainConfig] = None,
-             eval_file=None, resume=None, init=None, progress: Optional[bool] = None, force: bool = False) -> dict:
-    """Pretrain a BERT on `corpus` (text files or one shard folder) and write the run to `output`.
+             eval_file=None, resume=None, init=None, progress: Optional[bool] = None, force: bool = False,
+             fields: Fields = Fields()) -> dict:
+    """Pretrain a BERT on `corpus` (text files, labelled files, or one shard folder) and write the run to `output`.
 
     `tokenizer`: a folder or a Tokenizer. `resume`: a run folder or checkpoint folder to continue
     exactly. `init`: a Hugging Face BERT or ModernBERT folder to start from. Returns the summary
     (also in summary.json): steps run, training seconds, final train and eval metrics. With
-    `progress` not False, each evaluation is also printed to stderr as it happens.
+    `progress` not False, each evaluation is also printed to stderr as it happens. `fields`: the text
+    fields of labelled files (JSONL, JSON, CSV, TSV), read one document a row, their labels never.
     """
     run = _set_up(tokenizer, corpus, output, config or PretrainConfig(), eval_file=eval_file, resume=resume,
-                  init=init, progress=progress, force=force)
+                  init=init, progress=progress, force=force, fields=fields)
     try:
         done, last = _train(run)
         return _finish(run, done, last)
@@ -105,7 +112,8 @@ def pretrain(tokenizer, corpus: Sequence, output, *, config: Optional[PretrainCo
             run.lock.release()
 
 
-def _set_up(tokenizer, corpus, output, cfg: PretrainConfig, *, eval_file, resume, init, progress, force) -> _Run:
+def _set_up(tokenizer, corpus, output, cfg: PretrainConfig, *, eval_file, resume, init, progress, force,
+            fields: Fields) -> _Run:
     """Check everything, build the model and the data, draw the first batch; then create the output."""
     out = check_run_output(output, resume=resume, force=force)  # before any work
     init = model_folder(init)  # a tokkit run continues from its model/ folder
@@ -115,12 +123,14 @@ def _set_up(tokenizer, corpus, output, cfg: PretrainConfig, *, eval_file, resume
 
     def prepare(holds):
         check_destination(out, marker_files=(), force=True)  # replaced as a whole: never the current folder, home
-        return _prepare(tokenizer, corpus, out, cfg, eval_file=eval_file, resume=resume, init=init, progress=progress)
+        return _prepare(tokenizer, corpus, out, cfg, eval_file=eval_file, resume=resume, init=init, progress=progress,
+                        fields=fields)
 
     return held_run(out, prepare)
 
 
-def _prepare(tokenizer, corpus, out, cfg: PretrainConfig, *, eval_file, resume, init, progress) -> _Run:
+def _prepare(tokenizer, corpus, out, cfg: PretrainConfig, *, eval_file, resume, init, progress,
+             fields: Fields) -> _Run:
     """Build the model and the data, draw the first batch; then create the output."""
     return_freed_memory()
     tok = _load_tokenizer(tokenizer)
@@ -130,7 +140,7 @@ def _prepare(tokenizer, corpus, out, cfg: PretrainConfig, *, eval_file, resume, 
         torch.set_num_threads(cfg.threads)
     rank, world = init_distributed(device)
     state, cfg, rdir = _resumed(resume, cfg, tok)
-    _check_corpus(state, corpus, rdir)
+    _check_corpus(state, corpus, rdir, fields)
     if init is not None and not state:
         ckpt.refuse_shape_options(cfg.model, f"--init {init} fixes the model's shape",
                                   config_from_hf(read_config(init), str(init / "config.json")).to_dict())
@@ -140,11 +150,14 @@ def _prepare(tokenizer, corpus, out, cfg: PretrainConfig, *, eval_file, resume, 
     if cfg.bf16 is None:
         cfg = replace(cfg, bf16=fast_bf16(device))
     model, opt = _model(cfg, arch, tok, specials, device, state, rdir, init)
-    stream, rates = _data(cfg, tok, corpus, rank, world, state)
-    evalset, baseline = _heldout(cfg, tok, eval_file, specials) if rank == 0 else (None, None)
+    if cfg.max_length == AUTO:
+        cfg = _fitted(cfg, tok, corpus, fields, model.config.max_position_embeddings,
+                      say=progress is not False and rank == 0)
+    stream, rates = _data(cfg, tok, corpus, rank, world, state, fields)
+    evalset, baseline = _heldout(cfg, tok, eval_file, specials, fields) if rank == 0 else (None, None)
     run = _Run(cfg, out, tok, specials, device, rank, world, model, wrap(model, device), opt, stream, rates,
                evalset, baseline, start=int(state.get("step", 0)), train_time=float(state.get("train_seconds", 0.0)),
-               first=None, say=progress is not False and rank == 0, corpus=corpus)
+               first=None, say=progress is not False and rank == 0, corpus=corpus, fields=fields)
     _draw_first_batch(run)
     _open_output(run, state, progress)
     return run
@@ -197,27 +210,32 @@ def _resumed(resume, cfg: PretrainConfig, tok):
         raise TokkitError(f"{rdir}/state.json: field 'config': {exc}") from None
 
 
-def corpus_fingerprint(paths) -> list[list]:
-    """[name, bytes] of each corpus input in order (a folder's bytes are its files' total): what a resume
-    must see again for the stream to continue where it stopped."""
+def corpus_fingerprint(paths, fields: Fields = Fields()) -> list[list]:
+    """[name, bytes] of each corpus input in order (a folder's bytes are its files' total), then the text
+    fields read when it is or holds a labelled file: what a resume must see again for the stream to
+    continue where it stopped."""
     out = []
     for p in map(Path, paths):
-        size = sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) if p.is_dir() else p.stat().st_size
-        out.append([p.name, size])
+        files = [f for f in p.rglob("*") if f.is_file()] if p.is_dir() else [p]
+        entry = [p.name, sum(f.stat().st_size for f in files)]
+        if any(is_labelled_file(f) for f in files):  # other fields of the same file are another corpus
+            entry += [fields.text, fields.text_pair]
+        out.append(entry)
     return out
 
 
-def _check_corpus(state: dict, corpus: list, rdir) -> None:
-    """A resume reads the files the run began with, in the same order (checkpoints that predate the
-    record are taken as they are)."""
+def _check_corpus(state: dict, corpus: list, rdir, fields: Fields) -> None:
+    """A resume reads the files the run began with, in the same order, for the same text fields
+    (checkpoints that predate the record are taken as they are)."""
     saved = state.get("corpus")
     if saved is None:
         return
-    now = corpus_fingerprint(corpus)
+    now = corpus_fingerprint(corpus, fields)
     if now != saved:
-        names = ", ".join(name for name, _ in saved)
-        raise TokkitError(f"{rdir}: the run was trained on other corpus files or another order ({names}); "
-                          "resume with the same files in the same order")
+        names = ", ".join(str(entry[0]) for entry in saved)
+        raise TokkitError(f"{rdir}: the run was trained on other corpus files or another order, or read other text "
+                          f"fields of them ({names}); resume with the same files in the same order and the same "
+                          "--text-field")
 
 
 def _model(cfg: PretrainConfig, arch: str, tok, specials: dict, device, state: dict, rdir, init):
@@ -227,7 +245,7 @@ def _model(cfg: PretrainConfig, arch: str, tok, specials: dict, device, state: d
     torch.manual_seed(cfg.seed)
     model, mcfg = build_model(arch, settings, init if not state else None, objective=cfg.objective,
                               generator_layers=cfg.generator_layers)
-    if cfg.max_length > mcfg.max_position_embeddings:
+    if cfg.max_length != AUTO and cfg.max_length > mcfg.max_position_embeddings:  # auto is capped by them
         raise TokkitError(f"--max-length {cfg.max_length} exceeds the model's "
                           f"{mcfg.max_position_embeddings} positions")
     if mcfg.vocab_size != tok.vocab_size:
@@ -241,11 +259,28 @@ def _model(cfg: PretrainConfig, arch: str, tok, specials: dict, device, state: d
     return model, opt
 
 
-def _data(cfg: PretrainConfig, tok, corpus, rank: int, world: int, state: dict):
+def _fitted(cfg: PretrainConfig, tok, corpus, fields: Fields, positions: int, *, say: bool) -> PretrainConfig:
+    """The config with --max-length auto resolved: a block holds nearly every row of the labelled files."""
+    if len(corpus) == 1 and pretraining.is_shard_dir(corpus[0]):
+        raise TokkitError(f"{corpus[0]}: --max-length auto fits labelled files; a shard folder's examples were cut "
+                          "when it was written")
+    counts = pretraining.labelled_lengths(tok, corpus, fields)
+    if not counts:
+        raise TokkitError("--max-length auto fits the rows of labelled files (.jsonl, .json, .csv, .tsv), and "
+                          "the corpus holds none; give --max-length a number")
+    specials = 3 if OBJECTIVES[cfg.objective] == "nsp" else 2  # [CLS] A [SEP] (B [SEP])
+    length = fit_length([n + specials for n in counts], cap=positions)
+    if say:
+        sys.stderr.write(f"--max-length auto: {length} tokens (99th percentile of the labelled rows, [CLS] and "
+                         f"[SEP] included, to a multiple of 8, at most {positions})\n")
+    return replace(cfg, max_length=length)
+
+
+def _data(cfg: PretrainConfig, tok, corpus, rank: int, world: int, state: dict, fields: Fields):
     """The batch stream, at the checkpoint's position when resuming, and its masking-rate switch."""
     dataset = data.make_dataset(tok, corpus, kind=OBJECTIVES[cfg.objective], max_length=cfg.max_length,
                                 seed=cfg.seed, rank=rank, world_size=world, shuffle=cfg.shuffle,
-                                buffer_size=cfg.shuffle_buffer)
+                                buffer_size=cfg.shuffle_buffer, fields=fields)
     collator = data.make_collator(tok, seed=cfg.seed, mlm_probability=cfg.mlm_probability,
                                   whole_word=cfg.whole_word_masking)
     stream = data.BatchStream(dataset, collator, cfg.batch_size)
@@ -253,11 +288,12 @@ def _data(cfg: PretrainConfig, tok, corpus, rank: int, world: int, state: dict):
     return stream, data.MaskRates(tok, collator, cfg.mlm_probability)
 
 
-def _heldout(cfg: PretrainConfig, tok, eval_file, specials: dict):
+def _heldout(cfg: PretrainConfig, tok, eval_file, specials: dict, fields: Fields):
     """The held-out batches (the standard 15% masking whatever the training rate) and the unigram baseline."""
     if eval_file is None:
         return None, None
-    evalset = data.eval_batches(tok, eval_file, blocks=cfg.eval_blocks, max_length=cfg.max_length, batch_size=64)
+    evalset = data.eval_batches(tok, eval_file, blocks=cfg.eval_blocks, max_length=cfg.max_length, batch_size=64,
+                                fields=fields)
     try:
         baseline = most_frequent_token(evalset, tok.special_ids if hasattr(tok, "special_ids")
                                        else [i for i in specials.values() if i is not None])
@@ -369,7 +405,7 @@ def _checkpoint(run: _Run, step: int) -> None:
     ckpt.save_checkpoint(run.dir / "checkpoint", run.model, run.opt, {
         "step": step, "data": run.stream.position, "config": asdict(run.cfg), "train_seconds": run.train_time,
         "tokenizer_vocab_size": run.tok.vocab_size, "world_size": run.world,
-        "corpus": corpus_fingerprint(run.corpus)}, tokenizer=run.tok)
+        "corpus": corpus_fingerprint(run.corpus, run.fields)}, tokenizer=run.tok)
     export_model(run.model, run.tok, run.dir)
     run.dir = keep_folder(run.dir, run.out, run.metrics)
 
@@ -381,7 +417,9 @@ def _finish(run: _Run, done: int, last: dict) -> dict:
     mcfg = run.model.config
     summary = {"steps": done, "train_seconds": round(run.train_time, 2), "world_size": run.world,
                "arch": run.cfg.arch, "config": asdict(run.cfg), "model_config": mcfg.to_dict(), "final_train": last,
-               "final_eval": run.last_eval, "peak_rss_mb": peak_rss_mb()}
+               "final_eval": run.last_eval, "peak_rss_mb": peak_rss_mb(),
+               "corpus": corpus_fingerprint(run.corpus, run.fields), "epochs": run.stream.epoch,
+               "max_length": run.cfg.max_length}
     if run.main:
         png = plot_loss_curve(run.out / "metrics.jsonl", run.out / "loss_curve.png")
         summary["loss_curve"] = str(png) if png else None

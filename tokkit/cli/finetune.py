@@ -5,7 +5,7 @@ import json
 
 import click
 
-from tokkit.cli.model_options import LAYERS, SEED, THREADS, WIDTH
+from tokkit.cli.model_options import LAYERS, LENGTH, SEED, THREADS, WIDTH
 from tokkit.cli.pretrain import _model_overrides
 from tokkit.cli.task_options import field_options, fields_from
 from tokkit.errors import TokkitError
@@ -39,7 +39,12 @@ from tokkit.errors import TokkitError
 @click.option("--lr", type=float, default=3e-4, show_default=True,
               help="Peak learning rate (3e-4 suits tokkit's small encoders; base-sized models want about 3e-5).")
 @click.option("--batch-size", type=int, default=32, show_default=True)
-@click.option("--max-length", type=int, default=None, help="Tokens per row (default 128; qa 384).")
+@click.option("--train-limit", type=int, default=None, metavar="N",
+              help="Train on N rows of TRAIN: a fixed sample that depends on N and TRAIN alone (not on --seed or "
+                   "the model), so every arm and seed of a comparison trains on the same rows.")
+@click.option("--max-length", type=LENGTH, default=None, metavar="N|auto",
+              help="Tokens per row (default 128; qa 384); auto: the 99th percentile of TRAIN's rows, the template's "
+                   "specials included, rounded up to a multiple of 8 and capped by the model's positions.")
 @click.option("--stride", type=int, default=128, show_default=True, help="qa: tokens two context windows share.")
 @click.option("--warmup", type=float, default=0.1, show_default=True, help="Warm-up share of the run.")
 @click.option("--weight-decay", type=float, default=0.01, show_default=True)

@@ -13,3 +13,20 @@ LAYERS = click.IntRange(max=MAX_LAYERS)
 WIDTH = click.IntRange(max=MAX_WIDTH)     # --hidden, --heads, --ffn, --positions
 SEED = click.IntRange(0, MAX_SEED)
 THREADS = click.IntRange(1, MAX_THREADS)  # torch.set_num_threads takes a C int
+
+
+class _LengthOrAuto(click.ParamType):
+    """--max-length: a whole number, or "auto" (fitted to the task's texts, tokkit.labelled.lengths)."""
+
+    name = "N|auto"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or value == "auto":
+            return value
+        try:
+            return int(value)
+        except ValueError:
+            self.fail(f"{value!r} is neither a whole number nor 'auto'", param, ctx)
+
+
+LENGTH = _LengthOrAuto()

@@ -5,8 +5,9 @@ import json
 
 import click
 
-from tokkit.cli.model_options import LAYERS, SEED, THREADS, WIDTH
+from tokkit.cli.model_options import LAYERS, LENGTH, SEED, THREADS, WIDTH
 from tokkit.errors import TokkitError
+from tokkit.labelled import Fields
 
 
 def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
@@ -45,7 +46,9 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
 @click.option("--steps", type=int, default=None, metavar="N",
               help="Default: 1000, or no step limit with --max-time.")
 @click.option("--batch-size", type=int, default=16, show_default=True, metavar="N")
-@click.option("--max-length", type=int, default=128, show_default=True, metavar="N")
+@click.option("--max-length", type=LENGTH, default=128, show_default=True, metavar="N|auto",
+              help="Tokens per example; auto (labelled files): the 99th percentile of their rows with [CLS] and "
+                   "[SEP], rounded up to a multiple of 8 and capped by the model's positions.")
 @click.option("--lr", type=float, default=None, metavar="LR",
               help="Peak learning rate (default: 1e-3 for modernbert, 5e-4 for bert).")
 @click.option("--warmup-steps", type=int, default=None, metavar="N",
@@ -94,13 +97,20 @@ def _model_overrides(layers, hidden, heads, ffn, positions, dropout):
 @click.option("--force", is_flag=True,
               help="Replace RUN_DIR even if it holds an earlier run or other files (at the new run's first "
                    "checkpoint; until then RUN_DIR is left as it was).")
+@click.option("--text-field", default=Fields.text, show_default=True, metavar="NAME",
+              help="Labelled corpus files (.jsonl, .json, .csv, .tsv): the field holding the text; each row is "
+                   "one document and its labels are never read.")
+@click.option("--text-pair-field", default=Fields.text_pair, show_default=True, metavar="NAME",
+              help="Labelled corpus files: the field holding a pair's second text, when a row has one (read into "
+                   "the same document).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 def command(corpus, tokenizer_dir, output, objective, generator_layers, arch, steps, batch_size, max_length, lr,
             warmup_steps, warmup_seconds, weight_decay, clip, seed, mlm_probability, mlm_probability_end,
             whole_word_masking, eval_file, eval_every, eval_every_seconds, eval_blocks, checkpoint_every, log_every,
             max_time, resume, init_dir, layers, hidden, heads, ffn, positions, dropout, shuffle, shuffle_buffer,
-            threads, bf16, device, force, quiet):
-    """Pretrain a BERT or ModernBERT on CORPUS (text files, or one shard folder from `tokkit encode --pretraining`).
+            threads, bf16, device, force, text_field, text_pair_field, quiet):
+    """Pretrain a BERT or ModernBERT on CORPUS (text files, labelled files read for their texts, or one shard
+    folder from `tokkit encode --pretraining`).
 
     Runs under torchrun too: `torchrun --nproc-per-node 2 -m tokkit.cli pretrain ...`.
     """
@@ -121,7 +131,8 @@ def command(corpus, tokenizer_dir, output, objective, generator_layers, arch, st
         device=device, shuffle=shuffle, **buffer,
         model=_model_overrides(layers, hidden, heads, ffn, positions, dropout))
     summary = pretrain(tokenizer_dir, list(corpus), output, config=cfg, eval_file=eval_file, resume=resume,
-                       init=init_dir, progress=None if not quiet else False, force=force)
+                       init=init_dir, progress=None if not quiet else False, force=force,
+                       fields=Fields(text=text_field, text_pair=text_pair_field))
     if not quiet:
         brief = {"arch": summary["arch"], "steps": summary["steps"], "train_seconds": summary["train_seconds"],
                  "peak_rss_mb": summary["peak_rss_mb"],

@@ -17,6 +17,7 @@ from tokkit.labelled.baseline import most_frequent_tag_baseline as most_frequent
 from tokkit.labelled.baseline import most_frequent_tag_predictions as most_frequent_tag_predictions
 from tokkit.labelled.classify import classification_features as classification_features
 from tokkit.labelled.files import read_examples as read_examples
+from tokkit.labelled.files import sample_rows as sample_rows
 from tokkit.labelled.labels import check_labels as check_labels
 from tokkit.labelled.labels import label_list as label_list
 from tokkit.labelled.metrics import classification_report as classification_report
@@ -32,7 +33,7 @@ from tokkit.labelled.tagging import tagging_features as tagging_features
 from tokkit.labelled.tagging import text_words as text_words
 from tokkit.labelled.tagging import word_predictions as word_predictions
 
-__all__ = ["Fields", "TASKS", "IGNORE_INDEX", "read_examples", "label_list", "check_labels",
+__all__ = ["Fields", "TASKS", "IGNORE_INDEX", "read_examples", "sample_rows", "label_list", "check_labels",
            "classification_features", "tagging_features", "word_predictions", "text_words", "qa_features",
            "qa_predictions", "classification_report", "tagging_report", "squad_report", "format_report",
            "most_frequent_tag_baseline", "most_frequent_tag_predictions"]

@@ -21,13 +21,19 @@ import os
 from pathlib import Path
 from typing import Iterator
 
+import numpy as np
+
 from tokkit._files import parse_json, read_text
 from tokkit.errors import TokkitError
-from tokkit.labelled.rows import TASKS, Fields, make_row
+from tokkit.labelled.rows import TASKS, Fields, make_row, text_row
 
 SUFFIXES = {".jsonl": "json", ".json": "json", ".csv": "csv", ".tsv": "tsv"}
 
-__all__ = ["Fields", "read_examples", "TASKS"]
+__all__ = ["Fields", "read_examples", "read_texts", "sample_rows", "is_labelled_file", "TASKS"]
+
+# The seed of every --train-limit sample: fixed, not --seed, so that the arms and seeds of a
+# comparison train on the same rows and differ only in their model and its randomness.
+SAMPLE_SEED = 20231
 
 
 def read_examples(path: str | os.PathLike, task: str, *, fields: Fields = Fields(),
@@ -43,22 +49,71 @@ def read_examples(path: str | os.PathLike, task: str, *, fields: Fields = Fields
     if task not in TASKS:
         raise TokkitError(f"unknown task {task!r} (one of {', '.join(TASKS)})")
     path = Path(path)
+    kind = _kind(path)
+    rows = [make_row(task, record, f"{path}: {where}", line, fields, labelled, from_table=kind != "json", index=i)
+            for i, (where, line, record) in enumerate(_records(path, kind, task, fields))]
+    if not rows:
+        raise TokkitError(f"{path}: empty file (no rows)")
+    return rows
+
+
+def read_texts(path: str | os.PathLike, *, fields: Fields = Fields()) -> list[dict]:
+    """The texts of a labelled file, `{"text", "text_pair" (or None)}` per row, its labels never read.
+
+    >>> import tempfile, os
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "train.jsonl")
+    ...     _ = open(path, "w").write('{"text": "A fine film.", "label": [1]}\\n')
+    ...     read_texts(path)
+    [{'text': 'A fine film.', 'text_pair': None}]
+    """
+    path = Path(path)
+    rows = [text_row(record, f"{path}: {where}", fields)
+            for where, _line, record in _records(path, _kind(path), "classify", fields)]
+    if not rows:
+        raise TokkitError(f"{path}: empty file (no rows)")
+    return rows
+
+
+def sample_rows(rows: list[dict], limit: int | None, path: str | os.PathLike = "") -> list[dict]:
+    """`limit` rows of `rows`, in file order: the first `limit` of one fixed shuffle, so a larger
+    sample holds every smaller one; all rows when `limit` is None.
+
+    >>> [r["n"] for r in sample_rows([{"n": i} for i in range(10)], 3)]
+    [2, 6, 9]
+    """
+    if limit is None:
+        return rows
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise TokkitError(f"--train-limit must be a whole number >= 1, got {limit!r}")
+    if limit > len(rows):
+        raise TokkitError(f"{path}: --train-limit {limit} exceeds the file's {len(rows)} rows")
+    chosen = np.random.default_rng(SAMPLE_SEED).permutation(len(rows))[:limit]
+    return [rows[i] for i in sorted(chosen.tolist())]
+
+
+def is_labelled_file(path: str | os.PathLike) -> bool:
+    """Whether the suffix names a labelled format (.jsonl, .json, .csv, .tsv)."""
+    return Path(path).suffix.lower() in SUFFIXES
+
+
+def _kind(path: Path) -> str:
+    """"json", "csv" or "tsv", from the suffix."""
     kind = SUFFIXES.get(path.suffix.lower())
     if kind is None:
         raise TokkitError(f"{path}: cannot tell the format from the suffix {path.suffix!r} "
                           f"(one of {', '.join(SUFFIXES)})")
+    return kind
+
+
+def _records(path: Path, kind: str, task: str, fields: Fields) -> Iterator[tuple[str, int | None, dict]]:
+    """(where, line, record) of every record of the file, whatever its format."""
     text = read_text(path).removeprefix("\ufeff")  # a byte-order mark, as spreadsheet programs write
     if path.suffix.lower() == ".json":
-        records = _json_records(path, text, task, fields)
-    elif kind == "json":
-        records = _line_records(path, text)
-    else:
-        records = _table_records(path, text, kind == "tsv")
-    rows = [make_row(task, record, f"{path}: {where}", line, fields, labelled, from_table=kind != "json", index=i)
-            for i, (where, line, record) in enumerate(records)]
-    if not rows:
-        raise TokkitError(f"{path}: empty file (no rows)")
-    return rows
+        return _json_records(path, text, task, fields)
+    if kind == "json":
+        return _line_records(path, text)
+    return _table_records(path, text, kind == "tsv")
 
 
 def _json_records(path: Path, text: str, task: str, fields: Fields) -> Iterator[tuple[str, int | None, dict]]:

@@ -83,12 +83,18 @@ def _json_type(value) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def _classify(record: dict, where: str, f: Fields, labelled: bool) -> dict:
+def text_row(record: dict, where: str, f: Fields) -> dict:
+    """`{"text", "text_pair" (or None)}` of one record; no other field is read (pretraining on a task's texts)."""
     text = _text(_field(record, f.text, where, True), f.text, where)
     pair = _field(record, f.text_pair, where, False)
+    return {"text": text, "text_pair": None if pair is None else _text(pair, f.text_pair, where)}
+
+
+def _classify(record: dict, where: str, f: Fields, labelled: bool) -> dict:
+    row = text_row(record, where, f)
     label = _field(record, f.label, where, labelled)
-    return {"text": text, "text_pair": None if pair is None else _text(pair, f.text_pair, where),
-            "label": None if label is None else _label(label, f.label, where)}
+    row["label"] = None if label is None else _label(label, f.label, where)
+    return row
 
 
 def _tag(record: dict, where: str, f: Fields, labelled: bool, from_table: bool) -> dict:

@@ -8,6 +8,7 @@ from tokkit.pretraining.dataset import KINDS as KINDS
 from tokkit.pretraining.dataset import PretrainingDataset as PretrainingDataset
 from tokkit.pretraining.dataset import iter_examples as iter_examples
 from tokkit.pretraining.dataset import iter_shuffled_examples as iter_shuffled_examples
+from tokkit.pretraining.dataset import labelled_lengths as labelled_lengths
 from tokkit.pretraining.dataset import worker_share as worker_share
 from tokkit.pretraining.documents import iter_documents as iter_documents
 from tokkit.pretraining.shards import ShardDataset as ShardDataset

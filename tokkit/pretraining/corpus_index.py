@@ -1,7 +1,8 @@
 """Where every document of a corpus lies, and the order an epoch visits them in.
 
 `DocumentIndex.build(paths)` reads the corpus once and records each document's file and byte span
-(tokkit.pretraining.documents.file_spans). An epoch's order (`epoch_order`) is then a seeded random
+(tokkit.pretraining.documents.file_spans; a labelled file's documents are numbered, not spanned, and
+a reader keeps that file's texts once it has read them). An epoch's order (`epoch_order`) is then a seeded random
 permutation of all documents across all files, and `DocumentReader` fetches documents in that order
 by seeking to their spans, so memory never holds more than the documents being tokenized.
 
@@ -27,8 +28,10 @@ from typing import Iterator, List, Sequence, Tuple
 import numpy as np
 
 from tokkit.errors import TokkitError
+from tokkit.labelled.files import is_labelled_file
+from tokkit.labelled.rows import Fields
 from tokkit.pretraining.documents import (GROUP_CHARS, GROUP_DOCUMENTS, Document, _file_documents, expand_paths,
-                                          file_spans, read_span)
+                                          file_spans, labelled_documents, read_span)
 from tokkit.text.corpus import Source
 
 MAX_OPEN_FILES = 64  # plain files kept open by a reader; compressed ones are never closed mid-epoch
@@ -44,16 +47,18 @@ class DocumentIndex:
     file: np.ndarray   # (D,) int32
     start: np.ndarray  # (D,) int64
     end: np.ndarray    # (D,) int64
+    fields: Fields = Fields()  # the text fields of labelled files
 
     @classmethod
-    def build(cls, paths) -> "DocumentIndex":
+    def build(cls, paths, fields: Fields = Fields()) -> "DocumentIndex":
         """Read every file once and record its documents (a folder stands for its sorted files)."""
         files = [str(p) for p in expand_paths(paths)]
-        spans = [(f, start, end) for f, path in enumerate(files) for start, end, _doc in file_spans(path)]
+        spans = [(f, start, end) for f, path in enumerate(files) for start, end, _doc in file_spans(path, fields)]
         if not spans:
             raise TokkitError("the corpus yields no examples: it holds no documents (are its files empty?)")
         file, start, end = (np.asarray(column, np.int64) for column in zip(*spans))
-        return cls(tuple(files), tuple(Source(p).compressed for p in files), file.astype(np.int32), start, end)
+        return cls(tuple(files), tuple(Source(p).compressed for p in files), file.astype(np.int32), start, end,
+                   fields)
 
     def __len__(self) -> int:
         return len(self.file)
@@ -101,9 +106,12 @@ class DocumentReader:
         self.index = index
         self._plain: "OrderedDict[int, object]" = OrderedDict()
         self._compressed: dict = {}  # file -> (next document number, iterator)
+        self._labelled: dict = {}  # file -> its documents, read whole on first use
 
     def read(self, doc: int) -> Document:
         f = int(self.index.file[doc])
+        if is_labelled_file(self.index.paths[f]):
+            return self._read_labelled(f, int(self.index.start[doc]))
         if self.index.compressed[f]:
             return self._read_compressed(f, self.index.number_in_file(doc))
         fh = self._open(f)
@@ -133,10 +141,18 @@ class DocumentReader:
         self._plain[f] = fh
         return fh
 
+    def _read_labelled(self, f: int, number: int) -> Document:
+        if f not in self._labelled:
+            self._labelled[f] = labelled_documents(self.index.paths[f], self.index.fields)
+        docs = self._labelled[f]
+        if number >= len(docs):
+            raise TokkitError(f"{self.index.paths[f]}: file changed while training (fewer rows than indexed)")
+        return docs[number]
+
     def _read_compressed(self, f: int, number: int) -> Document:
         at, docs = self._compressed.get(f, (0, None))
         if docs is None or number < at:  # the first visit this epoch, or a new epoch: start again
-            at, docs = 0, _file_documents(self.index.paths[f])
+            at, docs = 0, _file_documents(self.index.paths[f], self.index.fields)
         for doc in docs:
             if at == number:
                 self._compressed[f] = (at + 1, docs)
@@ -149,6 +165,7 @@ class DocumentReader:
             fh.close()
         self._plain.clear()
         self._compressed.clear()
+        self._labelled.clear()
 
     def __enter__(self) -> "DocumentReader":
         return self

@@ -32,13 +32,16 @@ from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from tokkit.errors import TokkitError
+from tokkit.labelled.files import is_labelled_file
+from tokkit.labelled.rows import Fields
 from tokkit.pretraining.collate import special_token_ids
 from tokkit.pretraining.corpus_index import DocumentIndex, DocumentReader, epoch_order, order_groups
-from tokkit.pretraining.documents import document_sentences, expand_paths, iter_groups
+from tokkit.pretraining.documents import document_sentences, expand_paths, iter_groups, labelled_documents
 from tokkit.pretraining.examples import Example, Packer, nsp_examples
 from tokkit.pretraining.shuffle import DEFAULT_BUFFER, spread
 
-__all__ = ["iter_examples", "iter_shuffled_examples", "PretrainingDataset", "worker_share", "check_kind", "KINDS"]
+__all__ = ["iter_examples", "iter_shuffled_examples", "PretrainingDataset", "worker_share", "check_kind", "KINDS",
+           "labelled_lengths"]
 
 KINDS = ("nsp", "full")
 GROUP_STRIDE = 1 << 32  # index = group * GROUP_STRIDE + position of the example in its group
@@ -86,6 +89,12 @@ def _tokenize_sentences(tokenizer, docs, threads) -> List[List[List[int]]]:
     return out
 
 
+def labelled_lengths(tokenizer, paths, fields: Fields = Fields()) -> List[int]:
+    """The token count of every document (row) of the corpus' labelled files; [] when it holds none."""
+    docs = [doc for path in expand_paths(paths) if is_labelled_file(path) for doc in labelled_documents(path, fields)]
+    return [len(ids) for ids in _tokenize_docs(tokenizer, docs, None)]
+
+
 class _Group:
     """One group of documents: its number, the corpus numbers of its documents, their text read on demand."""
 
@@ -109,18 +118,19 @@ class _Group:
 
 def iter_examples(tokenizer, paths, *, kind: str, max_length: int = 128, seed: int = 0, share: int = 0,
                   shares: int = 1, threads: Optional[int] = None,
-                  on_text: Optional[Callable[[int], None]] = None) -> Iterator[Example]:
+                  on_text: Optional[Callable[[int], None]] = None, fields: Fields = Fields()) -> Iterator[Example]:
     """Stream the examples of share `share` out of `shares` in file order, each with its global `index`.
 
     Memory holds one group of documents (and, for `full`, the next group while its first
     documents complete the last block). NSP randomness is seeded by (seed, group).
-    `on_text(n)` is told of the characters of each group read (for a progress bar).
+    `on_text(n)` is told of the characters of each group read (for a progress bar). `fields`
+    names the text fields of labelled files.
     """
     check_kind(kind, max_length)
 
     def groups() -> Iterator[_Group]:
         first = 0
-        for g, docs in iter_groups(paths):
+        for g, docs in iter_groups(paths, fields):
             yield _Group(g, range(first, first + len(docs)), docs.__getitem__)
             first += len(docs)
 
@@ -218,13 +228,15 @@ class PretrainingDataset:
     (tokkit.pretraining.shuffle); call `set_epoch(e)` before iterating epoch e (as with torch's
     DistributedSampler; with `persistent_workers` the workers keep the epoch they started with).
     The corpus is read once here to find its documents. `shuffle=False` streams the files in order.
+    `fields` names the text fields read from labelled files (tokkit.pretraining.documents).
 
     Picklable (it holds the tokenizer, the paths and the document index, no open file); each
     iteration reads the corpus afresh, so it can serve epoch after epoch.
     """
 
     def __init__(self, tokenizer, paths, *, kind: str, max_length: int = 128, seed: int = 0,
-                 rank: int = 0, world_size: int = 1, shuffle: bool = True, buffer_size: int = DEFAULT_BUFFER):
+                 rank: int = 0, world_size: int = 1, shuffle: bool = True, buffer_size: int = DEFAULT_BUFFER,
+                 fields: Fields = Fields()):
         check_kind(kind, max_length)
         if not 0 <= rank < world_size:
             raise TokkitError(f"rank {rank} is outside [0, world_size={world_size})")
@@ -240,7 +252,8 @@ class PretrainingDataset:
         self.shuffle = bool(shuffle)
         self.buffer_size = int(buffer_size)
         self.epoch = 0
-        self.index = DocumentIndex.build(self.paths) if self.shuffle else None
+        self.fields = fields
+        self.index = DocumentIndex.build(self.paths, fields) if self.shuffle else None
 
     def set_epoch(self, epoch: int) -> None:
         """Iterate epoch `epoch` next: its document order and buffer order (a no-op without shuffle)."""
@@ -252,7 +265,7 @@ class PretrainingDataset:
         options = dict(kind=self.kind, max_length=self.max_length, seed=self.seed, share=share, shares=shares,
                        threads=1 if in_worker else None)
         if self.index is None:
-            return iter_examples(self.tokenizer, self.paths, **options)
+            return iter_examples(self.tokenizer, self.paths, fields=self.fields, **options)
         return iter_shuffled_examples(self.tokenizer, self.index, epoch=self.epoch, buffer_size=self.buffer_size,
                                       **options)
 

@@ -2,7 +2,8 @@
 
 A block of one line followed by a blank line (a title, as in Wikipedia dumps) belongs to the
 block after it. Files may be plain or compressed (.gz, .bz2, .xz); a folder stands for the
-sorted files inside it. Documents are grouped into small runs (`iter_groups`) that are the unit
+sorted files inside it. A labelled file (.jsonl, .json, .csv, .tsv, read by tokkit.labelled) is read
+for its text fields alone, one document per row (`labelled_documents`). Documents are grouped into small runs (`iter_groups`) that are the unit
 of work shared out between DataLoader workers and ranks.
 
 >>> import tempfile, os
@@ -22,6 +23,8 @@ from typing import Iterable, Iterator, List, Sequence, Tuple, Union
 import regex
 
 from tokkit.errors import TokkitError
+from tokkit.labelled.files import is_labelled_file, read_texts
+from tokkit.labelled.rows import Fields
 from tokkit.text.corpus import Source, check_folder_tree
 
 PathLike = Union[str, os.PathLike]
@@ -70,13 +73,30 @@ def _lines(path: Path) -> Iterator[Tuple[int, str]]:
         raise TokkitError(f"{path}: cannot read ({exc})") from None
 
 
-def file_spans(path: Path) -> Iterator[Tuple[int, int, Document]]:
+def labelled_documents(path: PathLike, fields: Fields = Fields()) -> List[Document]:
+    """Each row of a labelled file as one document: the non-blank lines of its text, then of its pair's."""
+    docs = []
+    for row in read_texts(path, fields=fields):
+        lines = [line.rstrip() for part in (row["text"], row["text_pair"]) if part
+                 for line in part.splitlines() if line.strip()]
+        if lines:  # an empty text is no document, as a run of blank lines is none
+            docs.append(lines)
+    if not docs:
+        raise TokkitError(f"{path}: no text to pretrain on: field {fields.text!r} is empty in every row")
+    return docs
+
+
+def file_spans(path: Path, fields: Fields = Fields()) -> Iterator[Tuple[int, int, Document]]:
     """(first byte, end byte, lines) of each document of one file, in file order.
 
+    A labelled file's span is (k, k + 1) for its k-th document: it is read whole, by rows, not by bytes.
     The span runs from the document's first line (its title, if any) to the end of its last
     line; every non-blank line inside it belongs to the document, so `read_span` gets the
     document back from the bytes alone. Offsets count decompressed bytes for a compressed file.
     """
+    if is_labelled_file(path):
+        yield from ((k, k + 1, doc) for k, doc in enumerate(labelled_documents(path, fields)))
+        return
     titles: Document = []  # lone lines waiting for the block they head
     block: Document = []
     size = 0
@@ -112,22 +132,24 @@ def read_span(data: bytes) -> Document:
     return [line.rstrip() for line in io.StringIO(text, newline=None) if line.strip()]
 
 
-def _file_documents(path: Path) -> Iterator[Document]:
-    for _start, _end, doc in file_spans(path):
+def _file_documents(path: Path, fields: Fields = Fields()) -> Iterator[Document]:
+    for _start, _end, doc in file_spans(path, fields):
         yield doc
 
 
-def iter_documents(paths: Union[PathLike, Sequence[PathLike]]) -> Iterator[Document]:
+def iter_documents(paths: Union[PathLike, Sequence[PathLike]], fields: Fields = Fields()) -> Iterator[Document]:
     """Yield each document of the corpus, in file order, as its list of non-blank lines.
 
     Memory holds one document at a time (at most MAX_DOCUMENT_CHARS characters: a longer run of
-    lines without a blank one is cut there). A document never spans two files.
+    lines without a blank one is cut there), or one labelled file's texts. A document never spans
+    two files. `fields` names the text fields of labelled files.
     """
     for path in expand_paths(paths):
-        yield from _file_documents(path)
+        yield from _file_documents(path, fields)
 
 
-def iter_groups(paths: Union[PathLike, Sequence[PathLike]]) -> Iterator[Tuple[int, List[Document]]]:
+def iter_groups(paths: Union[PathLike, Sequence[PathLike]],
+                fields: Fields = Fields()) -> Iterator[Tuple[int, List[Document]]]:
     """Yield (group number, documents): runs of up to GROUP_DOCUMENTS documents / GROUP_CHARS characters.
 
     Groups depend on the text alone, so every worker sees the same numbering.
@@ -135,7 +157,7 @@ def iter_groups(paths: Union[PathLike, Sequence[PathLike]]) -> Iterator[Tuple[in
     group: List[Document] = []
     chars = 0
     number = 0
-    for doc in iter_documents(paths):
+    for doc in iter_documents(paths, fields):
         group.append(doc)
         chars += sum(len(line) for line in doc)
         if len(group) >= GROUP_DOCUMENTS or chars >= GROUP_CHARS:
