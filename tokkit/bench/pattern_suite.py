@@ -26,7 +26,6 @@ so Python's cached UTF-8 of it serves them all alike.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 from pathlib import Path
 
