@@ -33,8 +33,7 @@ def _models(tok, arch: str, head, folder: str):
     torch.manual_seed(0)
     ours = TaskModel(model_config(arch, {"vocab_size": tok.vocab_size}), head)
     save_hf(ours, tok, folder, force=True)
-    auto = transformers.AutoModelForSequenceClassification if head.task == "classify" else \
-        transformers.AutoModelForTokenClassification
+    auto = getattr(transformers, head.kind.auto_class)
     theirs = auto.from_pretrained(folder)
     return ours.train(), theirs.train()
 

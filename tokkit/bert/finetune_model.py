@@ -49,12 +49,12 @@ class StartingPoint:
         if self.state:
             return HeadConfig.from_dict(self.state["finetune"]["head"])
         labels = ()
-        if cfg.task in ("classify", "tag"):
+        if cfg.kind.has_labels:
             try:
-                labels = self.own_head.labels if self.own_head is not None else tuple(label_list(rows, cfg.task))
+                labels = self.own_head.labels if self.own_head is not None else tuple(label_list(rows, cfg.kind.rows))
             except TokkitError as exc:
                 raise TokkitError(f"{path}: {exc}") from None
-            check_labels(rows, cfg.task, {x: i for i, x in enumerate(labels)}, path)
+            check_labels(rows, cfg.kind.rows, {x: i for i, x in enumerate(labels)}, path)
         try:
             return HeadConfig(cfg.task, labels=labels, pooling=cfg.pooling, dropout=cfg.head_dropout)
         except ValueError as exc:

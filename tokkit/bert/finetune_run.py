@@ -44,7 +44,7 @@ from tokkit.bert.run_files import Metrics, drop_folder, held_run, keep_folder, p
 from tokkit.bert.settings import finite, whole
 from tokkit.bert.train import check_run_output, peak_rss_mb
 from tokkit.errors import TokkitError
-from tokkit.labelled import Fields, check_labels, read_examples, sample_rows
+from tokkit.labelled import Fields, read_examples, sample_rows
 from tokkit.labelled.lengths import AUTO, fit_length, row_lengths
 
 UNSEEN_LABELS = ("error", "wrong")
@@ -154,16 +154,14 @@ def _prepare(model, train_file, out, cfg, *, eval_file, tokenizer, from_scratch,
     fitted = cfg.max_length == AUTO
     start = starting_point(model, tokenizer, cfg, from_scratch=from_scratch, arch=arch,
                            settings=model_settings, state=state, checkpoint=out / "checkpoint")
-    train_rows = read_examples(train_file, td.reader_task(cfg.task), fields=fields)
+    train_rows = read_examples(train_file, cfg.kind.rows, fields=fields)
     head = start.head_for(cfg, train_rows, train_file)  # the whole file's labels, whatever the sample holds
     if cfg.max_length == AUTO:  # fitted to the whole file, so every --train-limit of it gets the same length
         cfg = _fitted(cfg, start, train_rows, say=progress is not False and os.environ.get("RANK", "0") == "0")
     train_rows = sample_rows(train_rows, cfg.train_limit, train_file)
-    dev_rows = read_examples(eval_file, td.reader_task(cfg.task), fields=fields) if eval_file is not None else None
-    if dev_rows is not None and cfg.task in ("classify", "tag") and unseen_labels == "error":
-        check_labels(dev_rows, cfg.task, {x: i for i, x in enumerate(head.labels)}, eval_file)
-    if dev_rows is not None and cfg.task == "regress":
-        td.numbers(dev_rows, eval_file)  # scored after the first epoch: a bad label must fail now
+    dev_rows = read_examples(eval_file, cfg.kind.rows, fields=fields) if eval_file is not None else None
+    if dev_rows is not None:
+        cfg.kind.check_eval_rows(dev_rows, head, eval_file, unseen_labels)
     train = _features(cfg, start.tokenizer, train_rows, head, True)
     dev = _features(cfg, start.tokenizer, dev_rows, head, False) if dev_rows else None
     for data, path in ((train, train_file), (dev, eval_file)):
@@ -192,7 +190,7 @@ def _prepare(model, train_file, out, cfg, *, eval_file, tokenizer, from_scratch,
 
 def _fitted(cfg: FinetuneConfig, start, rows: list, *, say: bool) -> FinetuneConfig:
     """The config with --max-length auto resolved against the training rows and the model's positions."""
-    length = fit_length(row_lengths(start.tokenizer, cfg.task, rows), cap=start.config.max_position_embeddings)
+    length = fit_length(row_lengths(start.tokenizer, cfg.kind.rows, rows), cap=start.config.max_position_embeddings)
     if say:
         sys.stderr.write(f"--max-length auto: {length} tokens (99th percentile of the training rows, specials "
                          f"included, to a multiple of 8, at most {start.config.max_position_embeddings})\n")

@@ -24,7 +24,8 @@ from torch import nn
 
 from tokkit._files import atomic_dir, read_json
 from tokkit.bert.hf_config import arch_of_hf, config_from_hf, config_to_hf, head_from_hf, read_config
-from tokkit.bert.hf_names import ARCHITECTURES, BASE_PREFIX, UNPOOLED_TASKS, rename, task_of_architecture
+from tokkit.bert.hf_names import ARCHITECTURES, BASE_PREFIX, UNPOOLED_TASKS, rename
+from tokkit.bert.tasks import task_of_architecture
 from tokkit.bert.heads import HeadConfig, TaskModel, arch_of
 from tokkit.bert.model import BertForPreTraining, BertModel
 from tokkit.bert.modernbert import ModernBertForMaskedLM, ModernBertModel
