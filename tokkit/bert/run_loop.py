@@ -176,14 +176,13 @@ def _everyone_stops(run: Run, over: bool) -> bool:
     return over
 
 
-def timed_step(run: Run, draw: Callable[[], dict], lr: Callable[[], float], update: Callable[[dict], dict]) -> dict:
-    """One optimizer step: the batch drawn, each parameter group's lr set (`lr()` times its
-    `lr_scale`), `update(batch)` run; all of it counts as training time. Returns update's stats."""
+def timed_step(run: Run, draw: Callable[[], dict], lr: float, update: Callable[[dict], object]):
+    """One optimizer step: the batch drawn, each parameter group's lr set (`lr` times its
+    `lr_scale`), `update(batch)` run; all of it counts as training time. Returns what `update` returns."""
     t0 = time.perf_counter()
     batch = draw()
-    rate = lr()
     for group in run.opt.param_groups:
-        group["lr"] = rate * group.get("lr_scale", 1.0)
+        group["lr"] = lr * group.get("lr_scale", 1.0)
     stats = update(batch)
     run.train_time += time.perf_counter() - t0
     run.step += 1

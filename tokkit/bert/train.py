@@ -280,7 +280,7 @@ class Pretraining(loop.Objective):
         """One optimizer step at this step's masking rate and lr (reading and masking the batch count
         as training time)."""
         cfg, step = run.cfg, run.step
-        stats = loop.timed_step(run, lambda: _batch(run, step), lambda: cfg.lr_at(step, run.train_time),
+        stats = loop.timed_step(run, lambda: _batch(run, step), cfg.lr_at(step, run.train_time),
                                 lambda batch: train_step(run.trained, run.opt, batch, clip=cfg.clip, bf16=cfg.bf16))
         run.last_train = stats
         return stats
