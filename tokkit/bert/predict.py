@@ -13,11 +13,10 @@ from typing import Optional
 import numpy as np
 import torch
 
-import tokkit
 from tokkit.bert import task_data as td
 from tokkit.bert.heads import TaskModel
-from tokkit.bert.hf import folder_task, load_hf
-from tokkit.bert.hf_config import read_config
+from tokkit.bert.folders import load_tokenizer, read_folder
+from tokkit.bert.hf import load_hf
 from tokkit.bert.recipe import fast_bf16, pick_device
 from tokkit.errors import TokkitError
 from tokkit.labelled import Fields, check_labels, read_examples
@@ -60,16 +59,16 @@ class FineTuned:
 def load_finetuned(folder, *, device: Optional[str] = None, threads: Optional[int] = None) -> FineTuned:
     """The model and tokenizer of a fine-tuned transformers folder (tokkit's or transformers' own)."""
     folder = Path(folder)
-    raw = read_config(folder)
-    if folder_task(raw) is None:
-        raise TokkitError(f"{folder}: config.json names {raw.get('architectures')}, not a fine-tuned "
+    found = read_folder(folder)
+    if found.task is None:
+        raise TokkitError(f"{folder}: config.json names {found.raw.get('architectures')}, not a fine-tuned "
                           "classification, tagging or question-answering model")
     if threads:
         torch.set_num_threads(threads)
     where = pick_device(device)
     model = load_hf(TaskModel, folder).to(where).eval()
-    tok = tokkit.load(folder)
-    settings = {**DEFAULTS, **{k: v for k, v in (raw.get("tokkit") or {}).items() if k in DEFAULTS}}
+    tok = load_tokenizer(folder)
+    settings = {**DEFAULTS, **{k: v for k, v in (found.raw.get("tokkit") or {}).items() if k in DEFAULTS}}
     check_vocab_fits(model.config, tok, folder / "config.json")
     return FineTuned(model, tok, settings, where, fast_bf16(where))
 

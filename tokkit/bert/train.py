@@ -24,7 +24,6 @@ from typing import Optional, Sequence
 
 import torch
 
-import tokkit
 from tokkit import pretraining
 from tokkit._files import check_output_not_input
 from tokkit.bert import checkpoint as ckpt
@@ -33,8 +32,7 @@ from tokkit.bert import run_loop as loop
 from tokkit.bert.ddp import init_distributed, make_optimizer, train_step, wrap
 from tokkit.bert.evaluate import evaluate, most_frequent_token, plot_loss_curve
 from tokkit.bert.export import export_model, find_checkpoint
-from tokkit.bert.hf import model_folder
-from tokkit.bert.hf_config import config_from_hf, read_config
+from tokkit.bert.folders import load_tokenizer, model_folder, read_folder
 from tokkit.bert.memory import return_freed_memory
 from tokkit.bert.recipe import (NO_STEP_LIMIT, OBJECTIVES, PretrainConfig, build_model, fast_bf16, pick_device,
                                 resolve_arch)
@@ -99,7 +97,7 @@ def _prepare(tokenizer, corpus, out, cfg: PretrainConfig, *, eval_file, resume, 
              fields: Fields) -> _Run:
     """Build the model and the data, draw the first batch; then create the output."""
     return_freed_memory()
-    tok = _load_tokenizer(tokenizer)
+    tok = load_tokenizer(tokenizer)
     specials = data.check_tokenizer(tok)
     device = pick_device(cfg.device)
     if cfg.threads:
@@ -109,7 +107,7 @@ def _prepare(tokenizer, corpus, out, cfg: PretrainConfig, *, eval_file, resume, 
     _check_corpus(state, corpus, rdir, fields)
     if init is not None and not state:
         ckpt.refuse_shape_options(cfg.model, f"--init {init} fixes the model's shape",
-                                  config_from_hf(read_config(init), str(init / "config.json")).to_dict())
+                                  read_folder(init).config.to_dict())
         ckpt.check_folder_tokenizer(init, tok)
     arch = resolve_arch(cfg, init, state)
     cfg = cfg.with_arch_defaults(arch)
@@ -367,12 +365,3 @@ def _finish(run: _Run) -> dict:
                "corpus": corpus_fingerprint(run.corpus, run.fields), "epochs": run.stream.epoch,
                "max_length": run.cfg.max_length}
     return loop.write_summary(run, summary, "loss_curve", plot_loss_curve)
-
-
-# ---------------------------------------------------------------------------------------- helpers
-def _load_tokenizer(tokenizer):
-    if isinstance(tokenizer, (str, os.PathLike)):
-        if not os.path.exists(tokenizer):
-            raise TokkitError(f"{tokenizer}: tokenizer folder does not exist")
-        return tokkit.load(tokenizer)
-    return tokenizer
