@@ -17,31 +17,28 @@ Works under `torchrun` as pretraining does (each rank takes a share of every bat
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import os
 import sys
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import Optional
 
 import numpy as np
 import torch
 
 from tokkit._files import check_output_not_input
-from tokkit.bert import checkpoint as ckpt
 from tokkit.bert import run_loop as loop
 from tokkit.bert import task_data as td
 from tokkit.bert.ddp import init_distributed, task_step, wrap
 from tokkit.bert.finetune_config import FinetuneConfig
 from tokkit.bert.finetune_model import layerwise_optimizer, starting_point
+from tokkit.bert.finetune_resume import restore, resume_state, resumed_config, sha256
 from tokkit.bert.heads import HeadConfig
 from tokkit.bert.recipe import fast_bf16, pick_device
 from tokkit.bert.run_files import plot_curve, publish
 from tokkit.bert.run_loop import check_run_output, peak_rss_mb
 from tokkit.bert.schedule import Schedule
-from tokkit.bert.settings import finite, whole
 from tokkit.errors import TokkitError
 from tokkit.labelled import Fields, read_examples, sample_rows
 from tokkit.labelled.lengths import AUTO, fit_length, row_lengths
@@ -124,12 +121,30 @@ def _prepare(model, train_file, out, cfg, *, eval_file, tokenizer, from_scratch,
         torch.set_num_threads(cfg.threads)
     if cfg.bf16 is None:
         cfg = replace(cfg, bf16=fast_bf16(device))
-    state = _resume_state(out) if resume else {}
+    state = resume_state(out) if resume else {}
     if state:
-        cfg = _resumed_config(state, cfg)
+        cfg = resumed_config(state, cfg)
     fitted = cfg.max_length == AUTO
     start = starting_point(model, tokenizer, cfg, from_scratch=from_scratch, arch=arch,
                            settings=model_settings, state=state, checkpoint=out / "checkpoint")
+    cfg, head, train, dev, train_rows = _data(cfg, start, train_file, eval_file, fields, unseen_labels, progress)
+    torch.manual_seed(cfg.seed)
+    net = start.build(head, state).to(device)
+    rank, world = init_distributed(device)
+    run = _Run(cfg, out, start.tokenizer, device, rank, world, net, wrap(net, device), layerwise_optimizer(net, cfg),
+               head=net.head_config, train=train, dev=dev, train_rows=train_rows, max_length_auto=fitted,
+               files={"train": sha256(train_file), "eval": sha256(eval_file) if eval_file is not None else None},
+               fields=asdict(fields))
+    _epochs(run)
+    if state:
+        restore(run, state)
+    _open_output(run, progress)
+    return run
+
+
+def _data(cfg: FinetuneConfig, start, train_file, eval_file, fields, unseen_labels, progress):
+    """(config, head, training data, evaluation data or None, training rows): the files read and
+    checked, the head their labels give, --max-length auto resolved, the features built."""
     train_rows = read_examples(train_file, cfg.kind.rows, fields=fields)
     head = start.head_for(cfg, train_rows, train_file)  # the whole file's labels, whatever the sample holds
     if cfg.max_length == AUTO:  # fitted to the whole file, so every --train-limit of it gets the same length
@@ -144,25 +159,17 @@ def _prepare(model, train_file, out, cfg, *, eval_file, tokenizer, from_scratch,
         if data is not None:
             td.check_fits(data, start.config, path)
     td.check_learnable(train, train_file)
-    torch.manual_seed(cfg.seed)
-    net = start.build(head, state).to(device)
-    rank, world = init_distributed(device)
-    run = _Run(cfg, out, start.tokenizer, device, rank, world, net, wrap(net, device), layerwise_optimizer(net, cfg),
-               head=net.head_config, train=train, dev=dev)
-    n = len(run.train)
-    # With several ranks every step needs rows on each: a last, partial batch is left out of the epoch.
+    return cfg, head, train, dev, len(train_rows)
+
+
+def _epochs(run: _Run) -> None:
+    """Steps per epoch and the lr schedule over them. With several ranks every step needs rows on
+    each: a last, partial batch is left out of the epoch."""
+    cfg, n, world = run.cfg, len(run.train), run.world
     run.steps_per_epoch = math.ceil(n / cfg.batch_size) if world == 1 else max(1, n // cfg.batch_size)
     if world > cfg.batch_size:
         raise TokkitError(f"--batch-size {cfg.batch_size} gives some of the {world} ranks no rows")
     run.schedule = cfg.schedule(run.total_steps)
-    run.files = {"train": _sha256(train_file), "eval": _sha256(eval_file) if eval_file is not None else None}
-    run.fields = asdict(fields)
-    run.train_rows = len(train_rows)
-    run.max_length_auto = fitted
-    if state:
-        _restore(run, state)
-    _open_output(run, progress)
-    return run
 
 
 def _fitted(cfg: FinetuneConfig, start, rows: list, *, say: bool) -> FinetuneConfig:
@@ -178,86 +185,6 @@ def _features(cfg: FinetuneConfig, tok, rows, head: HeadConfig, training: bool) 
     """Training rows with their targets; evaluation rows without (they are scored from the rows' own labels)."""
     return td.task_data(cfg.task, tok, rows, head, max_length=cfg.length, stride=cfg.stride,
                         label_all_subtokens=cfg.label_all_subtokens, labelled=training, training=training)
-
-
-def _sha256(path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def _resume_state(out: Path) -> dict:
-    state = ckpt.read_state(out / "checkpoint")
-    ckpt.check_model_config(out / "checkpoint", state)
-    if not isinstance(state.get("finetune"), dict):
-        raise TokkitError(f"{out / 'checkpoint'}: not a fine-tuning checkpoint (a pretraining run resumes with "
-                          "tokkit pretrain --resume)")
-    _check_finetune_state(state, out / "checkpoint" / "state.json")
-    return state
-
-
-def _check_finetune_state(state: dict, path: Path) -> None:
-    """The fine-tuning fields of state.json a resume relies on: the head, the files' digests and
-    fields, the best and last evaluations; an edited one is one error naming the field."""
-    saved = state["finetune"]
-
-    def bad(field, why):
-        raise TokkitError(f"{path}: field 'finetune.{field}' {why}; the checkpoint cannot be resumed exactly")
-
-    try:
-        head = HeadConfig.from_dict(saved.get("head"))
-    except (TypeError, ValueError) as exc:
-        bad("head", f"is not a head tokkit builds ({exc})")
-    if head.task != state["config"].get("task"):
-        bad("head", f"is a {head.task!r} head, but the run's task is {state['config'].get('task')!r}")
-    files = saved.get("files")
-    if not (isinstance(files, dict) and isinstance(files.get("train"), str)
-            and (files.get("eval") is None or isinstance(files["eval"], str))):
-        bad("files", f"must hold the training and evaluation files' digests, got {files!r}")
-    if saved.get("fields") is not None and not isinstance(saved["fields"], dict):
-        bad("fields", f"must be an object, got {saved['fields']!r}")
-    for key in ("best", "last_eval"):
-        rec = saved.get(key)
-        if rec is not None and not (isinstance(rec, dict) and finite(rec.get("metric_value"))
-                                    and whole(rec.get("step"))):
-            bad(key, f"must be an evaluation with a finite metric_value and a step, got {rec!r}")
-
-
-def _resumed_config(state: dict, cfg: FinetuneConfig) -> FinetuneConfig:
-    """The checkpoint's settings, except those that say how long and where to run."""
-    if state["config"].get("task") != cfg.task:
-        raise TokkitError(f"checkpoint/state.json: the run trains task {state['config'].get('task')!r}, "
-                          f"not {cfg.task!r}; resume it with its own --task")
-    if state["config"].get("train_limit") != cfg.train_limit:  # another sample is other training data
-        saved = state["config"].get("train_limit")
-        raise TokkitError(f"checkpoint/state.json: the run trains on "
-                          f"{'all training rows' if saved is None else f'a sample of {saved} training rows'}; "
-                          f"resume it with {'no --train-limit' if saved is None else f'--train-limit {saved}'}")
-    now = {k: getattr(cfg, k) for k in ("epochs", "max_time", "eval_every_seconds", "checkpoint_every",
-                                          "threads", "device", "bf16")}
-    try:
-        return FinetuneConfig(**{**state["config"], **now})
-    except TypeError as exc:
-        raise TokkitError(f"checkpoint/state.json: field 'config' does not fit this tokkit ({exc})") from None
-    except TokkitError as exc:
-        raise TokkitError(f"checkpoint/state.json: field 'config': {exc}") from None
-
-
-def _restore(run: _Run, state: dict) -> None:
-    """The checkpoint's optimizer, position and best result; the same training and evaluation files."""
-    saved = state["finetune"]
-    if saved.get("files") != run.files:
-        raise TokkitError(f"{run.out / 'checkpoint'}: the run was trained on other files (their contents differ); "
-                          "resume with the same training and evaluation files")
-    if saved.get("fields") is not None and saved["fields"] != run.fields:
-        changed = ", ".join(f"--{k.replace('_', '-')}-field {saved['fields'].get(k)!r}" for k in sorted(run.fields)
-                            if saved["fields"].get(k) != run.fields[k])
-        raise TokkitError(f"{run.out / 'checkpoint'}: the run read other fields of its files ({changed}); "
-                          "resume with the same fields")
-    ckpt.load_optimizer_state(run.out / "checkpoint", run.model, run.opt)
-    run.step, run.train_time = int(state["step"]), float(state.get("train_seconds", 0.0))
-    run.epoch, run.batch_in_epoch = divmod(run.step, run.steps_per_epoch)
-    run.best, run.last_eval = saved.get("best"), saved.get("last_eval")
-    run.max_length_auto = saved.get("max_length_auto") is True
-    ckpt.set_rng_state(state["rng"])
 
 
 def _open_output(run: _Run, progress) -> None:

@@ -19,7 +19,6 @@ import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 from typing import Optional, Sequence
 
 import torch
@@ -31,14 +30,14 @@ from tokkit.bert import data
 from tokkit.bert import run_loop as loop
 from tokkit.bert.ddp import init_distributed, make_optimizer, train_step, wrap
 from tokkit.bert.evaluate import evaluate, most_frequent_token, plot_loss_curve
-from tokkit.bert.export import export_model, find_checkpoint
+from tokkit.bert.export import export_model
 from tokkit.bert.folders import load_tokenizer, model_folder, read_folder
 from tokkit.bert.memory import return_freed_memory
+from tokkit.bert.pretrain_resume import check_corpus, corpus_fingerprint, resumed
 from tokkit.bert.recipe import (NO_STEP_LIMIT, OBJECTIVES, PretrainConfig, build_model, fast_bf16, pick_device,
                                 resolve_arch)
 from tokkit.bert.run_loop import check_run_output, peak_rss_mb, rss_mb
 from tokkit.errors import TokkitError
-from tokkit.labelled.files import is_labelled_file
 from tokkit.labelled.lengths import AUTO, fit_length
 from tokkit.labelled.rows import Fields
 
@@ -103,8 +102,8 @@ def _prepare(tokenizer, corpus, out, cfg: PretrainConfig, *, eval_file, resume, 
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     rank, world = init_distributed(device)
-    state, cfg, rdir = _resumed(resume, cfg, tok)
-    _check_corpus(state, corpus, rdir, fields)
+    state, cfg, rdir = resumed(resume, cfg, tok)
+    check_corpus(state, corpus, rdir, fields)
     if init is not None and not state:
         ckpt.refuse_shape_options(cfg.model, f"--init {init} fixes the model's shape",
                                   read_folder(init).config.to_dict())
@@ -147,58 +146,6 @@ def _open_output(run: _Run, state: dict, progress) -> None:
                      progress=progress)
     if state:  # RNG last: building the model and optimizer must not disturb it
         ckpt.set_rng_state(state["rng"])
-
-
-def _resumed(resume, cfg: PretrainConfig, tok):
-    """(checkpoint state, the run's config, checkpoint folder) to resume; ({}, cfg, None) for a new run.
-
-    The checkpoint's settings win, except those that say how long and how to run (steps, max_time,
-    evaluation and checkpoint intervals, threads, device).
-    """
-    if resume is None:
-        return {}, cfg, None
-    rdir = find_checkpoint(resume)
-    state = ckpt.read_state(rdir)
-    ckpt.check_model_config(rdir, state)
-    ckpt.check_tokenizer(rdir, state, tok)
-    saved = {"shuffle": False, **state["config"]}  # runs saved before shuffling existed read in file order
-    ckpt.refuse_shape_options(cfg.model, f"the run in {resume} keeps its checkpoint's shape", state["model_config"])
-    now = {k: getattr(cfg, k) for k in ("steps", "max_time", "eval_every", "checkpoint_every",
-                                          "eval_every_seconds", "threads", "device")}
-    try:
-        return state, PretrainConfig(**{**saved, **now}), rdir
-    except TypeError as exc:
-        raise TokkitError(f"{rdir}/state.json: field 'config' does not fit this tokkit ({exc})") from None
-    except TokkitError as exc:
-        raise TokkitError(f"{rdir}/state.json: field 'config': {exc}") from None
-
-
-def corpus_fingerprint(paths, fields: Fields = Fields()) -> list[list]:
-    """[name, bytes] of each corpus input in order (a folder's bytes are its files' total), then the text
-    fields read when it is or holds a labelled file: what a resume must see again for the stream to
-    continue where it stopped."""
-    out = []
-    for p in map(Path, paths):
-        files = [f for f in p.rglob("*") if f.is_file()] if p.is_dir() else [p]
-        entry = [p.name, sum(f.stat().st_size for f in files)]
-        if any(is_labelled_file(f) for f in files):  # other fields of the same file are another corpus
-            entry += [fields.text, fields.text_pair]
-        out.append(entry)
-    return out
-
-
-def _check_corpus(state: dict, corpus: list, rdir, fields: Fields) -> None:
-    """A resume reads the files the run began with, in the same order, for the same text fields
-    (checkpoints that predate the record are taken as they are)."""
-    saved = state.get("corpus")
-    if saved is None:
-        return
-    now = corpus_fingerprint(corpus, fields)
-    if now != saved:
-        names = ", ".join(str(entry[0]) for entry in saved)
-        raise TokkitError(f"{rdir}: the run was trained on other corpus files or another order, or read other text "
-                          f"fields of them ({names}); resume with the same files in the same order and the same "
-                          "--text-field")
 
 
 def _model(cfg: PretrainConfig, arch: str, tok, specials: dict, device, state: dict, rdir, init):
