@@ -22,7 +22,7 @@ def stop_at_step(monkeypatch, n, error):
     """Make the n-th training step raise `error` (after the steps before it ran and logged)."""
     import tokkit.bert.finetune_run as run
 
-    real, seen = run._step, []
+    real, seen = run.Finetuning.step, []
 
     def step(*args, **kwargs):
         seen.append(1)
@@ -30,7 +30,7 @@ def stop_at_step(monkeypatch, n, error):
             raise error
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(run, "_step", step)
+    monkeypatch.setattr(run.Finetuning, "step", step)
 
 
 @pytest.mark.parametrize("error, code", [(KeyboardInterrupt(), 130), (__import__("tokkit").TokkitError("boom"), 2)])
