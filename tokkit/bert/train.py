@@ -76,7 +76,7 @@ def pretrain(tokenizer, corpus: Sequence, output, *, config: Optional[PretrainCo
     """
     run = _set_up(tokenizer, corpus, output, config or PretrainConfig(), eval_file=eval_file, resume=resume,
                   init=init, progress=progress, force=force, fields=fields)
-    return loop.execute(run, Pretraining())
+    return loop.execute(run, PRETRAINING)
 
 
 def _set_up(tokenizer, corpus, output, cfg: PretrainConfig, *, eval_file, resume, init, progress, force,
@@ -247,6 +247,9 @@ class Pretraining(loop.Objective):
                            + (f"{kept} holds the last good state" if kept else "no checkpoint was written"))
 
 
+PRETRAINING = Pretraining()
+
+
 def _batch(run: _Run, step: int) -> dict:
     """This step's batch on the device: the one drawn during set-up, or the next at this step's masking rate."""
     if run.first is not None:  # drawn during set-up, at this step's masking rate
@@ -285,8 +288,8 @@ def _evaluate(run: _Run, step: int) -> Optional[dict]:
     log.info("step %d eval: %s", step, rec)
     if run.say:
         loop.say(run.bar, f"step {step}  {run.train_time:.0f} s  held-out loss {res['mlm_loss']:.3f}  "
-                      f"[MASK] ratio {res['mask_acc_ratio']:.2f}  (acc {res['mask_acc']:.2%} vs "
-                      f"{res['baseline_mask_acc']:.2%} for {token!r})")
+                          f"[MASK] ratio {res['mask_acc_ratio']:.2f}  (acc {res['mask_acc']:.2%} vs "
+                          f"{res['baseline_mask_acc']:.2%} for {token!r})")
     return rec
 
 
@@ -295,7 +298,7 @@ def _checkpoint(run: _Run, step: int) -> None:
     state = {"step": step, "data": run.stream.position, "config": asdict(run.cfg), "train_seconds": run.train_time,
              "tokenizer_vocab_size": run.tok.vocab_size, "world_size": run.world,
              "corpus": corpus_fingerprint(run.corpus, run.fields)}
-    if loop.save_checkpoint(run, Pretraining(), state):
+    if loop.save_checkpoint(run, PRETRAINING, state):
         export_model(run.model, run.tok, run.dir)
         loop.keep(run)
 
