@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "trie.hpp"
-#include "utf8_write.hpp"
+#include "utf8.hpp"
 #if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__)) && !defined(TOKKIT_NO_SIMD)
 #include <emmintrin.h>
 #define TOKKIT_ADDED_SSE2 1

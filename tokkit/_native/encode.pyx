@@ -18,7 +18,8 @@ from libcpp.atomic cimport atomic
 from libcpp.vector cimport vector
 from libc.stdlib cimport free, realloc
 from libc.string cimport memchr, memcmp, memcpy
-from tokkit._native.text cimport (TextView, text_view, text_view_of, str_length, text_at, utf8_put, ascii_only,
+from tokkit._native.text cimport (TextView, text_view, text_view_of, str_length, text_at, utf8_encode, ascii_only,
+                                  utf8_skip,
                                   Piece, BertOptions,
                                   bert_pieces, bert_norm_pieces, gpt2_pieces_tokenizers, gpt2_tokenizers_classes,
                                   bert_ascii_actions, BERT_WORD, BERT_DROP, BERT_SPLIT, BERT_PUNCT,
@@ -71,28 +72,6 @@ cdef inline void reserve_ids(Rows out, Py_ssize_t chars) noexcept nogil:
     cdef size_t need = out.ids.size() + chars // 3 + 16
     if need > out.ids.capacity() and not grow_reserve(out.ids, max(need, 2 * out.ids.capacity())):
         grow_reserve(out.ids, need)
-
-
-cdef inline Py_ssize_t utf8_skip(const char* p, Py_ssize_t i, Py_ssize_t n, Py_ssize_t chars) noexcept nogil:
-    """The byte where the character `chars` characters after the one starting at byte i of p (n bytes
-    of UTF-8) starts; 8 bytes at a time while a word holds no more characters than are left to skip."""
-    cdef uint64_t w, leads
-    while chars >= 8 and i + 8 <= n:
-        memcpy(&w, p + i, 8)
-        w = (w & ~(w << 1) & 0x8080808080808080ULL) >> 7  # 1 in each byte 10xxxxxx (it continues a char)
-        leads = 8 - ((w * 0x0101010101010101ULL) >> 56)
-        if leads > <uint64_t>chars:
-            break
-        chars -= leads
-        i += 8
-    while i < n and ((<uint8_t>p[i]) & 0xC0) == 0x80:  # the rest of a character the words cut
-        i += 1
-    while chars > 0 and i < n:
-        i += 1
-        chars -= 1
-        while i < n and ((<uint8_t>p[i]) & 0xC0) == 0x80:
-            i += 1
-    return i
 
 
 cdef TextView NO_TEXT  # stands for "read the code points from a buffer instead"
@@ -693,7 +672,7 @@ cdef class Encoder:
                 out[m] = <unsigned char>c
                 m += 1
             else:
-                m += utf8_put(c, out + m)
+                m += utf8_encode(c, out + m)
         s.bpos[n] = <int32_t>m
         cut_to(s.buf, m)
         return True
@@ -1077,11 +1056,11 @@ cdef class Encoder:
             buf.reserve(n + 16)
             for k in range(len(windows)):
                 a, b = windows[k]
-                j = utf8_skip(p, i, n, a - at)
+                j = utf8_skip(<const unsigned char*>p, i, n, a - at)
                 buf.insert(buf.end(), <const uint8_t*>p + i, <const uint8_t*>p + j)
                 q = PyUnicode_AsUTF8AndSize(news[k], &m)
                 buf.insert(buf.end(), <const uint8_t*>q, <const uint8_t*>q + m)
-                i, at = utf8_skip(p, j, n, b - a), b
+                i, at = utf8_skip(<const unsigned char*>p, j, n, b - a), b
             buf.insert(buf.end(), <const uint8_t*>p + i, <const uint8_t*>p + n)
         except UnicodeEncodeError:
             return None
