@@ -55,11 +55,11 @@ def trained(shape: str, variant: int) -> str:
         tok.decoder = decoders.WordPiece()
         trainer = trainers.WordPieceTrainer(vocab_size=300, special_tokens=["[UNK]", "[CLS]", "[SEP]"])
     elif shape == "charbpe":
-        suffix = rng.choice([None, "</w>"])
-        tok = tokenizers.Tokenizer(models.BPE(unk_token="[UNK]", end_of_word_suffix=suffix))
+        suffix = {"end_of_word_suffix": "</w>"} if rng.random() < 0.5 else {}
+        tok = tokenizers.Tokenizer(models.BPE(unk_token="[UNK]", **suffix))
         tok.normalizer = _bert_normalizer(rng)
         tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-        trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["[UNK]"], end_of_word_suffix=suffix)
+        trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["[UNK]"], **suffix)
     elif shape == "bytelevel":
         tok = tokenizers.Tokenizer(models.BPE())
         tok.normalizer = rng.choice([None, normalizers.NFC()])
