@@ -86,7 +86,8 @@ def test_an_lstrip_token_takes_non_ascii_white_space(tmp_path):
 @pytest.mark.parametrize("flag", ["single_word", "lstrip", "rstrip"])
 def test_a_flag_reading_neighbours_on_byte_level_reads_code_points(tmp_path, flag):
     """The byte-level ids-only route reads UTF-8; a token whose flags read the chars around it is found
-    in the code points instead, so U+3000 counts as white space and U+0301 as a word char."""
+    in the code points instead, so U+3000 counts as white space and U+0301 as a word char (\\w, as
+    the general path reads it: marks, connector punctuation, U+200D and U+2160 are, U+00B2 is not)."""
     tok = tokenizers.Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.train_from_iterator(corpus(), trainers.BpeTrainer(vocab_size=400,
@@ -94,7 +95,8 @@ def test_a_flag_reading_neighbours_on_byte_level_reads_code_points(tmp_path, fla
     tok.add_special_tokens([AddedToken("<m>", **{flag: True})])
     oracle, ours = _save(tok, tmp_path)
     assert plan(ours.spec).engine == "bytelevel"
-    texts = ["\u3000<m>\u3000", "e\u0301<m>", "<m>e\u0301", "a <m> b", "\u00a0<m>\u00a0x", "_<m>", "\u203f<m>"]
+    texts = ["\u3000<m>\u3000", "e\u0301<m>", "<m>e\u0301", "a <m> b", "\u00a0<m>\u00a0x", "_<m>", "\u203f<m>",
+             "\u00b2<m>\u2160", "\u200d<m>", "x<m>\u0663"]
     assert disagreements(oracle, ours, texts) == []
 
 
@@ -132,3 +134,18 @@ def test_prefix_space_with_rstrip_or_single_word_keeps_the_general_path(tmp_path
     oracle, ours = _save(tok, tmp_path)
     assert plan(ours.spec).engine == "general" and "rstrip" in plan(ours.spec).reason
     assert disagreements(oracle, ours, ["<m>  x", "<m>x", "a<m>"]) == []
+
+
+def test_the_nfc_lane_leaves_a_single_word_token_next_to_a_change_to_the_general_path(tmp_path):
+    """NFC turns "=\\u0338" (its mark a word char) into "≠" (none): a single_word token right after it
+    matches in the NFC text only, so such a text takes the general path for its ids too."""
+    tok = tokenizers.Tokenizer(models.BPE())
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.train_from_iterator(corpus(), trainers.BpeTrainer(vocab_size=400,
+                                                          initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok.add_special_tokens([AddedToken("[m]", single_word=True)])
+    oracle, ours = _save(tok, tmp_path)
+    assert (plan(ours.spec).engine, plan(ours.spec).nfc) == ("bytelevel", True)
+    texts = ["=\u0338[m]", "[m]=\u0338", "x =\u0338[m] y", "e\u0301[m]", "[m]", "\u2260[m]"]
+    assert disagreements(oracle, ours, texts) == []
