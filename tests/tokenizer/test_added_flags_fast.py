@@ -35,7 +35,8 @@ def mpnet_like(folder, lowercase: bool = True):
     tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tok.decoder = decoders.WordPiece()
-    tok.train_from_iterator(corpus(), trainers.WordPieceTrainer(vocab_size=300, special_tokens=["[UNK]", "<s>", "</s>"]))
+    tok.train_from_iterator(corpus(), trainers.WordPieceTrainer(vocab_size=300,
+                                                                special_tokens=["[UNK]", "<s>", "</s>"]))
     tok.add_special_tokens([AddedToken("<mask>", lstrip=True, rstrip=False, normalized=False, special=True)])
     return _save(tok, folder)
 
@@ -46,7 +47,8 @@ def neox_like(folder, add_prefix_space: bool = False):
     tok.normalizer = normalizers.NFC()
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=add_prefix_space)
     tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(corpus(), trainers.BpeTrainer(vocab_size=400, special_tokens=["<|endoftext|>", "<|padding|>"],
+    tok.train_from_iterator(corpus(), trainers.BpeTrainer(vocab_size=400,
+                                                          special_tokens=["<|endoftext|>", "<|padding|>"],
                                                           initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
     tok.add_tokens([AddedToken(run, normalized=True, special=False) for run in SPACE_RUNS])
     return _save(tok, folder)
@@ -149,3 +151,4 @@ def test_the_nfc_lane_leaves_a_single_word_token_next_to_a_change_to_the_general
     assert (plan(ours.spec).engine, plan(ours.spec).nfc) == ("bytelevel", True)
     texts = ["=\u0338[m]", "[m]=\u0338", "x =\u0338[m] y", "e\u0301[m]", "[m]", "\u2260[m]"]
     assert disagreements(oracle, ours, texts) == []
+

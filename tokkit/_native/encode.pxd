@@ -6,8 +6,8 @@ from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 from tokkit._native.text cimport TextView, Piece, BertOptions, Gpt2Classes, PatternClasses
-from tokkit._native.encode_tables cimport (AddedPasses, AddedSpan, AddedTokens, FlagMap, StrMap, PairMap, Tok, TokenMemo,
-                                          TokenTable)
+from tokkit._native.encode_tables cimport (AddedPasses, AddedSpan, AddedTokens, FlagMap, StrMap, PairMap, Tok,
+                                          TokenMemo, TokenTable)
 from tokkit._native.rows cimport Rows
 from tokkit._native.short_keys cimport PieceEntry, PieceKey, PieceTable
 

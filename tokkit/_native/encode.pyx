@@ -1090,9 +1090,10 @@ cdef class Encoder:
     def encode_numpy_spliced(self, str text, list windows, list news):
         """encode_numpy() of `text` with each text[a:b] of `windows` (sorted (a, b) code-point spans
         that do not overlap) replaced by the str news[k]; None for a text or new part with lone
-        surrogates (no UTF-8 to read), or when the encoder does not read UTF-8 (reads_utf8). The text's UTF-8 is the one CPython keeps with the str: the
-        replaced text is written as UTF-8 straight from it, never made as a new str (NFC files
-        change a few stretches of a text; a new str of the whole was copied and encoded again).
+        surrogates (no UTF-8 to read), or when the encoder reads code points (not reads_utf8). The
+        text's UTF-8 is the one CPython keeps with the str: the replaced text is written as UTF-8
+        straight from it, never made as a new str (NFC files change a few stretches of a text; a new
+        str of the whole was copied and encoded again).
 
         >>> import tokkit
         >>> enc = tokkit.train(texts=["ab ax c"] * 5, algo="bytelevel", vocab_size=262)._encoder

@@ -129,22 +129,14 @@ class Plan:
 
 
 def _fast_added(spec: Spec) -> bool:
-    """Whether the fast encoders take the added tokens: each the model's token at the same id (for a
-    byte-level BPE, also in its byte symbols: GPT-NeoX's "  " is its model's "ĠĠ"), or a token the
-    model does not have at an id past its vocabulary (Llama 3's 256 specials). The fast encoders find
-    either in the text, before the model, and write its id."""
+    """Whether the fast encoders take the added tokens: each the model's token at the same id, or a
+    token the model does not have at an id past its vocabulary (Llama 3's 256 specials; GPT-NeoX's
+    runs of spaces). The fast encoders find either in the text, before the model, and write its id."""
     tokens = spec.pipeline.model.tokens
-    symbols = byte_level_split(spec.pipeline.pre_tokenizer) is not None
-    if not all(tokens[a.id] in (a.content, symbols and _byte_symbols(a.content))
-               for a in spec.added if a.id < len(tokens)):
+    if not all(tokens[a.id] == a.content for a in spec.added if a.id < len(tokens)):
         return False
     outside = [a.content for a in spec.added if a.id >= len(tokens)]
     return not outside or not any(content in spec.pipeline.model.ids for content in outside)
-
-
-def _byte_symbols(text: str) -> str:
-    """`text` as ByteLevel writes it: each UTF-8 byte's symbol."""
-    return "".join(BYTE_SYMBOLS[b] for b in text.encode("utf-8", "surrogatepass"))
 
 
 def model_vocab(spec: Spec) -> list[str | None]:
@@ -164,7 +156,7 @@ def model_vocab(spec: Spec) -> list[str | None]:
 
 def plan(spec: Spec) -> Plan:
     """The engine and lanes for `spec`'s pipeline (see the module docstring)."""
-    model, tokens = spec.pipeline.model, spec.pipeline.model.tokens
+    model = spec.pipeline.model
     if not _fast_added(spec):
         return general(spec, "an added token names a model token at another id")
     if isinstance(model, WordPiece):
@@ -207,8 +199,8 @@ def _wordpiece(spec: Spec) -> Plan:
     p, model = spec.pipeline, spec.pipeline.model
     if not _bert_or_none(p.normalizer) or not isinstance(p.pre_tokenizer, pre.BertPreTokenizer):
         return general(spec, "WordPiece behind another normalizer or pre-tokenizer than BERT's")
-    if _normalized_behind(spec):
-        return general(spec, _normalized_behind(spec))
+    if why := _normalized_behind(spec):
+        return general(spec, why)
     if max(len(t) for t in model.tokens if t) > MAX_TOKEN_CHARS:
         return general(spec, f"a token longer than {MAX_TOKEN_CHARS} characters (the fast tables hold every "
                              "prefix of every token)")
@@ -225,8 +217,8 @@ def _bpe(spec: Spec) -> Plan:
         return _byte_level(spec)
     if model.ignore_merges or not _bert_or_none(p.normalizer):
         return general(spec, "a BPE behind BERT's split with ignore_merges, or another normalizer than BERT's")
-    if _normalized_behind(spec):
-        return general(spec, _normalized_behind(spec))
+    if why := _normalized_behind(spec):
+        return general(spec, why)
     form = FastForm("bpe", model_vocab(spec), fast_added(spec), model.unk_token, _bert_options(p.normalizer),
                     merge_ids=model.merge_ids, suffix=model.end_of_word_suffix or None)
     return Plan("bpe", "BERT's normalizer and split, then character BPE", form)
@@ -238,8 +230,8 @@ def _byte_level(spec: Spec) -> Plan:
     if split is None or not (p.normalizer is None or isinstance(p.normalizer, norm.NFC)) or model.end_of_word_suffix:
         return general(spec, "a BPE behind a normalizer or pre-tokenizer no fast path runs")
     scanner, pattern, prefix_space = split
-    if prefix_space and _spaced_apart(spec):
-        return general(spec, _spaced_apart(spec))
+    if prefix_space and (why := _spaced_apart(spec)):
+        return general(spec, why)
     form = FastForm("bytelevel", model_vocab(spec), fast_added(spec), model.unk_token, merge_ids=model.merge_ids,
                     family=SCANNER_FAMILIES[scanner or "gpt2"],
                     pattern=None if scanner else regex_of({"Regex": pattern}),  # read as Oniguruma reads it
@@ -350,7 +342,8 @@ def matched_content(token: AddedToken, normalizer) -> str:
 
 def added_native(token: AddedToken, normalizer) -> dict:
     """An added token as the general path matches it."""
-    return {"content": code_points(matched_content(token, normalizer)), "id": token.id, "single_word": token.single_word,
+    return {"content": code_points(matched_content(token, normalizer)), "id": token.id,
+            "single_word": token.single_word,
             "lstrip": token.lstrip, "rstrip": token.rstrip, "normalized": token.normalized, "special": token.special}
 
 
