@@ -26,7 +26,7 @@ from tokkit._native.text cimport (TextView, text_view, text_view_of, str_length,
                                   Gpt2Classes, gpt2_piece_ends, utf8_from_str, PatternClasses, pattern_piece_ends,
                                   pattern_piece_ends_units, pattern_tokenizers_classes, FAMILY_GPT2)
 from tokkit._native.short_keys cimport PieceEntry, PieceKey, PieceTable, hash_words, key_words
-from tokkit._native.encode_tables cimport (AddedCursor, AddedSpan, BytesKey, StrMap, PairMap, Tok,
+from tokkit._native.encode_tables cimport (AddedPasses, AddedSpan, BytesKey, StrMap, PairMap, Tok,
                                           bpe_merge_nothrow, bytes_key, wordpiece_two_nothrow)
 from tokkit._native.grow cimport cut_to, grow_append, grow_assign, grow_push, grow_reserve, grow_resize
 from tokkit._native.rows cimport Rows
@@ -35,6 +35,7 @@ import numpy as np
 
 from tokkit._native import regex_limit
 from tokkit._native.byte_symbols import bytes_to_unicode, decode_symbols_all
+from tokkit._native.pipeline_tables import pipeline_tables
 from tokkit._native.rows import rows_to_lists
 from tokkit.errors import OutOfMemory, TokkitError
 
@@ -373,14 +374,19 @@ def prefix_table(tokens) -> StrMap:
 
 
 cdef add_added_tokens(Encoder e, added):
-    """Each added token (tokkit.tokenizer.spec.AddedToken) into e.added, matched in the raw text:
-    the fast paths take tokens without flags."""
+    """Each added token (tokkit.tokenizer.spec.AddedToken, a `normalized` one in its normalized form)
+    into e.added, with its flags; a flag that reads the chars around a token asks the general path's
+    class table (added_tokens.hpp's CharClass)."""
     cdef const uint32_t[::1] cps
     cdef uint32_t none = 0
     for a in added:
         cps = np.frombuffer(a.content.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         e.added.add(&cps[0] if cps.shape[0] else &none, cps.shape[0], a.id, a.single_word, a.lstrip, a.rstrip,
-                    False, a.special)
+                    a.normalized, a.special)
+    if e.added.reads_neighbours():
+        e.flag_tables = pipeline_tables()["flags"]
+        e.flags.stage1 = <const uint16_t*>(<size_t>e.flag_tables[0].ctypes.data)
+        e.flags.stage2 = <const uint16_t*>(<size_t>e.flag_tables[1].ctypes.data)
 
 
 cdef class Scratch:
@@ -397,20 +403,28 @@ cdef class Encoder:
     """Read-only tables plus the nogil kernels; see _encode.pxd for the layout."""
 
     # ----------------------------------------------------------------------------- added tokens
-    cdef bint next_added(self, TextView t, AddedCursor& cur, AddedSpan* m) noexcept nogil:
-        """The next added token in t from the cursor on (added_tokens.hpp); False when there is none."""
+    cdef bint next_added(self, TextView t, AddedPasses& cur, AddedSpan* m) noexcept nogil:
+        """The next added token in t from the cursor on, raw tokens and normalized ones in the text
+        (added_tokens.hpp's next_both); False when there is none."""
         if t.kind == 1:
-            return self.added.next_plain[uint8_t](<const uint8_t*>t.data, t.length, self.split_specials, cur, m)
+            return self.added.next_in_units[uint8_t](<const uint8_t*>t.data, t.length, self.split_specials,
+                                                     self.flags, cur, m)
         if t.kind == 2:
-            return self.added.next_plain[uint16_t](<const uint16_t*>t.data, t.length, self.split_specials, cur, m)
-        return self.added.next_plain[uint32_t](<const uint32_t*>t.data, t.length, self.split_specials, cur, m)
+            return self.added.next_in_units[uint16_t](<const uint16_t*>t.data, t.length, self.split_specials,
+                                                      self.flags, cur, m)
+        return self.added.next_in_units[uint32_t](<const uint32_t*>t.data, t.length, self.split_specials,
+                                                  self.flags, cur, m)
+
+    cdef bint reads_utf8(self) noexcept nogil:
+        """Whether ids without offsets read the text's UTF-8 (byte-level): not when an added token's
+        flags read the chars around it, which the predicates see as code points."""
+        return self.kind == BYTELEVEL and not self.added.reads_neighbours()
 
     cdef void encode_text(self, TextView t, Scratch s, Rows out) noexcept nogil:
         cdef Py_ssize_t seg = 0
         cdef int32_t word = 0
-        cdef AddedCursor cur
+        cdef AddedPasses cur
         cdef AddedSpan m
-        cur.i = cur.start_offset = 0
         if self.added.size():
             while self.next_added(t, cur, &m):
                 word = self.encode_segment(t, seg, m.a, word, s, out)
@@ -450,11 +464,10 @@ cdef class Encoder:
 
     cdef void encode_utf8(self, const uint8_t* p, Py_ssize_t n, Scratch s, Rows out) noexcept nogil:
         cdef Py_ssize_t seg = 0
-        cdef AddedCursor cur
+        cdef AddedPasses cur
         cdef AddedSpan m
-        cur.i = cur.start_offset = 0
-        if self.added.size():
-            while self.added.next_plain_utf8(p, n, self.split_specials, cur, &m):
+        if self.added.size():  # (reads_utf8: no token reads the chars around it)
+            while self.added.next_in_utf8(p, n, self.split_specials, cur, &m):
                 self.pieces_utf8(p, seg, m.a, n, s, out)
                 if out.oom or not grow_push(out.ids, self.added.id_of(m)):
                     out.oom = True
@@ -890,10 +903,9 @@ cdef class Encoder:
         """
         cdef Py_ssize_t seg = 0, end
         cdef bint found = True
-        cdef AddedCursor cur
+        cdef AddedPasses cur
         cdef AddedSpan added
         cdef Piece p
-        cur.i = cur.start_offset = 0
         s.pieces.clear()
         while found:
             found = self.added.size() and self.next_added(t, cur, &added)
@@ -962,7 +974,7 @@ cdef class Encoder:
                     break
             return out
         cdef Py_ssize_t chars = 0
-        if b - a == 1 and self.kind == BYTELEVEL and not out.with_words and self.utf8_of_one(texts[a], s, out):
+        if b - a == 1 and self.reads_utf8() and not out.with_words and self.utf8_of_one(texts[a], s, out):
             return out
         for k in range(a, b):
             views.push_back(text_view(texts[k]))
@@ -1001,8 +1013,8 @@ cdef class Encoder:
             out.ptr.push_back(out.ids.size())
 
     cdef void encode_ids(self, TextView tv, Scratch s, Rows out) noexcept nogil:
-        # one text, ids only: byte-level reads UTF-8, the other kinds the code points
-        if self.kind == BYTELEVEL:
+        # one text, ids only: byte-level reads UTF-8 (reads_utf8), the other kinds the code points
+        if self.reads_utf8():
             self.encode_str_utf8(tv, s, out)
         else:
             self.encode_text(tv, s, out)
@@ -1019,6 +1031,25 @@ cdef class Encoder:
             job.bounds.push_back(b)
         job.taken.store(0)
         return job
+
+    def added_spans(self, str text) -> list:
+        """The (start, end) code-point spans of the added tokens found in `text`, in order, with their
+        flags applied (lstrip's and rstrip's white space inside): the text parts lie between them.
+
+        >>> from tokkit.tokenizer.plan import FastForm
+        >>> from tokkit.tokenizer.spec import AddedToken
+        >>> form = FastForm("wordpiece", ["[UNK]", "a", "<m>"], (AddedToken(2, "<m>", lstrip=True),), "[UNK]")
+        >>> Encoder.build(form).added_spans("a  <m>a<m>")
+        [(1, 6), (7, 10)]
+        """
+        cdef TextView t = text_view(text)
+        cdef AddedPasses cur
+        cdef AddedSpan m
+        out = []
+        if self.added.size():
+            while self.next_added(t, cur, &m):
+                out.append((m.a, m.b))
+        return out
 
     # Each entry point below is one OutOfMemory when memory runs out, in the kernels (run_many) or
     # while it makes the Python objects of the answer.
@@ -1038,9 +1069,10 @@ cdef class Encoder:
     def encode_numpy_spliced(self, str text, list windows, list news):
         """encode_numpy() of `text` with each text[a:b] of `windows` (sorted (a, b) code-point spans
         that do not overlap) replaced by the str news[k]; None for a text or new part with lone
-        surrogates (no UTF-8 to read). The text's UTF-8 is the one CPython keeps with the str: the
-        replaced text is written as UTF-8 straight from it, never made as a new str (NFC files
-        change a few stretches of a text; a new str of the whole was copied and encoded again).
+        surrogates (no UTF-8 to read), or when the encoder reads code points (not reads_utf8). The
+        text's UTF-8 is the one CPython keeps with the str: the replaced text is written as UTF-8
+        straight from it, never made as a new str (NFC files change a few stretches of a text; a new
+        str of the whole was copied and encoded again).
 
         >>> import tokkit
         >>> enc = tokkit.train(texts=["ab ax c"] * 5, algo="bytelevel", vocab_size=262)._encoder
@@ -1051,6 +1083,8 @@ cdef class Encoder:
         cdef const char* q
         cdef Py_ssize_t n, m, i = 0, j, at = 0, k
         cdef vector[uint8_t] buf
+        if not self.reads_utf8():
+            return None
         try:
             p = PyUnicode_AsUTF8AndSize(text, &n)
             buf.reserve(n + 16)
