@@ -1195,7 +1195,8 @@ cdef class Encoder:
         e.pool = []
         e.piece_table_slots = PIECE_TABLE_SLOTS
         e.ints = tuple(range(len(vocab)))
-        tokens = [(i, t) for i, t in enumerate(vocab) if t is not None]  # an id may be unused
+        if e.kind != BYTELEVEL:
+            tokens = [(i, t) for i, t in enumerate(vocab) if t is not None]  # an id may be unused
         if e.kind == WORDPIECE:
             p = form.prefix
             e.vocab = prefix_table([(t, i) for i, t in tokens])

@@ -189,6 +189,7 @@ def _added_tokens(entries: list, model_ids: dict[str, int], where: str) -> tuple
 
 
 _ADDED_FLAGS = ("single_word", "lstrip", "rstrip", "normalized")
+_FALSES = (False,) * len(_ADDED_FLAGS)
 
 
 def _added_flags(entry, i: int, where: str) -> tuple[dict, bool]:
@@ -202,10 +203,10 @@ def _added_flags(entry, i: int, where: str) -> tuple[dict, bool]:
     tokkit.errors.TokkitError: t.json: field 'added_tokens[3].special' must be true or false, got an integer
     """
     if type(entry) is dict:
-        flags = {key: entry.get(key, False) for key in _ADDED_FLAGS}
+        values = tuple(map(entry.get, _ADDED_FLAGS, _FALSES))
         special = entry.get("special", True)
-        if type(special) is bool and set(map(type, flags.values())) == {bool}:
-            return flags, special
+        if {type(special), *map(type, values)} == {bool}:
+            return dict(zip(_ADDED_FLAGS, values)), special
     _typed(entry, (dict,), where, f"added_tokens[{i}]")
     flags = {key: _field(entry, key, (bool,), False, where, f"added_tokens[{i}].") for key in _ADDED_FLAGS}
     return flags, _field(entry, "special", (bool,), True, where, f"added_tokens[{i}].")
