@@ -41,20 +41,22 @@ def pipeline_tables() -> dict:
         ut.set_runs(flags, ut.table_data()["bert"][name], bit)
     marks_stage1, marks_stage2 = bert["marks"]
     marks = marks_stage2.reshape(-1, 256)[marks_stage1].reshape(-1)
-    ccc = (marks & 0xFF).astype(np.uint8)
+    ccc = marks.astype(np.uint8)  # the low 8 bits: the combining class (0x100 marks Mn)
     pool = [bert["pool"]]
     size = len(bert["pool"])
     maps = dict(bert["maps"])
     for name in ("nfkd",):
-        index = norm[name + "_index"].astype(np.uint32)
-        block = norm[name + "_pool"].astype(np.uint32)
-        maps[name] = ut.two_stage(np.where(index > 0, index + size, 0).astype(np.uint32))
+        block = norm[name + "_pool"].astype(np.uint32, copy=False)
+        # the pool entries move up by `size`: shifting the distinct blocks' non-zero values gives the
+        # same two stages as shifting every code point's (the shift keeps distinct blocks distinct)
+        stage1, stage2 = ut.two_stage(norm[name + "_index"].astype(np.uint32, copy=False))
+        maps[name] = stage1, np.where(stage2 > 0, stage2 + size, 0).astype(np.uint32, copy=False)
         pool.append(block)
         size += len(block)
     return {"lower": maps["lower"], "nfd": maps["nfd"], "nfkd": maps["nfkd"], "pool": np.concatenate(pool),
             "flags": ut.two_stage(flags), "ccc": ut.two_stage(ccc),
             "compose_keys": norm["compose_keys"], "compose_values": norm["compose_values"],
-            "grapheme": ut.two_stage(norm["grapheme"].astype(np.uint16))}
+            "grapheme": ut.two_stage(norm["grapheme"].astype(np.uint16, copy=False))}
 
 
 
