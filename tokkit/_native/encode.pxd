@@ -112,4 +112,4 @@ cdef class Encoder:
     cdef Rows run_many(self, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets, bint with_words=*)
     cdef Rows run_with(self, Scratch s, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets,
                        bint with_words)
-    cdef void compute_direct(self, list words, bint ignore_merges)
+    cdef void compute_direct(self, bytes blob, const int64_t[::1] bounds, const uint8_t[::1] ok, bint ignore_merges)

@@ -34,7 +34,7 @@ from tokkit._native.rows cimport Rows
 import numpy as np
 
 from tokkit._native import regex_limit
-from tokkit._native.byte_symbols import bytes_to_unicode, decode_symbols_all
+from tokkit._native.byte_symbols import bytes_to_unicode, code_point_runs, symbol_bytes
 from tokkit._native.pipeline_tables import pipeline_tables
 from tokkit._native.rows import rows_to_lists
 from tokkit.errors import OutOfMemory, TokkitError
@@ -360,6 +360,26 @@ cdef bint nfc_scan(const unit_t* u, Py_ssize_t n, const uint16_t* table) noexcep
             after_first = (v & NFC_FIRST) != 0
         prev_ccc = ccc
     return False
+
+
+cdef add_runs(StrMap m, bytes blob, const int64_t[::1] bounds, const uint8_t[::1] ok):
+    """Token k's bytes blob[bounds[k]:bounds[k + 1]] -> k, for each k where ok[k] (the first of two
+    equal keys keeps its id): a vocabulary added in one C loop."""
+    cdef const uint8_t* p = <const uint8_t*><const char*>blob
+    cdef Py_ssize_t k
+    for k in range(ok.shape[0]):
+        if ok[k]:
+            m.table.add(p + bounds[k], bounds[k + 1] - bounds[k], <int32_t>k, False)
+
+
+cdef add_pairs(PairMap m, const int32_t[::1] left, const int32_t[::1] right, const int32_t[::1] merged):
+    """Merge k, (left[k], right[k]) -> (k, merged[k]), for each k in rank order (the first of two
+    equal pairs keeps its rank, as PairMap's constructor has it): the merges added in one C loop."""
+    cdef Py_ssize_t k
+    if not (left.shape[0] == right.shape[0] == merged.shape[0]):
+        raise ValueError("the merges' left, right and merged ids differ in length")
+    for k in range(left.shape[0]):
+        m.table.add(left[k], right[k], <int32_t>k, merged[k])
 
 
 def prefix_table(tokens) -> StrMap:
@@ -1169,7 +1189,9 @@ cdef class Encoder:
         """
         cdef Encoder e = Encoder.__new__(Encoder)
         vocab = form.vocab
-        ids = form.token_ids()
+        runs = code_point_runs(vocab)
+        wanted = set(bytes_to_unicode()) | ({form.unk_token} - {None})
+        ids = {t: i for i, t in enumerate(vocab) if t in wanted}  # the ids build reads (the last of a repeat)
         e.kind = KIND_CODES[form.kind]
         norm = form.normalizer
         e.opts.clean_text = norm is not None and norm.clean_text
@@ -1179,15 +1201,15 @@ cdef class Encoder:
         bert_ascii_actions(&e.opts, e.bert_act, e.bert_out)
         e.unk_id = ids[form.unk_token] if form.unk_token is not None else -1
         e.max_chars = form.max_input_chars_per_word
-        e.max_token_chars = max((len(t) for t in vocab if t is not None), default=0)
-        e.max_token_bytes = max(len(t.encode("utf-8", "surrogatepass")) for t in vocab if t is not None)
+        e.max_token_chars = runs.max_chars()
+        e.max_token_bytes = runs.max_utf8_bytes()
         e.pattern = form.pattern
         e.family = form.family
         e.pool = []
         e.piece_table_slots = PIECE_TABLE_SLOTS
         e.ints = tuple(range(len(vocab)))
-        tokens = [(i, t) for i, t in enumerate(vocab) if t is not None]  # an id may be unused
-        utf8 = [None if t is None else t.encode("utf-8", "surrogatepass") for t in vocab]
+        if e.kind != BYTELEVEL:
+            tokens = [(i, t) for i, t in enumerate(vocab) if t is not None]  # an id may be unused
         if e.kind == WORDPIECE:
             p = form.prefix
             e.vocab = prefix_table([(t, i) for i, t in tokens])
@@ -1196,46 +1218,57 @@ cdef class Encoder:
             e.merges = PairMap([], [])
         else:
             left, right, merged = form.merge_ids  # checked against the vocabulary when the model was read
-            e.merges = PairMap(zip(left, right), merged)
+            e.merges = PairMap([], [])
+            add_pairs(e.merges, np.ascontiguousarray(left, dtype=np.int32), np.ascontiguousarray(right, dtype=np.int32),
+                      np.ascontiguousarray(merged, dtype=np.int32))
             if e.kind == BYTELEVEL:
-                raw = decode_symbols_all(vocab)
-                keys = [(r, i) for i, r in enumerate(raw) if r is not None]
-                e.vocab = StrMap([r for r, _ in keys], [i for _, i in keys])
+                # each token's bytes, all in one blob (a symbol is one byte, so runs.bounds bound them)
+                blob, ok = symbol_bytes(runs)
+                bounds = runs.bounds
+                e.vocab = StrMap([], [])
+                add_runs(e.vocab, blob, bounds, ok.view(np.uint8))
                 for byte, sym in enumerate(bytes_to_unicode()):
                     e.byte_ids[byte] = ids.get(sym, -1)
-                words = raw
             else:
+                utf8 = [None if t is None else t.encode("utf-8", "surrogatepass") for t in vocab]
                 e.vocab = StrMap([utf8[i] for i, _ in tokens], [i for i, _ in tokens])
                 suffix = (form.suffix or "").encode()
                 for ch in suffix:
                     e.suffix.push_back(ch)
                 words = [u[: len(u) - len(suffix)] if u is not None and u.endswith(suffix) and len(u) > len(suffix)
-                         else None for u in utf8]
-            e.compute_direct(words, form.ignore_merges)
+                         else b"" for u in utf8]
+                blob = b"".join(words)
+                bounds = np.zeros(len(words) + 1, dtype=np.int64)
+                np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words)), out=bounds[1:])
+                ok = np.ones(len(words), dtype=np.uint8)
+            e.compute_direct(blob, bounds, ok.view(np.uint8), form.ignore_merges)
         e.classes.init(gpt2_tokenizers_classes())
         e.pattern_classes.init(pattern_tokenizers_classes())
         e.split_specials = split_special_tokens
         add_added_tokens(e, form.added)
         return e
 
-    cdef void compute_direct(self, list words, bint ignore_merges):
+    cdef void compute_direct(self, bytes blob, const int64_t[::1] bounds, const uint8_t[::1] ok,
+                             bint ignore_merges):
         # A piece found whole in the vocabulary may be emitted as is only when BPE would build
         # exactly that token from its symbols; merges by rank do not always get there. With
         # `ignore_merges` (Llama 3) the model emits any piece found whole, whatever the merges say.
+        # Token k's bytes are blob[bounds[k]:bounds[k + 1]], to be read only where ok[k].
         cdef Scratch s = Scratch()
-        cdef bytes w
-        cdef Py_ssize_t k
-        self.direct.assign(len(words), 0)
-        for k in range(len(words)):
-            w = words[k]
-            if w is None or not len(w):
+        cdef const char* p = blob
+        cdef Py_ssize_t k, n = bounds.shape[0] - 1
+        cdef int64_t a, b
+        self.direct.assign(n, 0)
+        for k in range(n):
+            a, b = bounds[k], bounds[k + 1]
+            if not ok[k] or a == b:
                 continue
             if ignore_merges:
                 self.direct[k] = 1
                 continue
-            s.buf.assign(<char*>w, (<char*>w) + len(w))
-            if not (self.symbolize(s, len(w)) and bpe_merge_nothrow(self.merges.table, s.toks)):
-                raise OutOfMemory(f"out of memory while building the compiled encoder ({len(words):,} tokens)")
+            s.buf.assign(p + a, p + b)
+            if not (self.symbolize(s, b - a) and bpe_merge_nothrow(self.merges.table, s.toks)):
+                raise OutOfMemory(f"out of memory while building the compiled encoder ({n:,} tokens)")
             self.direct[k] = s.toks.size() == 1 and s.toks[0].id == k
 
 

@@ -110,9 +110,6 @@ class FastForm:
     pattern: regex.Pattern | None = None  # ... or a Split regex none of them covers
     ignore_merges: bool = False
 
-    def token_ids(self) -> dict[str, int]:
-        return {tok: i for i, tok in enumerate(self.vocab) if tok is not None}
-
 
 @dataclass(frozen=True)
 class Plan:
