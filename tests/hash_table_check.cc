@@ -269,7 +269,7 @@ static void trie_and_added_tokens(std::mt19937_64& rng) {
                 }
                 if (which >= 0) break;
             }
-            bool found = added.next_plain(text.data(), text.size(), false, cur, &m);
+            bool found = added.next(added.raw(), text.data(), text.size(), false, cur, NoFlags(), NoFlags(), &m);
             CHECK(found == (which >= 0));
             if (!found || which < 0) break;
             CHECK(m.a == at && m.b == at + best);
