@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
+
+from tokkit.bench.timing import medians, time_calls
 
 os.environ.setdefault("RAYON_NUM_THREADS", "2")  # tokenizers' thread pool: 2 threads, like tokkit
 
@@ -94,20 +94,8 @@ def parallel_control(repeat: int) -> float:
 
 
 def timed(fns: dict, repeat: int) -> dict:
-    """Median wall time of each callable over `repeat` rounds, after one warm-up round.
-
-    The contenders alternate within each round, so a change in the machine's load during the
-    run touches all of them alike instead of the one that happened to run then.
-    """
-    for fn in fns.values():
-        fn()
-    times = {name: [] for name in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(t) for name, t in times.items()}
+    """Median wall time of each callable over `repeat` alternating rounds, after one warm-up round."""
+    return medians(time_calls(fns, rounds=repeat))
 
 
 def main(argv=None) -> None:

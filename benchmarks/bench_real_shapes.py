@@ -36,7 +36,6 @@ import argparse
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import time
@@ -46,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_added_tokens import MARKERS, added_contents  # the Gemma 3 added-token list
 
 from tokkit._native.patterns import NAMED
+from tokkit.bench.timing import median, medians, time_calls, timed_once, turns
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 CACHE = Path.home() / ".cache" / "tokkit-bench" / "real-shapes"
@@ -257,12 +257,11 @@ def shape_file(name: str, vocab_size: int) -> Path:
     path = CACHE / f"{name}-{vocab_size}.json"
     if not path.exists():
         CACHE.mkdir(parents=True, exist_ok=True)
-        t0 = time.perf_counter()
-        text = SHAPES[name](vocab_size, training_lines())
+        seconds, text = timed_once(lambda: SHAPES[name](vocab_size, training_lines()))
         tmp = path.with_suffix(".tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
-        print(f"# trained {path} in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        print(f"# trained {path} in {seconds:.0f} s", file=sys.stderr)
     return path
 
 
@@ -286,17 +285,10 @@ def warm(path: Path, lines: list[str], rounds: int) -> tuple[float, float]:
     import tokkit
     hf, tok = Tokenizer.from_file(str(path)), tokkit.load(path)
     tok.encode_batch(lines[:10], num_threads=1)  # build the encoder before the rounds
-    ours, theirs = [], []
-    for _ in range(rounds):
-        ours.append(_timed(lambda: tok.encode_batch(lines, num_threads=1)))
-        theirs.append(_timed(lambda: hf.encode_batch(lines, add_special_tokens=False)))
-    return statistics.median(ours), statistics.median(theirs)
-
-
-def _timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+    times = medians(time_calls({"tokkit": lambda: tok.encode_batch(lines, num_threads=1),
+                                "tokenizers": lambda: hf.encode_batch(lines, add_special_tokens=False)},
+                               rounds=rounds, warmup=0))
+    return times["tokkit"], times["tokenizers"]
 
 
 def child(library: str, path: str, lines_file: str) -> None:
@@ -322,12 +314,11 @@ def cold(path: Path, lines_file: Path, rounds: int) -> dict:
     """Medians of load and of the first pass in fresh processes, tokkit and tokenizers alternating."""
     runs = {"tokkit": [], "tokenizers": []}
     env = {**os.environ, "RAYON_NUM_THREADS": "1"}
-    for _ in range(rounds):
-        for library, found in runs.items():
-            out = subprocess.run([sys.executable, __file__, "--child", library, str(path), str(lines_file)],
-                                 env=env, check=True, capture_output=True, text=True).stdout
-            found.append(json.loads(out.strip().splitlines()[-1]))
-    return {lib: {k: statistics.median(r[k] for r in rs) for k in ("load_s", "first_s")} for lib, rs in runs.items()}
+    for _, library, _ in turns(runs, rounds=rounds, warmup=0):
+        out = subprocess.run([sys.executable, __file__, "--child", library, str(path), str(lines_file)],
+                             env=env, check=True, capture_output=True, text=True).stdout
+        runs[library].append(json.loads(out.strip().splitlines()[-1]))
+    return {lib: {k: median(r[k] for r in rs) for k in ("load_s", "first_s")} for lib, rs in runs.items()}
 
 
 def report(name: str, n_lines: int, mb: float, w: tuple[float, float], c: dict) -> dict:
