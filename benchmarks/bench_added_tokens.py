@@ -18,6 +18,7 @@ import argparse
 import json
 import random
 
+from tokkit.bench.contenders import require, tokenizers_file
 from tokkit.bench.timing import medians, time_calls
 
 N_ADDED = 6415
@@ -74,17 +75,16 @@ def main(argv=None) -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
+    require("tokenizers")  # the ids reference and the contender
     import tempfile
     from pathlib import Path
-
-    from tokenizers import Tokenizer
 
     import tokkit
     text = near_miss_text(args.kb * 1024)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "tokenizer.json"
         path.write_text(gemma_like_json(), encoding="utf-8")
-        hf = Tokenizer.from_file(str(path))
+        hf = tokenizers_file(path)
         tok = tokkit.load(path)
     want = hf.encode(text, add_special_tokens=False).ids
     assert tok.encode(text) == want, "ids differ from tokenizers"

@@ -14,6 +14,7 @@ import os
 import sys
 from pathlib import Path
 
+from tokkit.bench.contenders import build, require, tokenizers_file
 from tokkit.bench.timing import medians, time_calls
 
 os.environ.setdefault("RAYON_NUM_THREADS", "2")  # tokenizers' thread pool: 2 threads, like tokkit
@@ -108,8 +109,8 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if not CORPUS.is_dir():
         sys.exit(f"corpus not found: {CORPUS}")
+    require("tokenizers")  # the reference of every comparison (and the default trainer)
     import numpy as np
-    import tokenizers
 
     import tokkit
 
@@ -129,14 +130,13 @@ def main(argv=None) -> None:
 
     if "bytelevel" in only:
         tok = tokkit.load(paths["bytelevel"])
-        from tokkit.bench.encode_tasks import tiktoken_from_bytelevel
-
-        enc = tiktoken_from_bytelevel(str(paths["bytelevel"]))
-        t = timed({"tokkit": lambda: tok.encode(text), "tiktoken": lambda: enc.encode_ordinary(text)}, args.repeat)
-        report("bytelevel encode(10 MB str), 1 thr", t["tokkit"], t["tiktoken"], 1.0, "tiktoken r50k")
+        enc = build("tiktoken", str(paths["bytelevel"]))
+        t = {} if enc is None else timed({"tokkit": lambda: tok.encode(text), "tiktoken": lambda: enc.encode_ordinary(text)}, args.repeat)
+        if t:
+            report("bytelevel encode(10 MB str), 1 thr", t["tokkit"], t["tiktoken"], 1.0, "tiktoken r50k")
     if "wordpiece" in only or "threads" in only:
         tok = tokkit.load(paths["wordpiece"])
-        ref = tokenizers.Tokenizer.from_file(str(paths["wordpiece"] / "tokenizer.json"))
+        ref = tokenizers_file(paths["wordpiece"])
         fns = {"two": lambda: tok.encode_batch(lines, num_threads=2)}
         if "wordpiece" in only:
             fns["tokenizers"] = lambda: ref.encode_batch(lines, add_special_tokens=False)
@@ -152,7 +152,7 @@ def main(argv=None) -> None:
                   "GIL-free threads right now)", flush=True)
     if "pairs" in only:
         tok = tokkit.load(paths["wordpiece"])
-        ref = tokenizers.Tokenizer.from_file(str(paths["wordpiece"] / "tokenizer.json"))
+        ref = tokenizers_file(paths["wordpiece"])
         ref.enable_truncation(128, strategy="longest_first")
         ref.enable_padding(length=128, pad_id=tok.token_to_id("[PAD]"), pad_token="[PAD]")
         a, b = lines[0::2], lines[1::2]

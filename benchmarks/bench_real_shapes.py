@@ -33,6 +33,7 @@ llama3 tokkit's load + first pass over tokenizers' load alone (the target: at mo
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import random
@@ -45,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_added_tokens import MARKERS, added_contents  # the Gemma 3 added-token list
 
 from tokkit._native.patterns import NAMED
+from tokkit.bench.contenders import require, tokenizers_file
 from tokkit.bench.timing import median, medians, time_calls, timed_once, turns
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -268,10 +270,8 @@ def shape_file(name: str, vocab_size: int) -> Path:
 # ------------------------------------------------------------------------------ timing
 def check_equal(name: str, path: Path, lines: list[str]) -> None:
     """Both libraries' ids on every line, or an AssertionError naming the first line that differs."""
-    from tokenizers import Tokenizer
-
     import tokkit
-    hf, tok = Tokenizer.from_file(str(path)), tokkit.load(path)
+    hf, tok = tokenizers_file(path), tokkit.load(path)
     want = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
     got = tok.encode_batch(lines, num_threads=1)
     for i, (a, b) in enumerate(zip(got, want)):
@@ -280,10 +280,8 @@ def check_equal(name: str, path: Path, lines: list[str]) -> None:
 
 def warm(path: Path, lines: list[str], rounds: int) -> tuple[float, float]:
     """Median seconds of one encode_batch of `lines` on one thread: (tokkit, tokenizers), rounds alternating."""
-    from tokenizers import Tokenizer
-
     import tokkit
-    hf, tok = Tokenizer.from_file(str(path)), tokkit.load(path)
+    hf, tok = tokenizers_file(path), tokkit.load(path)
     tok.encode_batch(lines[:10], num_threads=1)  # build the encoder before the rounds
     times = medians(time_calls({"tokkit": lambda: tok.encode_batch(lines, num_threads=1),
                                 "tokenizers": lambda: hf.encode_batch(lines, add_special_tokens=False)},
@@ -301,9 +299,8 @@ def child(library: str, path: str, lines_file: str) -> None:
         t1 = time.perf_counter()
         tok.encode_batch(lines, num_threads=1)
     else:
-        from tokenizers import Tokenizer
         t0 = time.perf_counter()
-        tok = Tokenizer.from_file(path)
+        tok = tokenizers_file(path)
         t1 = time.perf_counter()
         tok.encode_batch(lines, add_special_tokens=False)
     t2 = time.perf_counter()
@@ -358,12 +355,12 @@ def main(argv=None) -> None:
         return
     if os.environ.get("RAYON_NUM_THREADS") != "1":
         parser.error("run with RAYON_NUM_THREADS=1 (tokenizers on one thread)")
+    require("tokenizers")  # it trains the shapes and is the contender
     lines, unseen = bench_lines(seed=1), bench_lines(seed=2)
     CACHE.mkdir(parents=True, exist_ok=True)
     unseen_file = CACHE / "unseen-lines.json"
     unseen_file.write_text(json.dumps(unseen, ensure_ascii=False), encoding="utf-8")
     mb = sum(len(s.encode()) for s in lines) / 1e6
-    import tokenizers
     rows = []
     for name in args.shape or SHAPES:
         path = shape_file(name, args.vocab or VOCAB[name])
@@ -371,7 +368,7 @@ def main(argv=None) -> None:
         check_equal(name, path, unseen)
         rows.append(report(name, len(lines), mb, warm(path, lines, args.rounds),
                            cold(path, unseen_file, args.cold_rounds)))
-    print(summary(rows, tokenizers.__version__))
+    print(summary(rows, importlib.metadata.version("tokenizers")))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import importlib.metadata
 import os
 import sys
 from pathlib import Path
@@ -28,6 +29,7 @@ import numpy as np
 
 from tokkit._files import atomic_write
 from tokkit.bench.encode_suite import train_with_tokenizers
+from tokkit.bench.contenders import split_installed
 from tokkit.bench.encode_tasks import input_mb, lines_of, nanotoken_flat, read_text, tokenizers_encode, tokkit_flat
 from tokkit.bench.timing import medians, ratio_line, time_calls
 
@@ -109,12 +111,17 @@ def one_thread(name: str, work):
 
 def contenders(vocab: str, text: str, threads: int) -> dict:
     """name -> zero-argument call encoding the lines on `threads` threads."""
-    import tokenizers
-
-    works = {"tokkit": tokkit_flat(vocab, text, threads=threads),
-             "nanotoken": nanotoken_flat(vocab, text, threads=threads),
-             f"tokenizers {tokenizers.__version__}": tokenizers_encode(vocab, text, mode="lines")}
+    builders = {"tokkit": (None, lambda: tokkit_flat(vocab, text, threads=threads)),
+                "nanotoken": ("nanotoken", lambda: nanotoken_flat(vocab, text, threads=threads)),
+                "tokenizers": ("tokenizers", lambda: tokenizers_encode(vocab, text, mode="lines"))}
+    runnable, _ = split_installed(builders, log=print)
+    works = {_label(name): make() for name, (make,) in runnable.items()}
     return {name: one_thread(name, w) if threads == 1 else w for name, w in works.items()}
+
+
+def _label(name: str) -> str:
+    """tokenizers' row names its version: the frontier moves with it."""
+    return f"tokenizers {importlib.metadata.version('tokenizers')}" if name == "tokenizers" else name
 
 
 def report(threads: int, medians_s: dict[str, float], mb: float) -> None:
