@@ -34,7 +34,7 @@ def test_require_stops_a_script_in_one_line():
 
 
 def test_importing_the_bench_package_imports_no_contender():
-    code = ("import sys, tokkit.bench.contenders, tokkit.bench.timing; "
+    code = ("import sys, tokkit.bench.contenders, tokkit.bench.registry, tokkit.bench.timing; "
             "print(sorted(m for m in ('tokenizers', 'tiktoken', 'sentencepiece', 'transformers') if m in sys.modules))")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == "[]"
