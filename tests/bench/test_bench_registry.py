@@ -36,9 +36,9 @@ def tiny_slice(tmp_path_factory):
     return make_slice(None, size=60_000, workdir=str(work)), work
 
 
-# The suites cheap enough to run here end to end; train, encode, mask and scaling run through the CLI in
+# The suites that run here end to end on the tiny slice; train, encode, mask and scaling run through the CLI in
 # test_bench_cli.py, hub and patterns need the shared corpus (test_bench_hub.py, test_bench_patterns.py).
-TINY = {"count": {}, "engine": {"vocab_size": 400}}
+TINY = {"count": {}, "engine": {"vocab_size": 400}, "dask": {}, "encode-numpy": {}}
 
 
 @pytest.mark.parametrize("name", sorted(TINY))

@@ -12,6 +12,7 @@ True
 """
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass, field
 from typing import Callable
@@ -125,6 +126,15 @@ def _engine(i: Inputs):
     return _rows(run_engine_suite([i.slice.path], vocab_size=i.vocab_size, repeat=i.repeat, log=i.log))
 
 
+def _lazy(target: str) -> Callable:
+    """A suite run that imports its module ("module:function") only when it runs: importing Dask would
+    cost every `tokkit bench`, --list included, a quarter of a second."""
+    def run(i: Inputs):
+        module, _, name = target.partition(":")
+        return getattr(importlib.import_module(module), name)(i)
+    return run
+
+
 def _encode_numpy(i: Inputs):
     folder = os.path.join(i.work, "numpy-corpus")
     os.makedirs(folder, exist_ok=True)
@@ -192,6 +202,11 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
           'gigatoken and tokie on the slice, each in its own worker process, alternating after warm-up rounds; '
           'MB/s = UTF-8 MB / median.',
           _encode_numpy, 3, ('gigatoken', 'tokie', 'tokenizers'), needs_slice=True),
+    Suite("dask", "Counting on a Dask LocalCluster against tokkit's local threads, and a 1 TB estimate",
+          "tokkit's local counting (--workers 2) against a Dask LocalCluster of 2 single-threaded workers on the "
+          "slice, each in its own worker process, a warm-up round then alternating; cluster start-up timed "
+          "apart; per-worker MB/s gives the 1 TB estimates.",
+          _lazy("tokkit.bench.dask_suite:run_from_inputs"), 3, ("dask",), checks="the two word tables are identical", needs_slice=True),
 )}
 
 
