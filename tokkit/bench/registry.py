@@ -178,20 +178,24 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
           'tokenizers encode_batch, sentencepiece encode and tokie encode_batch_flat (RAYON_NUM_THREADS=1), '
           'each in its own worker process, alternating after warm-up rounds; MB/s = UTF-8 MB of the lines / '
           "median. Notes say whether each contender's ids equal tokenizers' and which targets tokkit met.",
-          _hub, 5, ('tokenizers', 'sentencepiece', 'tokie'), checks="each contender's ids against tokenizers' on every line"),
+          _hub, 5, ('tokenizers', 'sentencepiece', 'tokie'),
+          checks="each contender's ids against tokenizers' on every line"),
     Suite('patterns', "Byte-level files of today's models (GPT-2 ... o200k), one whole string, 1 thread",
           "Today's byte-level files (GPT-2, ModernBERT/OLMo, Llama 3, Qwen2, o200k; --vocab-size tokens, "
           'trained by tokenizers on en/wiki 000-019): one whole string (80% held-out en/wiki, 20% '
           'multilingual), 1 thread: tokkit encode_to_numpy against gigatoken encode, tokenizers encode and, for'
           ' o200k and Llama 3, tiktoken encode_ordinary, each in its own worker process, alternating after '
           "warm-up rounds; MB/s = UTF-8 MB / median. Notes say whether each contender's ids equal tokkit's.",
-          _patterns, 3, ('gigatoken', 'tokenizers', 'tiktoken'), checks="each contender's ids against tokkit's on the whole text (then per line)"),
-    Suite('count', "Word counting: tokkit's WordCounter against regex.findall + Counter and tokenizers' BERT pre-tokenizer",
+          _patterns, 3, ('gigatoken', 'tokenizers', 'tiktoken'),
+          checks="each contender's ids against tokkit's on the whole text (then per line)"),
+    Suite('count', "Word counting: tokkit's WordCounter against regex.findall + Counter and tokenizers' BERT "
+                   "pre-tokenizer",
           "tokkit's WordCounter on --threads threads against one-thread Python references (gpt2: regex.findall "
           "of the GPT-2 pattern per line + Counter, same bytes; bert: tokenizers' BertNormalizer + "
           'BertPreTokenizer per line + Counter on a prefix, its whole-input time extrapolated), each in its own'
           ' worker process, a warm-up round then alternating; the counts are checked equal on a prefix first.',
-          _count, 3, ('regex', 'tokenizers'), checks="the word counts against the reference's on a 4 MB prefix", needs_slice=True),
+          _count, 3, ('regex', 'tokenizers'), checks="the word counts against the reference's on a 4 MB prefix",
+          needs_slice=True),
     Suite('engine', "The merge engine alone on the slice's GPT-2-pretokenized words",
           "tokkit's compiled merge engine alone (frequency scoring, --vocab-size) on the slice's words split by"
           " the GPT-2 pattern; loading the words is the worker's setup, then the timed runs; wall and CPU "
@@ -206,7 +210,8 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
           "tokkit's local counting (--workers 2) against a Dask LocalCluster of 2 single-threaded workers on the "
           "slice, each in its own worker process, a warm-up round then alternating; cluster start-up timed "
           "apart; per-worker MB/s gives the 1 TB estimates.",
-          _lazy("tokkit.bench.dask_suite:run_from_inputs"), 3, ("dask",), checks="the two word tables are identical", needs_slice=True),
+          _lazy("tokkit.bench.dask_suite:run_from_inputs"), 3, ("dask",), checks="the two word tables are identical",
+          needs_slice=True),
 )}
 
 
