@@ -53,3 +53,14 @@ def test_registered_suite_runs_on_tiny_inputs_and_prints_its_table(name, tiny_sl
     json.dumps(notes)
     if name == "count":
         assert any("counts identical to the reference" in n and n.endswith("True") for n in notes)
+
+
+def test_a_suite_once_reachable_only_through_its_script_runs_from_tokkit_bench(tiny_slice, tmp_path, capsys):
+    sl, _ = tiny_slice
+    out = tmp_path / "out"
+    assert run_cli(["bench", "--suite", "engine", "--corpus", sl.path, "--vocab-size", "400", "--repeat", "1",
+                    "-q", "-o", str(out)]) == 0
+    data = json.loads((out / "results.json").read_text())
+    assert data["suites"] == ["engine"] and data["rows"][0]["times"]
+    assert SUITES["engine"].description in (out / "results.md").read_text()
+    assert data["rows"][0]["name"] in capsys.readouterr().out
