@@ -18,9 +18,6 @@ import argparse
 import json
 import random
 
-from tokkit.bench.contenders import require, tokenizers_file
-from tokkit.bench.timing import medians, time_calls
-
 N_ADDED = 6415
 MARKERS = ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>", "[@BOS@]", "<start_of_turn>", "<end_of_turn>",
            "<start_of_image>", "<end_of_image>", "<image_soft_token>"]
@@ -75,6 +72,11 @@ def main(argv=None) -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
+    # tokkit is imported here, not at the top: bench_real_shapes.py imports this module and times
+    # tokkit's import in fresh processes
+    from tokkit.bench.contenders import require, tokenizers_file
+    from tokkit.bench.timing import medians, time_calls
+
     require("tokenizers")  # the ids reference and the contender
     import tempfile
     from pathlib import Path

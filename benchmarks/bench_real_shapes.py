@@ -45,10 +45,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_added_tokens import MARKERS, added_contents  # the Gemma 3 added-token list
 
-from tokkit._native.patterns import NAMED
-from tokkit.bench.contenders import require, tokenizers_file
-from tokkit.bench.timing import median, medians, time_calls, timed_once, turns
-
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 CACHE = Path.home() / ".cache" / "tokkit-bench" / "real-shapes"
 DEEPSEEK_SPLITS = (
@@ -57,7 +53,14 @@ DEEPSEEK_SPLITS = (
     ("[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
      " ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"),
 )
-CL100K, QWEN2, O200K = (NAMED[name] for name in ("cl100k", "qwen2", "o200k"))
+
+
+def _named(name: str) -> str:
+    """A split pattern tokkit names, imported when a file is trained (a timed child imports tokkit
+    itself, so this module imports nothing of it first)."""
+    from tokkit._native.patterns import NAMED
+    return NAMED[name]
+
 VOCAB = {"gemma3": 64_000, "deepseek3": 64_000, "gemma2": 64_000, "llama3": 128_000, "neox": 50_000,
          "qwen3": 64_000, "olmo2": 100_000, "gpt4o": 128_000, "mpnet": 30_000, "nfkc": 65_000, "tts": 1_000,
          "minilm": 30_000}
@@ -158,7 +161,7 @@ def deepseek3(vocab_size: int, lines: list[str]) -> str:
 
 def llama3(vocab_size: int, lines: list[str]) -> str:
     """Llama 3's layout: the cl100k Split, ByteLevel without its regex, ignore_merges, 256 special tokens."""
-    tok = _byte_level(vocab_size, (CL100K,), lines, [])
+    tok = _byte_level(vocab_size, (_named("cl100k"),), lines, [])
     data = json.loads(tok.to_str())
     data["model"]["ignore_merges"] = True
     specials = ["<|begin_of_text|>", "<|end_of_text|>"] + [f"<|reserved_special_token_{i}|>" for i in range(254)]
@@ -183,7 +186,7 @@ def neox(vocab_size: int, lines: list[str]) -> str:
 def qwen3(vocab_size: int, lines: list[str]) -> str:
     """Qwen2/3's layout: NFC, the Qwen2 Split (digits one by one), ByteLevel without its regex."""
     from tokenizers import normalizers
-    tok = _byte_level(vocab_size, (QWEN2,), lines, ["<|endoftext|>", "<|im_start|>", "<|im_end|>"])
+    tok = _byte_level(vocab_size, (_named("qwen2"),), lines, ["<|endoftext|>", "<|im_start|>", "<|im_end|>"])
     tok.normalizer = normalizers.NFC()
     return tok.to_str()
 
@@ -191,16 +194,16 @@ def qwen3(vocab_size: int, lines: list[str]) -> str:
 def olmo2(vocab_size: int, lines: list[str]) -> str:
     """OLMo 2's layout: the cl100k pattern as Split(Removed, invert: true), then ByteLevel without its regex."""
     from tokenizers import Regex, pre_tokenizers
-    tok = _byte_level(vocab_size, (CL100K,), lines, ["<|endoftext|>", "<|pad|>"])
+    tok = _byte_level(vocab_size, (_named("cl100k"),), lines, ["<|endoftext|>", "<|pad|>"])
     tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(CL100K), behavior="removed", invert=True),
+        pre_tokenizers.Split(Regex(_named("cl100k")), behavior="removed", invert=True),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     return tok.to_str()
 
 
 def gpt4o(vocab_size: int, lines: list[str]) -> str:
     """GPT-4o as converted files have it: the o200k Split, ByteLevel without its regex, ignore_merges."""
-    tok = _byte_level(vocab_size, (O200K,), lines, ["<|endoftext|>", "<|endofprompt|>"])
+    tok = _byte_level(vocab_size, (_named("o200k"),), lines, ["<|endoftext|>", "<|endofprompt|>"])
     data = json.loads(tok.to_str())
     data["model"]["ignore_merges"] = True
     return json.dumps(data, ensure_ascii=False)
@@ -259,6 +262,8 @@ def shape_file(name: str, vocab_size: int) -> Path:
     path = CACHE / f"{name}-{vocab_size}.json"
     if not path.exists():
         CACHE.mkdir(parents=True, exist_ok=True)
+        from tokkit.bench.timing import timed_once  # not at the top: see _named
+
         seconds, text = timed_once(lambda: SHAPES[name](vocab_size, training_lines()))
         tmp = path.with_suffix(".tmp")
         tmp.write_text(text, encoding="utf-8")
@@ -271,6 +276,7 @@ def shape_file(name: str, vocab_size: int) -> Path:
 def check_equal(name: str, path: Path, lines: list[str]) -> None:
     """Both libraries' ids on every line, or an AssertionError naming the first line that differs."""
     import tokkit
+    from tokkit.bench.contenders import tokenizers_file
     hf, tok = tokenizers_file(path), tokkit.load(path)
     want = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
     got = tok.encode_batch(lines, num_threads=1)
@@ -281,6 +287,8 @@ def check_equal(name: str, path: Path, lines: list[str]) -> None:
 def warm(path: Path, lines: list[str], rounds: int) -> tuple[float, float]:
     """Median seconds of one encode_batch of `lines` on one thread: (tokkit, tokenizers), rounds alternating."""
     import tokkit
+    from tokkit.bench.contenders import tokenizers_file
+    from tokkit.bench.timing import medians, time_calls
     hf, tok = tokenizers_file(path), tokkit.load(path)
     tok.encode_batch(lines[:10], num_threads=1)  # build the encoder before the rounds
     times = medians(time_calls({"tokkit": lambda: tok.encode_batch(lines, num_threads=1),
@@ -290,32 +298,37 @@ def warm(path: Path, lines: list[str], rounds: int) -> tuple[float, float]:
 
 
 def child(library: str, path: str, lines_file: str) -> None:
-    """In a fresh process: the seconds to load `path` and to encode the lines once (one JSON line)."""
+    """In a fresh process: the seconds to import the library, to load `path` and to encode the lines
+    once (one JSON line)."""
     lines = json.loads(Path(lines_file).read_text(encoding="utf-8"))
     if library == "tokkit":
+        t_import = time.perf_counter()
         import tokkit
         t0 = time.perf_counter()
         tok = tokkit.load(path)
         t1 = time.perf_counter()
         tok.encode_batch(lines, num_threads=1)
     else:
+        t_import = time.perf_counter()
+        from tokenizers import Tokenizer
         t0 = time.perf_counter()
-        tok = tokenizers_file(path)
+        tok = Tokenizer.from_file(path)
         t1 = time.perf_counter()
         tok.encode_batch(lines, add_special_tokens=False)
     t2 = time.perf_counter()
-    print(json.dumps({"load_s": t1 - t0, "first_s": t2 - t1}))
+    print(json.dumps({"import_s": t0 - t_import, "load_s": t1 - t0, "first_s": t2 - t1}))
 
 
 def cold(path: Path, lines_file: Path, rounds: int) -> dict:
     """Medians of load and of the first pass in fresh processes, tokkit and tokenizers alternating."""
+    from tokkit.bench.timing import median, turns
     runs = {"tokkit": [], "tokenizers": []}
     env = {**os.environ, "RAYON_NUM_THREADS": "1"}
     for _, library, _ in turns(runs, rounds=rounds, warmup=0):
         out = subprocess.run([sys.executable, __file__, "--child", library, str(path), str(lines_file)],
                              env=env, check=True, capture_output=True, text=True).stdout
         runs[library].append(json.loads(out.strip().splitlines()[-1]))
-    return {lib: {k: median(r[k] for r in rs) for k in ("load_s", "first_s")} for lib, rs in runs.items()}
+    return {lib: {k: median(r[k] for r in rs) for k in ("import_s", "load_s", "first_s")} for lib, rs in runs.items()}
 
 
 def report(name: str, n_lines: int, mb: float, w: tuple[float, float], c: dict) -> dict:
@@ -355,6 +368,7 @@ def main(argv=None) -> None:
         return
     if os.environ.get("RAYON_NUM_THREADS") != "1":
         parser.error("run with RAYON_NUM_THREADS=1 (tokenizers on one thread)")
+    from tokkit.bench.contenders import require
     require("tokenizers")  # it trains the shapes and is the contender
     lines, unseen = bench_lines(seed=1), bench_lines(seed=2)
     CACHE.mkdir(parents=True, exist_ok=True)

@@ -3,8 +3,8 @@
     python benchmarks/fuzz_routes.py --seconds 60 [--seed 0] [--show 5]
 
 The check of tests/tokenizer/test_routes_differential.py (tests/helpers/routes.py): pipelines of
-BERT, byte-level and SentencePiece-like shapes trained and saved by tokenizers, with random added
-tokens and flags, and hostile and multilingual texts; every route's ids (encode, encode_numpy,
+BERT, char BPE, byte-level, SentencePiece-like and mixed shapes trained and saved by tokenizers, with
+random added tokens and flags, and hostile and multilingual texts; every route's ids (encode, encode_numpy,
 encode_flat, encode_many) and offsets (encode_full) against tokenizers'. Prints how many
 (pipeline, text) pairs it tried and how many disagreed, and the first disagreements with the seed
 that finds them again.

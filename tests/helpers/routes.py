@@ -1,7 +1,7 @@
 """Random pipelines built by `tokenizers` and every route tokkit's planner has for them, compared.
 
 Shared by tests/tokenizer/test_routes_differential.py (seeded, through hypothesis) and
-benchmarks/fuzz_routes.py (for as long as it is given). A pipeline is one of three shapes, each
+benchmarks/fuzz_routes.py (for as long as it is given). A pipeline is one of five shapes, each
 trained by tokenizers' own trainer on a small corpus, with random options and random added tokens
 (special, normalized, single_word, lstrip, rstrip); tokenizers saves it as the Hub makes files.
 """
@@ -24,13 +24,15 @@ ATOMS = ["a", "b", "ab", "the", "The", "hello", "Hello", "HELLO", "world", "wor"
          " ", "  ", "   ", "\t", "\n", "\r\n", "\u200b", "\u200d", "\ufeff", "\u00a0", "\u0301", "e\u0301", "\u00e9",
          "\u00c9COLE", "\u00e9cole", "\u2581", "\u2581the", "\ufb01", "\u03a3", "\u0130", "\u65e5\u672c\u8a9e",
          "\ud55c\uad6d\uc5b4", "\u0627\u0644\u0639\u0631\u0628\u064a\u0629", "\u0915\u094d\u0937", "\u0e44\u0e17\u0e22",
-         "\U0001f600", "\U0001f468\u200d\U0001f469\u200d\U0001f467", "\U0001f1eb\U0001f1f7", "<x>", "[new]", "<|eot|>"]
+         "\U0001f600", "\U0001f468\u200d\U0001f469\u200d\U0001f467", "\U0001f1eb\U0001f1f7", "<x>", "[new]", "<|eot|>",
+         "\u3000", "\u2000", "=\u0338", "_", "\u203f"]
 # added tokens: words of the corpus (in the model's vocabulary) and ones past it ("zebra", "\u2581qq")
+# and tokens of spaces (GPT-NeoX's), a <mask> (MPNet's) and one NFC changes
 CONTENTS = ["<x>", "Hello", "hello", "wor", "ld", "[new]", " ab", "\U0001f600", "<|eot|>", "\u00c9COLE", "\u2581the",
-            "the", "zebra", "\u2581qq"]
+            "the", "zebra", "\u2581qq", "  ", "   ", "<mask>", "e\u0301"]
 UNSEEN = ["Zebra", "ZEBRA", "zebra", "\u2581QQ", "\u2581qq", "qq"]  # in texts, never in the corpus
 TEXT_ATOMS = ATOMS + CONTENTS + UNSEEN
-SHAPES = ("bert", "bytelevel", "sentencepiece", "mixed")
+SHAPES = ("bert", "charbpe", "bytelevel", "sentencepiece", "mixed")
 VARIANTS = 16  # options drawn per shape
 FLAGS = ("special", "normalized", "single_word", "lstrip", "rstrip")
 
@@ -48,11 +50,16 @@ def trained(shape: str, variant: int) -> str:
     rng = random.Random(variant)
     if shape == "bert":
         tok = tokenizers.Tokenizer(models.WordPiece(unk_token="[UNK]"))
-        tok.normalizer = normalizers.BertNormalizer(lowercase=rng.random() < 0.7,
-                                                    strip_accents=rng.choice([None, True, False]))
+        tok.normalizer = _bert_normalizer(rng)
         tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         tok.decoder = decoders.WordPiece()
         trainer = trainers.WordPieceTrainer(vocab_size=300, special_tokens=["[UNK]", "[CLS]", "[SEP]"])
+    elif shape == "charbpe":
+        suffix = {"end_of_word_suffix": "</w>"} if rng.random() < 0.5 else {}
+        tok = tokenizers.Tokenizer(models.BPE(unk_token="[UNK]", **suffix))
+        tok.normalizer = _bert_normalizer(rng)
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["[UNK]"], **suffix)
     elif shape == "bytelevel":
         tok = tokenizers.Tokenizer(models.BPE())
         tok.normalizer = rng.choice([None, normalizers.NFC()])
@@ -75,6 +82,13 @@ def trained(shape: str, variant: int) -> str:
                    if unigram else trainers.BpeTrainer(vocab_size=300, special_tokens=["<unk>"]))
     tok.train_from_iterator(corpus(), trainer)
     return tok.to_str()
+
+
+def _bert_normalizer(rng: random.Random):
+    """BERT's normalizer with random options, or (a quarter of the time) none."""
+    if rng.random() < 0.25:
+        return None
+    return normalizers.BertNormalizer(lowercase=rng.random() < 0.7, strip_accents=rng.choice([None, True, False]))
 
 
 def _mixed(rng: random.Random):
@@ -127,7 +141,8 @@ def random_texts(rng: random.Random, count: int = 6) -> list[str]:
 def with_added_forms(case: Case, texts: list[str]) -> list[str]:
     """`texts`, joined, and each added token's content in other cases and beside spaces (what a
     normalizer may turn into it, and what lstrip, rstrip and single_word read)."""
-    forms = [f(c) for c, _ in case.added for f in (str.upper, str.title, str.lower, lambda c: f" {c.title()} x{c}")]
+    forms = [f(c) for c, _ in case.added for f in (str.upper, str.title, str.lower, lambda c: f" {c.title()} x{c}",
+                                                  lambda c: f"x{c}y {c}{c} \u3000{c}\u00a0 _{c}_ e\u0301{c}=\u0338")]
     return texts + [" ".join(texts), "  ".join(texts)] + forms
 
 

@@ -30,7 +30,7 @@ def no_steps(monkeypatch):
     def step(*args, **kwargs):
         raise AssertionError("a training step ran")
 
-    monkeypatch.setattr(run, "_step", step)
+    monkeypatch.setattr(run.Finetuning, "step", step)
 
 
 def test_a_regression_dev_label_that_is_no_number_is_found_before_training(ft_work, cli, monkeypatch):

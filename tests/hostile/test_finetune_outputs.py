@@ -22,7 +22,7 @@ def stop_at_step(monkeypatch, n, error):
     """Make the n-th training step raise `error` (after the steps before it ran and logged)."""
     import tokkit.bert.finetune_run as run
 
-    real, seen = run._step, []
+    real, seen = run.Finetuning.step, []
 
     def step(*args, **kwargs):
         seen.append(1)
@@ -30,7 +30,7 @@ def stop_at_step(monkeypatch, n, error):
             raise error
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(run, "_step", step)
+    monkeypatch.setattr(run.Finetuning, "step", step)
 
 
 @pytest.mark.parametrize("error, code", [(KeyboardInterrupt(), 130), (__import__("tokkit").TokkitError("boom"), 2)])
@@ -105,15 +105,15 @@ def test_a_pretraining_force_rerun_stopped_before_its_first_checkpoint_leaves_th
             "--threads", "1", "--log-every", "1"]
     assert cli(*args)[0] == 0
     before = listing(ft_work / "run")
-    real, seen = train._step, []
+    real, seen = train.Pretraining.step, []
 
-    def step(run, n):
-        seen.append(n)
+    def step(self, run):
+        seen.append(run.step)
         if len(seen) == 2:
             raise KeyboardInterrupt
-        return real(run, n)
+        return real(self, run)
 
-    monkeypatch.setattr(train, "_step", step)
+    monkeypatch.setattr(train.Pretraining, "step", step)
     code, _, err = cli(*args[:6], "--steps", "3", *args[8:], "--force", "--seed", "1")
     assert code == 130, err
     assert listing(ft_work / "run") == before and beside(ft_work) == []

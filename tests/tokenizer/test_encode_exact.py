@@ -178,3 +178,17 @@ def test_symbols_decoded_all_at_once_as_one_by_one(tokens):
     from tokkit._native.byte_symbols import decode_symbols, decode_symbols_all
 
     assert decode_symbols_all(tokens) == [None if t is None else decode_symbols(t) for t in tokens]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.none() | st.text(st.sampled_from(["a", "é", "中", "\ud800", "\U0001f600", "Ġ"]) | st.characters(),
+                                    max_size=6), max_size=30))
+def test_longest_token_from_the_code_point_arrays(tokens):
+    # the fast encoder's longest token (in characters and in UTF-8 bytes) comes from one array of code points
+    from tokkit._native.byte_symbols import code_point_runs
+
+    present = [t for t in tokens if t is not None]
+    runs = code_point_runs(tokens)
+    assert runs.max_chars() == max(map(len, present), default=0)
+    assert runs.max_utf8_bytes() == max((len(t.encode("utf-8", "surrogatepass")) for t in present), default=0)
+    assert runs.present.tolist() == [t is not None for t in tokens]

@@ -1,7 +1,7 @@
 """load()'s options act alike on every encode path.
 
 Each file is made as `tokenizers` trains and saves it, once as it is (a fast path runs it) and once
-with one added token flagged `lstrip` (the general path runs it). Every option of `tokkit.load`
+with one added token flagged so that the general path runs it (on_path). Every option of `tokkit.load`
 (kind, lowercase, strip_accents, special_tokens, split_special_tokens) is checked on both against
 `tokenizers` holding the same setting.
 """
@@ -73,12 +73,17 @@ def trained(kind: str, **options) -> str:
 
 
 def on_path(kind: str, path: str, **options) -> Tokenizer:
-    """The trained tokenizer ("fast"), or a copy whose [MASK] takes the spaces before it along ("general")."""
+    """The trained tokenizer ("fast"), or a copy the general path runs ("general"): its [MASK] is matched
+    in the normalized text behind BERT's normalizer, or (byte-level) takes the spaces after it, which
+    add_prefix_space would put there."""
     data = json.loads(trained(kind, **options))
     if path == "general":
+        byte_level = data["normalizer"] is None
+        if byte_level:
+            data["pre_tokenizer"]["add_prefix_space"] = True
         for token in data["added_tokens"]:
             if token["content"] == "[MASK]":
-                token["lstrip"] = True
+                token["rstrip" if byte_level else "normalized"] = True
     return Tokenizer.from_str(json.dumps(data))
 
 

@@ -1,7 +1,7 @@
 """Every route the planner has for a pipeline gives tokenizers' ids and offsets.
 
-Pipelines are built and saved by tokenizers itself (helpers/routes.py: BERT, byte-level and
-SentencePiece-like shapes, trained by its trainers, with random added tokens and flags); for each,
+Pipelines are built and saved by tokenizers itself (helpers/routes.py: BERT, char BPE, byte-level,
+SentencePiece-like and mixed shapes, trained by its trainers, with random added tokens and flags); for each,
 tokkit.tokenizer.plan.routes gives the planned encoder and the general path with each lane as planned
 and off, and every one must give tokenizers' ids by encode, encode_numpy, encode_flat and encode_many,
 and its ids and offsets by encode_full, on hostile and multilingual text. Hypothesis runs derandomized
@@ -20,15 +20,22 @@ import tokkit
 from tokkit.tokenizer.plan import plan, routes
 
 PLAIN, SPECIAL = (False,) * len(FLAGS), (True,) + (False,) * (len(FLAGS) - 1)
-# tokens without flags often: the fast engines take only those
+# tokens without flags often, and any flags
 FLAG_SETS = st.one_of(st.just(PLAIN), st.just(SPECIAL), st.tuples(*[st.booleans()] * len(FLAGS)))
 ADDED = st.lists(st.tuples(st.sampled_from(CONTENTS), FLAG_SETS),
                  max_size=4, unique_by=lambda t: t[0]).map(tuple)
 CASES = st.builds(Case, st.sampled_from(SHAPES), st.integers(0, VARIANTS - 1), ADDED)
-# added tokens the fast engines take (no flag but `special`): their files keep the fast routes
+# added tokens without flags but `special`: their files keep the fast routes
 FAST_CASES = st.builds(Case, st.sampled_from(SHAPES), st.integers(0, VARIANTS - 1),
                        st.lists(st.tuples(st.sampled_from(CONTENTS), st.sampled_from([PLAIN, SPECIAL])),
                                 max_size=4, unique_by=lambda t: t[0]).map(tuple))
+# the fast engines' shapes (WordPiece, char BPE, byte-level with or without NFC and add_prefix_space)
+# with tokens of random flags: lstrip, rstrip and single_word read the chars around a token, and a
+# normalized token is matched after the raw ones
+FAST_SHAPES = ("bert", "charbpe", "bytelevel")
+FLAGGED_FAST_CASES = st.builds(Case, st.sampled_from(FAST_SHAPES), st.integers(0, VARIANTS - 1),
+                               st.lists(st.tuples(st.sampled_from(CONTENTS), st.tuples(*[st.booleans()] * len(FLAGS))),
+                                        min_size=1, max_size=4, unique_by=lambda t: t[0]).map(tuple))
 TEXTS = st.lists(st.lists(st.sampled_from(TEXT_ATOMS), max_size=14).map("".join), min_size=1, max_size=6)
 
 
@@ -41,6 +48,12 @@ def test_every_route_gives_tokenizers_ids_and_offsets(tmp_path_factory, case, te
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=FAST_CASES, texts=TEXTS)
 def test_every_route_of_files_the_fast_engines_take(tmp_path_factory, case, texts):
+    _check(tmp_path_factory, case, texts)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=FLAGGED_FAST_CASES, texts=TEXTS)
+def test_every_route_of_fast_shapes_with_flagged_tokens(tmp_path_factory, case, texts):
     _check(tmp_path_factory, case, texts)
 
 
@@ -59,7 +72,7 @@ def test_the_routes_cover_the_fast_paths_and_the_lanes(tmp_path):
             _, tok = build(Case(shape, variant, ()), tmp_path / f"{k}{variant}")
             seen.add(plan(tok.spec).engine)
             seen.update(routes(tok.spec))
-    assert {"wordpiece", "bytelevel", "general"} <= seen
+    assert {"wordpiece", "bpe", "bytelevel", "general"} <= seen
     assert {"planned", "general", "general+utf8", "general+chunks+utf8"} <= seen
 
 

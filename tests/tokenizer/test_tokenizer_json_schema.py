@@ -35,6 +35,8 @@ CASES = [
     ("wordpiece", set_path("decoder", "WordPiece"), "'decoder' must be an object or null"),
     ("wordpiece", set_path("post_processor", []), "'post_processor' must be an object or null"),
     ("wordpiece", set_path("added_tokens", ["[PAD]"]), r"'added_tokens\[0\]' must be an object"),
+    ("wordpiece", set_path("added_tokens", 0, "lstrip", 1), r"'added_tokens\[0\].lstrip' must be true or false"),
+    ("wordpiece", set_path("added_tokens", 1, "special", None), r"'added_tokens\[1\].special' must be true or false"),
     ("wordpiece", set_path("post_processor", {"type": "BertProcessing"}), "post_processor.BertProcessing: field 'sep' is missing"),
     ("wordpiece", set_path("model", "max_input_chars_per_word", 10**30), "'max_input_chars_per_word' must be an integer from 0 to"),
     ("wordpiece", set_path("model", "max_input_chars_per_word", "100"), "model.WordPiece: field 'max_input_chars_per_word' must be an integer"),

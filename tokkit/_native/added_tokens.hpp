@@ -10,16 +10,18 @@
 //   - single_word: only with no word char (\w) right before and right after it, else passed over;
 //   - lstrip / rstrip: the whitespace before / after it joins its span (lstrip never reaches back
 //     past the previous match; the search goes on after what rstrip took).
-// The same code serves the fast paths (encode.pyx: raw text, tokens without flags, code units of
-// a str or its UTF-8) and the general path (pipeline.hpp: raw and normalized text, every flag).
+// The same code serves the fast paths (encode.pyx: next_both over the code units of a str or its
+// UTF-8) and the general path (pipeline.hpp: raw and normalized text, every flag). The flags'
+// whitespace and word chars come from one table, the general path's class bits (CharClass).
 #pragma once
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "pipeline_text.hpp"
 #include "trie.hpp"
-#include "utf8_write.hpp"
+#include "utf8.hpp"
 #if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__)) && !defined(TOKKIT_NO_SIMD)
 #include <emmintrin.h>
 #define TOKKIT_ADDED_SSE2 1
@@ -149,9 +151,27 @@ struct AddedSpan {
     int32_t index;
 };
 
-// Predicates for tokens without single_word, lstrip or rstrip (the fast paths): never asked.
+// The flags' predicates: a bit of the per-code-point class table (pipeline_text.hpp's FlagMap), F_WHITESPACE
+// (Rust's char::is_whitespace) for lstrip and rstrip, F_WORD (\w: letters, marks, digits, connector
+// punctuation, as tokenizers' single_word reads a word char) for single_word.
+struct CharClass {
+    const pipe::FlagMap* flags;
+    uint16_t bit;
+    bool operator()(char32_t c) const { return (flags->get(c) & bit) != 0; }
+};
+
+// Predicates for UTF-8 bytes, where no token has single_word, lstrip or rstrip: never asked.
 struct NoFlags {
     bool operator()(char32_t) const { return false; }
+};
+
+// Where next_both is in a text: the raw pass's cursor, and the stretch [a, b) before the next raw
+// match (`after`, when raw_left) that the normalized pass is searching with its own cursor.
+struct AddedPasses {
+    AddedCursor raw, gap;
+    size_t a = 0, b = 0;
+    bool in_stretch = false, raw_left = false, done = false;
+    AddedSpan after{0, 0, 0, 0};
 };
 
 class AddedTokens {
@@ -161,17 +181,14 @@ class AddedTokens {
         int32_t index = (int32_t)tokens_.size();
         tokens_.push_back(AddedToken{std::u32string((const char32_t*)c, n), id, single_word, lstrip, rstrip,
                                      normalized, special});
-        if (normalized) {
-            normalized_.add(c, n, index);
-            return;
-        }
-        raw_.add(c, n, index);
         std::vector<uint8_t> utf8;  // lone surrogates in their 3-byte form, as the encoder writes them
         for (size_t k = 0; k < n; k++) {
             uint8_t b[4];
             utf8.insert(utf8.end(), b, b + utf8_encode((char32_t)c[k], b));
         }
-        raw_utf8_.add(utf8.data(), utf8.size(), index);
+        (normalized ? normalized_utf8_ : raw_utf8_).add(utf8.data(), utf8.size(), index);
+        (normalized ? normalized_ : raw_).add(c, n, index);
+        reads_neighbours_ = reads_neighbours_ || single_word || lstrip || rstrip;
     }
 
     const std::vector<AddedToken>& tokens() const { return tokens_; }
@@ -180,7 +197,9 @@ class AddedTokens {
     bool any_normalized() const { return !normalized_.empty(); }
     const UnitMatcher& raw() const { return raw_; }
     const UnitMatcher& normalized() const { return normalized_; }
-    const UnitMatcher& raw_utf8() const { return raw_utf8_; }
+    // Some token reads the chars around it (single_word, lstrip, rstrip): its predicates need code
+    // points, so the fast encoder finds the tokens in a str's code units, never in UTF-8 bytes.
+    bool reads_neighbours() const { return reads_neighbours_; }
 
     // The next match of `m`'s tokens in c[0:n] from the cursor on, with the flags applied; false
     // when there is none (the ordinary text left then starts at cur.start_offset). split_specials:
@@ -218,20 +237,54 @@ class AddedTokens {
         return false;
     }
 
-    // next() for tokens without flags (the fast paths), over a str's code units or UTF-8.
-    template <class Unit>
-    inline bool next_plain(const Unit* c, size_t n, bool split_specials, AddedCursor& cur, AddedSpan* out) const {
-        return next(raw_, c, n, split_specials, cur, NoFlags(), NoFlags(), out);
+    // Both passes of next() over a text its normalizer leaves as it is (the fast paths), in text
+    // order: the raw tokens, then the normalized ones in each stretch between raw matches (tokenizers'
+    // order; the normalized stretches are the raw ones here). Each stretch is a text of its own to
+    // the flags, as tokenizers matches the normalized tokens in each split apart.
+    template <class Unit, class Space, class Word>
+    bool next_both(const UnitMatcher& raw, const UnitMatcher& norm, const Unit* c, size_t n, bool split_specials,
+                   AddedPasses& st, const Space& is_ws, const Word& is_word, AddedSpan* out) const {
+        if (st.done) return false;
+        if (!st.in_stretch) {
+            st.raw_left = next(raw, c, n, split_specials, st.raw, is_ws, is_word, &st.after);
+            st.a = st.raw_left ? st.after.from : st.raw.start_offset;
+            st.b = st.raw_left ? st.after.a : n;
+            st.gap = AddedCursor();
+            st.in_stretch = true;
+        }
+        AddedSpan m;
+        if (st.b > st.a && next(norm, c + st.a, st.b - st.a, split_specials, st.gap, is_ws, is_word, &m)) {
+            *out = AddedSpan{st.a + m.from, st.a + m.a, st.a + m.b, m.index};
+            return true;
+        }
+        st.in_stretch = false;
+        if (!st.raw_left) {
+            st.done = true;
+            return false;
+        }
+        *out = st.after;
+        out->from = st.a + st.gap.start_offset;
+        return true;
     }
-    inline bool next_plain_utf8(const uint8_t* p, size_t n, bool split_specials, AddedCursor& cur,
-                                AddedSpan* out) const {
-        return next(raw_utf8_, p, n, split_specials, cur, NoFlags(), NoFlags(), out);
+
+    // next_both over a str's code units (code points), with the class table's predicates.
+    template <class Unit>
+    inline bool next_in_units(const Unit* c, size_t n, bool split_specials, const pipe::FlagMap& flags,
+                              AddedPasses& st, AddedSpan* out) const {
+        return next_both(raw_, normalized_, c, n, split_specials, st, CharClass{&flags, pipe::F_WHITESPACE},
+                         CharClass{&flags, pipe::F_WORD}, out);
+    }
+    // next_both over UTF-8, for tokens that do not read the chars around them (!reads_neighbours()).
+    inline bool next_in_utf8(const uint8_t* p, size_t n, bool split_specials, AddedPasses& st,
+                             AddedSpan* out) const {
+        return next_both(raw_utf8_, normalized_utf8_, p, n, split_specials, st, NoFlags(), NoFlags(), out);
     }
     int32_t id_of(const AddedSpan& s) const { return tokens_[s.index].id; }
 
   private:
     std::vector<AddedToken> tokens_;
-    UnitMatcher raw_, normalized_, raw_utf8_;
+    UnitMatcher raw_, normalized_, raw_utf8_, normalized_utf8_;
+    bool reads_neighbours_ = false;
 };
 
 }  // namespace tokkit

@@ -18,7 +18,7 @@ from libcpp cimport bool as cpp_bool
 
 from tokkit._native.short_keys cimport CountEntry, CountTable, WordTable, hash_words, key_words, prefetch_line
 from tokkit._native.text cimport (BertOptions, Piece, TextView, ascii_only, bert_norm_pieces, utf8_check,
-                                  utf8_decode, utf8_put, Gpt2Classes, gpt2_piece_ends, gpt2_regex_classes,
+                                  utf8_decode, utf8_encode, Gpt2Classes, gpt2_piece_ends, gpt2_regex_classes,
                                   gpt2_tokenizers_classes, PatternClasses, pattern_piece_ends,
                                   pattern_tokenizers_classes)
 
@@ -196,7 +196,7 @@ cdef class WordCounter:
                     if norm[j] < 128:
                         word.push_back(<unsigned char>norm[j])
                     else:
-                        word.insert(word.end(), buf, buf + utf8_put(norm[j], buf))
+                        word.insert(word.end(), buf, buf + utf8_encode(norm[j], buf))
                 self.add(word.data(), word.size(), 1)
             self.total_ += pieces.size()
             a = b

@@ -6,8 +6,8 @@ from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 from tokkit._native.text cimport TextView, Piece, BertOptions, Gpt2Classes, PatternClasses
-from tokkit._native.encode_tables cimport (AddedCursor, AddedSpan, AddedTokens, StrMap, PairMap, Tok, TokenMemo,
-                                          TokenTable)
+from tokkit._native.encode_tables cimport (AddedPasses, AddedSpan, AddedTokens, FlagMap, StrMap, PairMap, Tok,
+                                          TokenMemo, TokenTable)
 from tokkit._native.rows cimport Rows
 from tokkit._native.short_keys cimport PieceEntry, PieceKey, PieceTable
 
@@ -54,6 +54,8 @@ cdef class Encoder:
     cdef vector[char] direct, suffix    # direct[id]: BPE of the token's own bytes gives back that token
     cdef AddedTokens added              # added tokens, found in one pass (added_tokens.hpp)
     cdef bint split_specials            # split_special_tokens: special tokens are ordinary text
+    cdef FlagMap flags                  # whitespace and word chars for the added tokens' flags ...
+    cdef object flag_tables             # ... in these arrays (tokkit._native.pipeline_tables), kept alive
     cdef Gpt2Classes classes            # GPT-2 classes for the UTF-8 scanner
     cdef PatternClasses pattern_classes # the classes of the other families' scanners (pattern_scan.hpp)
     cdef int family                     # the byte-level pattern's scanner family (FAMILY_GPT2 and others)
@@ -62,7 +64,8 @@ cdef class Encoder:
     cdef tuple ints                     # ints[i] is i: list building reuses these objects
     cdef list pool                      # idle Scratch objects, each with a warm piece cache
 
-    cdef bint next_added(self, TextView t, AddedCursor& cur, AddedSpan* m) noexcept nogil
+    cdef bint next_added(self, TextView t, AddedPasses& cur, AddedSpan* m) noexcept nogil
+    cdef bint reads_utf8(self) noexcept nogil
     cdef void encode_text(self, TextView t, Scratch s, Rows out) noexcept nogil
     cdef void encode_str_utf8(self, TextView t, Scratch s, Rows out) noexcept nogil
     cdef void encode_ids(self, TextView t, Scratch s, Rows out) noexcept nogil
@@ -109,4 +112,4 @@ cdef class Encoder:
     cdef Rows run_many(self, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets, bint with_words=*)
     cdef Rows run_with(self, Scratch s, list texts, Py_ssize_t a, Py_ssize_t b, bint with_offsets,
                        bint with_words)
-    cdef void compute_direct(self, list words, bint ignore_merges)
+    cdef void compute_direct(self, bytes blob, const int64_t[::1] bounds, const uint8_t[::1] ok, bint ignore_merges)

@@ -18,14 +18,15 @@ from libcpp.atomic cimport atomic
 from libcpp.vector cimport vector
 from libc.stdlib cimport free, realloc
 from libc.string cimport memchr, memcmp, memcpy
-from tokkit._native.text cimport (TextView, text_view, text_view_of, str_length, text_at, utf8_put, ascii_only,
+from tokkit._native.text cimport (TextView, text_view, text_view_of, str_length, text_at, utf8_encode, ascii_only,
+                                  utf8_skip,
                                   Piece, BertOptions,
                                   bert_pieces, bert_norm_pieces, gpt2_pieces_tokenizers, gpt2_tokenizers_classes,
                                   bert_ascii_actions, BERT_WORD, BERT_DROP, BERT_SPLIT, BERT_PUNCT,
                                   Gpt2Classes, gpt2_piece_ends, utf8_from_str, PatternClasses, pattern_piece_ends,
                                   pattern_piece_ends_units, pattern_tokenizers_classes, FAMILY_GPT2)
 from tokkit._native.short_keys cimport PieceEntry, PieceKey, PieceTable, hash_words, key_words
-from tokkit._native.encode_tables cimport (AddedCursor, AddedSpan, BytesKey, StrMap, PairMap, Tok,
+from tokkit._native.encode_tables cimport (AddedPasses, AddedSpan, BytesKey, StrMap, PairMap, Tok,
                                           bpe_merge_nothrow, bytes_key, wordpiece_two_nothrow)
 from tokkit._native.grow cimport cut_to, grow_append, grow_assign, grow_push, grow_reserve, grow_resize
 from tokkit._native.rows cimport Rows
@@ -33,7 +34,8 @@ from tokkit._native.rows cimport Rows
 import numpy as np
 
 from tokkit._native import regex_limit
-from tokkit._native.byte_symbols import bytes_to_unicode, decode_symbols_all
+from tokkit._native.byte_symbols import bytes_to_unicode, code_point_runs, symbol_bytes
+from tokkit._native.pipeline_tables import pipeline_tables
 from tokkit._native.rows import rows_to_lists
 from tokkit.errors import OutOfMemory, TokkitError
 
@@ -71,28 +73,6 @@ cdef inline void reserve_ids(Rows out, Py_ssize_t chars) noexcept nogil:
     cdef size_t need = out.ids.size() + chars // 3 + 16
     if need > out.ids.capacity() and not grow_reserve(out.ids, max(need, 2 * out.ids.capacity())):
         grow_reserve(out.ids, need)
-
-
-cdef inline Py_ssize_t utf8_skip(const char* p, Py_ssize_t i, Py_ssize_t n, Py_ssize_t chars) noexcept nogil:
-    """The byte where the character `chars` characters after the one starting at byte i of p (n bytes
-    of UTF-8) starts; 8 bytes at a time while a word holds no more characters than are left to skip."""
-    cdef uint64_t w, leads
-    while chars >= 8 and i + 8 <= n:
-        memcpy(&w, p + i, 8)
-        w = (w & ~(w << 1) & 0x8080808080808080ULL) >> 7  # 1 in each byte 10xxxxxx (it continues a char)
-        leads = 8 - ((w * 0x0101010101010101ULL) >> 56)
-        if leads > <uint64_t>chars:
-            break
-        chars -= leads
-        i += 8
-    while i < n and ((<uint8_t>p[i]) & 0xC0) == 0x80:  # the rest of a character the words cut
-        i += 1
-    while chars > 0 and i < n:
-        i += 1
-        chars -= 1
-        while i < n and ((<uint8_t>p[i]) & 0xC0) == 0x80:
-            i += 1
-    return i
 
 
 cdef TextView NO_TEXT  # stands for "read the code points from a buffer instead"
@@ -382,6 +362,26 @@ cdef bint nfc_scan(const unit_t* u, Py_ssize_t n, const uint16_t* table) noexcep
     return False
 
 
+cdef add_runs(StrMap m, bytes blob, const int64_t[::1] bounds, const uint8_t[::1] ok):
+    """Token k's bytes blob[bounds[k]:bounds[k + 1]] -> k, for each k where ok[k] (the first of two
+    equal keys keeps its id): a vocabulary added in one C loop."""
+    cdef const uint8_t* p = <const uint8_t*><const char*>blob
+    cdef Py_ssize_t k
+    for k in range(ok.shape[0]):
+        if ok[k]:
+            m.table.add(p + bounds[k], bounds[k + 1] - bounds[k], <int32_t>k, False)
+
+
+cdef add_pairs(PairMap m, const int32_t[::1] left, const int32_t[::1] right, const int32_t[::1] merged):
+    """Merge k, (left[k], right[k]) -> (k, merged[k]), for each k in rank order (the first of two
+    equal pairs keeps its rank, as PairMap's constructor has it): the merges added in one C loop."""
+    cdef Py_ssize_t k
+    if not (left.shape[0] == right.shape[0] == merged.shape[0]):
+        raise ValueError("the merges' left, right and merged ids differ in length")
+    for k in range(left.shape[0]):
+        m.table.add(left[k], right[k], <int32_t>k, merged[k])
+
+
 def prefix_table(tokens) -> StrMap:
     """UTF-8 of each token -> its id (the first of two equal tokens keeps it), each proper prefix
     (by character) marked as starting a longer token (vocab_tables.hpp's TokenTable)."""
@@ -394,14 +394,19 @@ def prefix_table(tokens) -> StrMap:
 
 
 cdef add_added_tokens(Encoder e, added):
-    """Each added token (tokkit.tokenizer.spec.AddedToken) into e.added, matched in the raw text:
-    the fast paths take tokens without flags."""
+    """Each added token (tokkit.tokenizer.spec.AddedToken, a `normalized` one in its normalized form)
+    into e.added, with its flags; a flag that reads the chars around a token asks the general path's
+    class table (added_tokens.hpp's CharClass)."""
     cdef const uint32_t[::1] cps
     cdef uint32_t none = 0
     for a in added:
         cps = np.frombuffer(a.content.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         e.added.add(&cps[0] if cps.shape[0] else &none, cps.shape[0], a.id, a.single_word, a.lstrip, a.rstrip,
-                    False, a.special)
+                    a.normalized, a.special)
+    if e.added.reads_neighbours():
+        e.flag_tables = pipeline_tables()["flags"]
+        e.flags.stage1 = <const uint16_t*>(<size_t>e.flag_tables[0].ctypes.data)
+        e.flags.stage2 = <const uint16_t*>(<size_t>e.flag_tables[1].ctypes.data)
 
 
 cdef class Scratch:
@@ -418,20 +423,28 @@ cdef class Encoder:
     """Read-only tables plus the nogil kernels; see _encode.pxd for the layout."""
 
     # ----------------------------------------------------------------------------- added tokens
-    cdef bint next_added(self, TextView t, AddedCursor& cur, AddedSpan* m) noexcept nogil:
-        """The next added token in t from the cursor on (added_tokens.hpp); False when there is none."""
+    cdef bint next_added(self, TextView t, AddedPasses& cur, AddedSpan* m) noexcept nogil:
+        """The next added token in t from the cursor on, raw tokens and normalized ones in the text
+        (added_tokens.hpp's next_both); False when there is none."""
         if t.kind == 1:
-            return self.added.next_plain[uint8_t](<const uint8_t*>t.data, t.length, self.split_specials, cur, m)
+            return self.added.next_in_units[uint8_t](<const uint8_t*>t.data, t.length, self.split_specials,
+                                                     self.flags, cur, m)
         if t.kind == 2:
-            return self.added.next_plain[uint16_t](<const uint16_t*>t.data, t.length, self.split_specials, cur, m)
-        return self.added.next_plain[uint32_t](<const uint32_t*>t.data, t.length, self.split_specials, cur, m)
+            return self.added.next_in_units[uint16_t](<const uint16_t*>t.data, t.length, self.split_specials,
+                                                      self.flags, cur, m)
+        return self.added.next_in_units[uint32_t](<const uint32_t*>t.data, t.length, self.split_specials,
+                                                  self.flags, cur, m)
+
+    cdef bint reads_utf8(self) noexcept nogil:
+        """Whether ids without offsets read the text's UTF-8 (byte-level): not when an added token's
+        flags read the chars around it, which the predicates see as code points."""
+        return self.kind == BYTELEVEL and not self.added.reads_neighbours()
 
     cdef void encode_text(self, TextView t, Scratch s, Rows out) noexcept nogil:
         cdef Py_ssize_t seg = 0
         cdef int32_t word = 0
-        cdef AddedCursor cur
+        cdef AddedPasses cur
         cdef AddedSpan m
-        cur.i = cur.start_offset = 0
         if self.added.size():
             while self.next_added(t, cur, &m):
                 word = self.encode_segment(t, seg, m.a, word, s, out)
@@ -471,11 +484,10 @@ cdef class Encoder:
 
     cdef void encode_utf8(self, const uint8_t* p, Py_ssize_t n, Scratch s, Rows out) noexcept nogil:
         cdef Py_ssize_t seg = 0
-        cdef AddedCursor cur
+        cdef AddedPasses cur
         cdef AddedSpan m
-        cur.i = cur.start_offset = 0
-        if self.added.size():
-            while self.added.next_plain_utf8(p, n, self.split_specials, cur, &m):
+        if self.added.size():  # (reads_utf8: no token reads the chars around it)
+            while self.added.next_in_utf8(p, n, self.split_specials, cur, &m):
                 self.pieces_utf8(p, seg, m.a, n, s, out)
                 if out.oom or not grow_push(out.ids, self.added.id_of(m)):
                     out.oom = True
@@ -693,7 +705,7 @@ cdef class Encoder:
                 out[m] = <unsigned char>c
                 m += 1
             else:
-                m += utf8_put(c, out + m)
+                m += utf8_encode(c, out + m)
         s.bpos[n] = <int32_t>m
         cut_to(s.buf, m)
         return True
@@ -911,10 +923,9 @@ cdef class Encoder:
         """
         cdef Py_ssize_t seg = 0, end
         cdef bint found = True
-        cdef AddedCursor cur
+        cdef AddedPasses cur
         cdef AddedSpan added
         cdef Piece p
-        cur.i = cur.start_offset = 0
         s.pieces.clear()
         while found:
             found = self.added.size() and self.next_added(t, cur, &added)
@@ -983,7 +994,7 @@ cdef class Encoder:
                     break
             return out
         cdef Py_ssize_t chars = 0
-        if b - a == 1 and self.kind == BYTELEVEL and not out.with_words and self.utf8_of_one(texts[a], s, out):
+        if b - a == 1 and self.reads_utf8() and not out.with_words and self.utf8_of_one(texts[a], s, out):
             return out
         for k in range(a, b):
             views.push_back(text_view(texts[k]))
@@ -1022,8 +1033,8 @@ cdef class Encoder:
             out.ptr.push_back(out.ids.size())
 
     cdef void encode_ids(self, TextView tv, Scratch s, Rows out) noexcept nogil:
-        # one text, ids only: byte-level reads UTF-8, the other kinds the code points
-        if self.kind == BYTELEVEL:
+        # one text, ids only: byte-level reads UTF-8 (reads_utf8), the other kinds the code points
+        if self.reads_utf8():
             self.encode_str_utf8(tv, s, out)
         else:
             self.encode_text(tv, s, out)
@@ -1040,6 +1051,25 @@ cdef class Encoder:
             job.bounds.push_back(b)
         job.taken.store(0)
         return job
+
+    def added_spans(self, str text) -> list:
+        """The (start, end) code-point spans of the added tokens found in `text`, in order, with their
+        flags applied (lstrip's and rstrip's white space inside): the text parts lie between them.
+
+        >>> from tokkit.tokenizer.plan import FastForm
+        >>> from tokkit.tokenizer.spec import AddedToken
+        >>> form = FastForm("wordpiece", ["[UNK]", "a", "<m>"], (AddedToken(2, "<m>", lstrip=True),), "[UNK]")
+        >>> Encoder.build(form).added_spans("a  <m>a<m>")
+        [(1, 6), (7, 10)]
+        """
+        cdef TextView t = text_view(text)
+        cdef AddedPasses cur
+        cdef AddedSpan m
+        out = []
+        if self.added.size():
+            while self.next_added(t, cur, &m):
+                out.append((m.a, m.b))
+        return out
 
     # Each entry point below is one OutOfMemory when memory runs out, in the kernels (run_many) or
     # while it makes the Python objects of the answer.
@@ -1059,9 +1089,10 @@ cdef class Encoder:
     def encode_numpy_spliced(self, str text, list windows, list news):
         """encode_numpy() of `text` with each text[a:b] of `windows` (sorted (a, b) code-point spans
         that do not overlap) replaced by the str news[k]; None for a text or new part with lone
-        surrogates (no UTF-8 to read). The text's UTF-8 is the one CPython keeps with the str: the
-        replaced text is written as UTF-8 straight from it, never made as a new str (NFC files
-        change a few stretches of a text; a new str of the whole was copied and encoded again).
+        surrogates (no UTF-8 to read), or when the encoder reads code points (not reads_utf8). The
+        text's UTF-8 is the one CPython keeps with the str: the replaced text is written as UTF-8
+        straight from it, never made as a new str (NFC files change a few stretches of a text; a new
+        str of the whole was copied and encoded again).
 
         >>> import tokkit
         >>> enc = tokkit.train(texts=["ab ax c"] * 5, algo="bytelevel", vocab_size=262)._encoder
@@ -1072,16 +1103,18 @@ cdef class Encoder:
         cdef const char* q
         cdef Py_ssize_t n, m, i = 0, j, at = 0, k
         cdef vector[uint8_t] buf
+        if not self.reads_utf8():
+            return None
         try:
             p = PyUnicode_AsUTF8AndSize(text, &n)
             buf.reserve(n + 16)
             for k in range(len(windows)):
                 a, b = windows[k]
-                j = utf8_skip(p, i, n, a - at)
+                j = utf8_skip(<const unsigned char*>p, i, n, a - at)
                 buf.insert(buf.end(), <const uint8_t*>p + i, <const uint8_t*>p + j)
                 q = PyUnicode_AsUTF8AndSize(news[k], &m)
                 buf.insert(buf.end(), <const uint8_t*>q, <const uint8_t*>q + m)
-                i, at = utf8_skip(p, j, n, b - a), b
+                i, at = utf8_skip(<const unsigned char*>p, j, n, b - a), b
             buf.insert(buf.end(), <const uint8_t*>p + i, <const uint8_t*>p + n)
         except UnicodeEncodeError:
             return None
@@ -1156,7 +1189,9 @@ cdef class Encoder:
         """
         cdef Encoder e = Encoder.__new__(Encoder)
         vocab = form.vocab
-        ids = form.token_ids()
+        runs = code_point_runs(vocab)
+        wanted = set(bytes_to_unicode()) | ({form.unk_token} - {None})
+        ids = {t: i for i, t in enumerate(vocab) if t in wanted}  # the ids build reads (the last of a repeat)
         e.kind = KIND_CODES[form.kind]
         norm = form.normalizer
         e.opts.clean_text = norm is not None and norm.clean_text
@@ -1166,15 +1201,15 @@ cdef class Encoder:
         bert_ascii_actions(&e.opts, e.bert_act, e.bert_out)
         e.unk_id = ids[form.unk_token] if form.unk_token is not None else -1
         e.max_chars = form.max_input_chars_per_word
-        e.max_token_chars = max((len(t) for t in vocab if t is not None), default=0)
-        e.max_token_bytes = max(len(t.encode("utf-8", "surrogatepass")) for t in vocab if t is not None)
+        e.max_token_chars = runs.max_chars()
+        e.max_token_bytes = runs.max_utf8_bytes()
         e.pattern = form.pattern
         e.family = form.family
         e.pool = []
         e.piece_table_slots = PIECE_TABLE_SLOTS
         e.ints = tuple(range(len(vocab)))
-        tokens = [(i, t) for i, t in enumerate(vocab) if t is not None]  # an id may be unused
-        utf8 = [None if t is None else t.encode("utf-8", "surrogatepass") for t in vocab]
+        if e.kind != BYTELEVEL:
+            tokens = [(i, t) for i, t in enumerate(vocab) if t is not None]  # an id may be unused
         if e.kind == WORDPIECE:
             p = form.prefix
             e.vocab = prefix_table([(t, i) for i, t in tokens])
@@ -1183,46 +1218,57 @@ cdef class Encoder:
             e.merges = PairMap([], [])
         else:
             left, right, merged = form.merge_ids  # checked against the vocabulary when the model was read
-            e.merges = PairMap(zip(left, right), merged)
+            e.merges = PairMap([], [])
+            add_pairs(e.merges, np.ascontiguousarray(left, dtype=np.int32), np.ascontiguousarray(right, dtype=np.int32),
+                      np.ascontiguousarray(merged, dtype=np.int32))
             if e.kind == BYTELEVEL:
-                raw = decode_symbols_all(vocab)
-                keys = [(r, i) for i, r in enumerate(raw) if r is not None]
-                e.vocab = StrMap([r for r, _ in keys], [i for _, i in keys])
+                # each token's bytes, all in one blob (a symbol is one byte, so runs.bounds bound them)
+                blob, ok = symbol_bytes(runs)
+                bounds = runs.bounds
+                e.vocab = StrMap([], [])
+                add_runs(e.vocab, blob, bounds, ok.view(np.uint8))
                 for byte, sym in enumerate(bytes_to_unicode()):
                     e.byte_ids[byte] = ids.get(sym, -1)
-                words = raw
             else:
+                utf8 = [None if t is None else t.encode("utf-8", "surrogatepass") for t in vocab]
                 e.vocab = StrMap([utf8[i] for i, _ in tokens], [i for i, _ in tokens])
                 suffix = (form.suffix or "").encode()
                 for ch in suffix:
                     e.suffix.push_back(ch)
                 words = [u[: len(u) - len(suffix)] if u is not None and u.endswith(suffix) and len(u) > len(suffix)
-                         else None for u in utf8]
-            e.compute_direct(words, form.ignore_merges)
+                         else b"" for u in utf8]
+                blob = b"".join(words)
+                bounds = np.zeros(len(words) + 1, dtype=np.int64)
+                np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words)), out=bounds[1:])
+                ok = np.ones(len(words), dtype=np.uint8)
+            e.compute_direct(blob, bounds, ok.view(np.uint8), form.ignore_merges)
         e.classes.init(gpt2_tokenizers_classes())
         e.pattern_classes.init(pattern_tokenizers_classes())
         e.split_specials = split_special_tokens
         add_added_tokens(e, form.added)
         return e
 
-    cdef void compute_direct(self, list words, bint ignore_merges):
+    cdef void compute_direct(self, bytes blob, const int64_t[::1] bounds, const uint8_t[::1] ok,
+                             bint ignore_merges):
         # A piece found whole in the vocabulary may be emitted as is only when BPE would build
         # exactly that token from its symbols; merges by rank do not always get there. With
         # `ignore_merges` (Llama 3) the model emits any piece found whole, whatever the merges say.
+        # Token k's bytes are blob[bounds[k]:bounds[k + 1]], to be read only where ok[k].
         cdef Scratch s = Scratch()
-        cdef bytes w
-        cdef Py_ssize_t k
-        self.direct.assign(len(words), 0)
-        for k in range(len(words)):
-            w = words[k]
-            if w is None or not len(w):
+        cdef const char* p = blob
+        cdef Py_ssize_t k, n = bounds.shape[0] - 1
+        cdef int64_t a, b
+        self.direct.assign(n, 0)
+        for k in range(n):
+            a, b = bounds[k], bounds[k + 1]
+            if not ok[k] or a == b:
                 continue
             if ignore_merges:
                 self.direct[k] = 1
                 continue
-            s.buf.assign(<char*>w, (<char*>w) + len(w))
-            if not (self.symbolize(s, len(w)) and bpe_merge_nothrow(self.merges.table, s.toks)):
-                raise OutOfMemory(f"out of memory while building the compiled encoder ({len(words):,} tokens)")
+            s.buf.assign(p + a, p + b)
+            if not (self.symbolize(s, b - a) and bpe_merge_nothrow(self.merges.table, s.toks)):
+                raise OutOfMemory(f"out of memory while building the compiled encoder ({n:,} tokens)")
             self.direct[k] = s.toks.size() == 1 and s.toks[0].id == k
 
 

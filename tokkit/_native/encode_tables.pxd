@@ -1,7 +1,7 @@
 # The encode kernels' tables (vocab_tables.hpp, added_tokens.hpp) and the shared model loops
 # (bpe_merge.hpp, wordpiece.hpp). StrMap and PairMap are built with the GIL, then only read, so any
 # number of threads may look up at once without locks.
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libcpp cimport bool
 from libcpp.vector cimport vector
 
@@ -34,18 +34,25 @@ cdef extern from "wordpiece.hpp" namespace "tokkit" nogil:
     int wordpiece_two_nothrow(const TokenTable& first, const TokenTable& cont, const uint8_t* p,
                               const int32_t* bpos, size_t n, vector[Tok]& out)  # 1, 0 unknown, -1 out of memory
 
+cdef extern from "pipeline_text.hpp" namespace "tokkit::pipe" nogil:
+    cdef cppclass FlagMap:  # per-code-point class bits, two-stage (tokkit._native.pipeline_tables)
+        const uint16_t* stage1
+        const uint16_t* stage2
+
 cdef extern from "added_tokens.hpp" namespace "tokkit" nogil:
-    cdef struct AddedCursor:
-        size_t i, start_offset
     cdef struct AddedSpan:
         size_t a, b  # (and `from`, the ordinary text's start, which the fast paths know)
         int32_t index
+    cdef cppclass AddedPasses:  # a text's cursor over both passes (raw tokens, then normalized ones)
+        pass
     cdef cppclass AddedTokens:
         void add(const uint32_t* c, size_t n, int32_t id, bool single_word, bool lstrip, bool rstrip,
                  bool normalized, bool special) except +
         size_t size()
-        bool next_plain[Unit](const Unit* c, size_t n, bool split_specials, AddedCursor& cur, AddedSpan* out)
-        bool next_plain_utf8(const uint8_t* p, size_t n, bool split_specials, AddedCursor& cur, AddedSpan* out)
+        bool reads_neighbours()
+        bool next_in_units[Unit](const Unit* c, size_t n, bool split_specials, const FlagMap& flags,
+                                 AddedPasses& st, AddedSpan* out)
+        bool next_in_utf8(const uint8_t* p, size_t n, bool split_specials, AddedPasses& st, AddedSpan* out)
         int32_t id_of(const AddedSpan& s)
 
 

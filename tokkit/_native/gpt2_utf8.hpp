@@ -19,11 +19,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-// (TOKKIT_NO_SIMD builds the portable code only, to test it on x86-64.)
-#if (defined(__SSE2__) || defined(_M_X64)) && !defined(TOKKIT_NO_SIMD)
-#include <emmintrin.h>
-#define TOKKIT_HAVE_SSE2 1
-#endif
+
+#include "utf8.hpp"  // and TOKKIT_HAVE_SSE2
 #if defined(_MSC_VER)
 #include <intrin.h>
 #endif
@@ -108,17 +105,7 @@ struct Gpt2Classes {
             *next = i + 1;
             return k;
         }
-        uint32_t cp;
-        if (c < 0xE0) {
-            cp = ((c & 0x1Fu) << 6) | (p[i + 1] & 0x3Fu);
-            *next = i + 2;
-        } else if (c < 0xF0) {
-            cp = ((c & 0x0Fu) << 12) | ((p[i + 1] & 0x3Fu) << 6) | (p[i + 2] & 0x3Fu);
-            *next = i + 3;
-        } else {
-            cp = ((c & 0x07u) << 18) | ((p[i + 1] & 0x3Fu) << 12) | ((p[i + 2] & 0x3Fu) << 6) | (p[i + 3] & 0x3Fu);
-            *next = i + 4;
-        }
+        const uint32_t cp = utf8_decode_at(p, i, next);
         return cp < 0x110000 ? (code[cp] & 7) : 0;
     }
 };
@@ -379,85 +366,6 @@ inline size_t gpt2_piece_ends(const Gpt2Classes& cls, const uint8_t* p, size_t a
         ends[count++] = a;
     }
     return count;
-}
-
-// UTF-8 of n code units of a str (PEP 393 kind 1, 2 or 4) into out, which has room for
-// n * (kind == 1 ? 2 : kind == 2 ? 3 : 4) bytes; returns the bytes written. Lone surrogates are
-// written in their 3-byte form, as Python's "surrogatepass" does.
-#ifdef TOKKIT_HAVE_SSE2
-// 16 code units at s: if all are ASCII, write them as 16 bytes at out and return true.
-inline bool ascii16(const uint8_t* s, uint8_t* out) {
-    const __m128i v = _mm_loadu_si128((const __m128i*)s);
-    if (_mm_movemask_epi8(v)) return false;
-    _mm_storeu_si128((__m128i*)out, v);
-    return true;
-}
-inline bool ascii16(const uint16_t* s, uint8_t* out) {
-    const __m128i a = _mm_loadu_si128((const __m128i*)s), b = _mm_loadu_si128((const __m128i*)(s + 8));
-    const __m128i high = _mm_and_si128(_mm_or_si128(a, b), _mm_set1_epi16((short)0xFF80));
-    if (_mm_movemask_epi8(_mm_cmpeq_epi16(high, _mm_setzero_si128())) != 0xFFFF) return false;
-    _mm_storeu_si128((__m128i*)out, _mm_packus_epi16(a, b));
-    return true;
-}
-inline bool ascii16(const uint32_t* s, uint8_t* out) {
-    const __m128i a = _mm_loadu_si128((const __m128i*)s), b = _mm_loadu_si128((const __m128i*)(s + 4));
-    const __m128i c = _mm_loadu_si128((const __m128i*)(s + 8)), d = _mm_loadu_si128((const __m128i*)(s + 12));
-    const __m128i any = _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d));
-    const __m128i high = _mm_and_si128(any, _mm_set1_epi32((int)0xFFFFFF80));
-    if (_mm_movemask_epi8(_mm_cmpeq_epi32(high, _mm_setzero_si128())) != 0xFFFF) return false;
-    // values below 0x80: the saturating packs keep them as they are
-    _mm_storeu_si128((__m128i*)out, _mm_packus_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, d)));
-    return true;
-}
-#endif
-
-template <typename T>
-inline size_t utf8_from_units(const T* s, size_t n, uint8_t* out) {
-    size_t m = 0, i = 0;
-    while (i < n) {
-#ifdef TOKKIT_HAVE_SSE2
-        // runs of ASCII go 16 units at a time
-        if (i + 16 <= n && ascii16(s + i, out + m)) {
-            m += 16;
-            i += 16;
-            continue;
-        }
-#endif
-        // (without SSE2: 8 units at a time)
-        if (i + 8 <= n) {
-            uint32_t any = 0;
-            for (int k = 0; k < 8; ++k) any |= s[i + k];
-            if (any < 0x80) {
-                for (int k = 0; k < 8; ++k) out[m + k] = (uint8_t)s[i + k];
-                m += 8;
-                i += 8;
-                continue;
-            }
-        }
-        uint32_t c = s[i++];
-        if (c < 0x80) {
-            out[m++] = (uint8_t)c;
-        } else if (c < 0x800) {
-            out[m++] = (uint8_t)(0xC0 | (c >> 6));
-            out[m++] = (uint8_t)(0x80 | (c & 0x3F));
-        } else if (c < 0x10000) {
-            out[m++] = (uint8_t)(0xE0 | (c >> 12));
-            out[m++] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
-            out[m++] = (uint8_t)(0x80 | (c & 0x3F));
-        } else {
-            out[m++] = (uint8_t)(0xF0 | (c >> 18));
-            out[m++] = (uint8_t)(0x80 | ((c >> 12) & 0x3F));
-            out[m++] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
-            out[m++] = (uint8_t)(0x80 | (c & 0x3F));
-        }
-    }
-    return m;
-}
-
-inline size_t utf8_from_str(const void* data, int kind, size_t n, uint8_t* out) {
-    if (kind == 1) return utf8_from_units((const uint8_t*)data, n, out);
-    if (kind == 2) return utf8_from_units((const uint16_t*)data, n, out);
-    return utf8_from_units((const uint32_t*)data, n, out);
 }
 
 }  // namespace tokkit

@@ -112,21 +112,6 @@ inline uint32_t sse2_set(const uint8_t* p) {
 
 // ---- Reading characters
 
-// The code point of the UTF-8 sequence at p[i] (lead byte >= 0x80); *next receives the index after it.
-inline uint32_t utf8_decode_at(const uint8_t* p, size_t i, size_t* next) {
-    const uint32_t c = p[i];
-    if (c < 0xE0) {
-        *next = i + 2;
-        return ((c & 0x1Fu) << 6) | (p[i + 1] & 0x3Fu);
-    }
-    if (c < 0xF0) {
-        *next = i + 3;
-        return ((c & 0x0Fu) << 12) | ((p[i + 1] & 0x3Fu) << 6) | (p[i + 2] & 0x3Fu);
-    }
-    *next = i + 4;
-    return ((c & 0x07u) << 18) | ((p[i + 1] & 0x3Fu) << 12) | ((p[i + 2] & 0x3Fu) << 6) | (p[i + 3] & 0x3Fu);
-}
-
 // The text as UTF-8 bytes.
 struct Utf8Text {
     static constexpr bool utf8 = true;

@@ -74,7 +74,6 @@ struct Pipeline {
     static constexpr int32_t RAGGED = INT32_MIN;  // a memo entry's last id: the chunk ended ragged
 
     bool is_ws(char32_t c) const { return (T.flags.get(c) & F_WHITESPACE) != 0; }
-    bool is_word(char32_t c) const { return (T.flags.get(c) & (F_WORD)) != 0; }
 
     // tokenizers' AddedVocabulary::find_matches (added_tokens.hpp): the matches and the ordinary
     // text between them, in order.
@@ -82,8 +81,7 @@ struct Pipeline {
         out.clear();
         AddedCursor cur;
         AddedSpan m;
-        auto is_ws = [this](char32_t ch) { return this->is_ws(ch); };
-        auto is_word = [this](char32_t ch) { return this->is_word(ch); };
+        const CharClass is_ws{&T.flags, F_WHITESPACE}, is_word{&T.flags, F_WORD};  // as the fast encoder's
         while (added.next(normalized ? added.normalized() : added.raw(), c, n, split_specials, cur, is_ws, is_word,
                           &m)) {
             if (m.from < m.a) out.push_back({m.from, m.a, -1});

@@ -27,35 +27,36 @@ from tokkit._native import unicode_tables as ut
 WHITESPACE, PUNCT, NUMERIC, WORD, STRIP_ACCENT, REGEX_SPACE = 1, 2, 4, 8, 16, 32
 BERT_SPLIT, BERT_PUNCT = 1024, 2048  # (BertNormalizer runs on text.pyx's own tables)
 
-# build_tables' flags are uint8: the BertPreTokenizer classes go in low bits there and move up here
-_BERT_BITS = {"L": 0, "N": 0, "S": 0, "clean_remove": 0, "clean_space": 0, "cjk": 0, "split_space": 1, "punct": 2}
-_BERT_MOVE = ((1, BERT_SPLIT), (2, BERT_PUNCT))
+# the BertPreTokenizer classes: the runs build_tables reads for its "split_space" and "punct" bits
+_BERT_RUNS = (("split_space", BERT_SPLIT), ("punct", BERT_PUNCT))
 
 
 @functools.lru_cache(maxsize=1)
 def pipeline_tables() -> dict:
     """The arrays pipeline.pyx points its tables at (see the module docstring)."""
-    bert = ut.build_tables(_BERT_BITS)
+    bert = ut.bert_maps()
     norm = ut.norm_tables()
     flags = norm["flags"].astype(np.uint16)
-    for low, high in _BERT_MOVE:
-        flags[(bert["flags"] & low) != 0] |= high
+    for name, bit in _BERT_RUNS:
+        ut.set_runs(flags, ut.table_data()["bert"][name], bit)
     marks_stage1, marks_stage2 = bert["marks"]
     marks = marks_stage2.reshape(-1, 256)[marks_stage1].reshape(-1)
-    ccc = (marks & 0xFF).astype(np.uint8)
+    ccc = marks.astype(np.uint8)  # the low 8 bits: the combining class (0x100 marks Mn)
     pool = [bert["pool"]]
     size = len(bert["pool"])
     maps = dict(bert["maps"])
     for name in ("nfkd",):
-        index = norm[name + "_index"].astype(np.uint32)
-        block = norm[name + "_pool"].astype(np.uint32)
-        maps[name] = ut.two_stage(np.where(index > 0, index + size, 0).astype(np.uint32))
+        block = norm[name + "_pool"].astype(np.uint32, copy=False)
+        # the pool entries move up by `size`: shifting the distinct blocks' non-zero values gives the
+        # same two stages as shifting every code point's (the shift keeps distinct blocks distinct)
+        stage1, stage2 = ut.two_stage(norm[name + "_index"].astype(np.uint32, copy=False))
+        maps[name] = stage1, np.where(stage2 > 0, stage2 + size, 0).astype(np.uint32, copy=False)
         pool.append(block)
         size += len(block)
     return {"lower": maps["lower"], "nfd": maps["nfd"], "nfkd": maps["nfkd"], "pool": np.concatenate(pool),
             "flags": ut.two_stage(flags), "ccc": ut.two_stage(ccc),
             "compose_keys": norm["compose_keys"], "compose_values": norm["compose_values"],
-            "grapheme": ut.two_stage(norm["grapheme"].astype(np.uint16))}
+            "grapheme": ut.two_stage(norm["grapheme"].astype(np.uint16, copy=False))}
 
 
 

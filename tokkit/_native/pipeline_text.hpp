@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "utf8_write.hpp"
+#include "utf8.hpp"
 
 namespace tokkit {
 namespace pipe {
@@ -78,6 +78,60 @@ struct Edits {
         }
     }
 };
+
+// ------------------------------------------------------------------------------------ step I/O
+// Each normalizer step is written once, over a reader (positions in the text, the char at one) and
+// a writer (keep a char, insert one, remove some, copy a run of the input as it is). Here: code
+// points with alignments, the edits applied with tokenizers' rule; pipeline_utf8.hpp has the same
+// pair over bare UTF-8, for ids without offsets. A position is a char's index here, a byte there.
+struct AlignedIn {
+    const Text& t;
+    size_t end() const { return t.size(); }
+    char32_t next(size_t& i) const { return t.c[i++]; }
+    size_t back(size_t i) const { return i - 1; }
+    size_t chars(size_t a, size_t b) const { return b - a; }
+    bool ascii() const {
+        char32_t any = 0;
+        for (char32_t c : t.c) any |= c;
+        return any < 0x80;
+    }
+    size_t find(char32_t c, uint8_t, size_t from) const {
+        while (from < t.size() && t.c[from] != c) from++;
+        return from;
+    }
+    // The length of a match of the pattern at i, or 0.
+    size_t match(const std::u32string& p, const std::string&, size_t i) const {
+        return i + p.size() <= t.size() && std::equal(p.begin(), p.end(), t.c.begin() + i) ? p.size() : 0;
+    }
+    // How many spaces (U+0020, one unit in either text) start at i.
+    size_t spaces(size_t i) const {
+        size_t m = 0;
+        while (i + m < t.size() && t.c[i + m] == U' ') m++;
+        return m;
+    }
+    const Text& text() const { return t; }
+};
+
+struct AlignedOut {
+    Edits& ed;
+    void keep(char32_t c) { ed.keep(c); }
+    void insert(char32_t c) { ed.insert(c); }
+    void remove(size_t k) { ed.remove((int32_t)k); }
+    void copy(const AlignedIn& in, size_t a, size_t b) {
+        for (size_t i = a; i < b; i++) ed.keep(in.t.c[i]);
+    }
+    void edits(const Edits& e) {
+        if (&e != &ed) ed = e;
+    }
+};
+
+// tokenizers' NormalizedString::replace, one match of `chars` chars by r: the match is removed, then
+// r's chars are inserted (each takes the span of the match's last char).
+template <class Out>
+inline void replace_match(Out& out, size_t chars, const std::u32string& r) {
+    out.remove(chars);
+    for (char32_t c : r) out.insert(c);
+}
 
 // ------------------------------------------------------------------------------------ tables
 
@@ -249,14 +303,9 @@ struct Charsmap {
         if (v < 0 || (size_t)v >= pool.size()) return false;
         size_t i = (size_t)v;
         while (i < pool.size() && pool[i] != 0) {
-            unsigned char b = (unsigned char)pool[i];
-            char32_t ch;
-            int len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
-            if (i + len > pool.size()) break;
-            ch = len == 1 ? b : (b & (0xFF >> (len + 1)));
-            for (int k = 1; k < len; k++) ch = (ch << 6) | ((unsigned char)pool[i + k] & 0x3F);
-            f(ch);
-            i += len;
+            const uint8_t* bytes = (const uint8_t*)pool.data();
+            if (i + utf8_width(bytes[i]) > pool.size()) break;
+            f(utf8_next(bytes, pool.size(), i));
         }
         return true;
     }
@@ -385,13 +434,6 @@ inline void compose(const UnicodeTables& T, NormScratch& s) {
     e.resize(w);
 }
 
-// tokenizers' NormalizedString::replace, one match of m chars by r: the match is removed, then r's
-// chars are inserted (each takes the span of the match's last char).
-inline void replace_match(Edits& ed, size_t m, const std::u32string& r) {
-    ed.remove((int32_t)m);
-    for (char32_t c : r) ed.insert(c);
-}
-
 // tokenizers' Precompiled `replace`: the new chars change 0, the last (new - old) of them become
 // insertions, or the last edit written so far absorbs the removals. When nothing new is written
 // that is the previous chunk's last char; when nothing at all was written yet, the removal is lost
@@ -403,15 +445,6 @@ inline void precompiled_replace(Edits& ed, size_t old_count, const std::vector<c
         for (long k = 0; k < diff; k++) ed.list[ed.list.size() - 1 - k].change = 1;
     } else if (diff < 0 && !ed.list.empty()) {
         ed.list.back().change += (int32_t)diff;
-    }
-}
-
-inline void map_chars(const CharMap& map, const Text& in, Edits& ed) {
-    for (size_t i = 0; i < in.size(); i++) {
-        const uint32_t* m = map.find(in.c[i]);
-        if (!m) { ed.keep(in.c[i]); continue; }
-        ed.keep(m[1]);
-        for (uint32_t k = 2; k <= m[0]; k++) ed.insert(m[k]);
     }
 }
 
@@ -440,89 +473,170 @@ inline void precompiled(const Charsmap& cm, const UnicodeTables& T, const Text& 
     }
 }
 
+// Each char mapped through `map` (Lowercase).
+template <class In, class Out>
+inline void map_step(const CharMap& map, const In& in, Out& out) {
+    for (size_t i = 0; i < in.end();) {
+        const size_t a = i;
+        const uint32_t* m = map.find(in.next(i));
+        if (!m) { out.copy(in, a, i); continue; }
+        out.keep(m[1]);
+        for (uint32_t k = 2; k <= m[0]; k++) out.insert(m[k]);
+    }
+}
+
+// The chars `drop` refuses removed and the rest through `to` (StripAccents, Nmt).
+template <class In, class Out, class Drop, class To>
+inline void filter_step(const In& in, Drop drop, To to, Out& out) {
+    for (size_t i = 0; i < in.end();) {
+        const size_t a = i;
+        const char32_t c = in.next(i);
+        if (drop(c)) { out.remove(1); continue; }
+        const char32_t d = to(c);
+        if (d == c) out.copy(in, a, i);
+        else out.keep(d);
+    }
+}
+
+inline bool nmt_drops(char32_t c) {
+    return (c >= 0x01 && c <= 0x08) || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F || c == 0x8F || c == 0x9F;
+}
+
+// tokenizers' Nmt turns these spaces and separators into " ".
+inline char32_t nmt_space(char32_t c) {
+    const bool space = c == 0x09 || c == 0x0A || c == 0x0C || c == 0x0D || c == 0x1680 ||
+                       (c >= 0x200B && c <= 0x200F) || c == 0x2028 || c == 0x2029 || c == 0x2581 || c == 0xFEFF ||
+                       c == 0xFFFD;
+    return space ? U' ' : c;
+}
+
+// Strip: white space off either end.
+template <class In, class Out>
+inline void strip_step(const NormStep& st, const UnicodeTables& T, const In& in, Out& out) {
+    size_t a = 0, b = in.end();
+    auto white = [&](char32_t c) { return (T.flags.get(c) & F_WHITESPACE) != 0; };
+    while (st.left && a < b) {
+        size_t i = a;
+        if (!white(in.next(i))) break;
+        a = i;
+    }
+    while (st.right && b > a) {
+        size_t k = in.back(b), i = k;
+        if (!white(in.next(i))) break;
+        b = k;
+    }
+    out.remove(in.chars(0, a));
+    out.copy(in, a, b);
+}
+
+// Prepend: the content before the text (tokenizers re-inserts the first char after it).
+template <class In, class Out>
+inline void prepend_step(const std::u32string& content, const In& in, Out& out) {
+    if (!in.end()) return;
+    size_t i = 0;
+    const char32_t first = in.next(i);
+    if (content.empty()) {
+        out.insert(first);  // it takes the empty span at the start
+        out.remove(1);
+    } else {
+        out.keep(content[0]);
+        for (size_t k = 1; k < content.size(); k++) out.insert(content[k]);
+        out.insert(first);
+    }
+    out.copy(in, i, in.end());
+}
+
+// Replace with a String pattern or Regex(" {2,}"): matches left to right, not overlapping; an empty
+// pattern matches before every char and at the end.
+template <class In, class Out>
+inline void replace_step(const NormStep& st, const In& in, Out& out) {
+    const size_t n = in.end();
+    if (st.pattern.empty() && !st.collapse_spaces) {
+        for (size_t i = 0; i < n;) {
+            replace_match(out, 0, st.content);
+            const size_t a = i;
+            in.next(i);
+            out.copy(in, a, i);
+        }
+        if (n) replace_match(out, 0, st.content);
+        return;
+    }
+    const char32_t first = st.collapse_spaces ? U' ' : st.pattern[0];
+    const uint8_t first8 = st.collapse_spaces ? ' ' : (uint8_t)st.pattern8[0];
+    for (size_t i = 0; i < n;) {
+        const size_t at = in.find(first, first8, i);
+        out.copy(in, i, at);
+        if (at == n) break;
+        size_t m = st.collapse_spaces ? in.spaces(at) : in.match(st.pattern, st.pattern8, at);
+        if (st.collapse_spaces && m < 2) m = 0;
+        if (!m) {
+            i = at;
+            in.next(i);
+            out.copy(in, at, i);
+            continue;
+        }
+        replace_match(out, st.collapse_spaces ? m : st.pattern.size(), st.content);
+        i = at + m;
+    }
+}
+
+// NFD, NFKD, NFC, NFKC: `decompose`, then `compose` for the composed forms (ASCII is its own form).
+template <class In, class Out>
+inline void unicode_form_step(const NormStep& st, const UnicodeTables& T, const In& in, Out& out, NormScratch& s) {
+    if (in.ascii()) { out.copy(in, 0, in.end()); return; }
+    const bool compat = st.kind == N_NFKD || st.kind == N_NFKC;
+    decompose(T, compat ? T.nfkd : T.nfd, in.text(), s);
+    if (st.kind == N_NFC || st.kind == N_NFKC) compose(T, s);
+    out.edits(s.edits);
+}
+
+// The steps written once over both texts; false for a kind they do not hold (Precompiled,
+// BertNormalizer and Python callbacks are the callers').
+template <class In, class Out>
+inline bool text_step(const NormStep& st, const UnicodeTables& T, const In& in, Out& out, NormScratch& s) {
+    switch (st.kind) {
+    case N_NFD: case N_NFKD: case N_NFC: case N_NFKC:
+        unicode_form_step(st, T, in, out, s);
+        return true;
+    case N_LOWER:
+        map_step(T.lower, in, out);
+        return true;
+    case N_STRIP_ACCENTS:
+        filter_step(in, [&](char32_t c) { return (T.flags.get(c) & F_STRIP_ACCENT) != 0; },
+                    [](char32_t c) { return c; }, out);
+        return true;
+    case N_NMT:
+        filter_step(in, nmt_drops, nmt_space, out);
+        return true;
+    case N_STRIP:
+        strip_step(st, T, in, out);
+        return true;
+    case N_PREPEND:
+        prepend_step(st.content, in, out);
+        return true;
+    case N_REPLACE:
+        replace_step(st, in, out);
+        return true;
+    default:
+        return false;
+    }
+}
+
 // One normalizer step, in -> out (N_PYTHON steps are run by the caller).
 inline void normalize_step(const NormStep& st, const UnicodeTables& T, const std::vector<Charsmap>& maps,
                            const Text& in, Text& out, NormScratch& s) {
     Edits& ed = s.edits;
     ed.clear();
+    AlignedOut writer{ed};
+    if (text_step(st, T, AlignedIn{in}, writer, s)) {
+        ed.apply(in, out);
+        return;
+    }
     switch (st.kind) {
-    case N_NFD: case N_NFKD:
-        decompose(T, st.kind == N_NFD ? T.nfd : T.nfkd, in, s);
-        break;
-    case N_NFC: case N_NFKC:
-        decompose(T, st.kind == N_NFC ? T.nfd : T.nfkd, in, s);
-        compose(T, s);
-        break;
-    case N_LOWER:
-        map_chars(T.lower, in, ed);
-        break;
-    case N_STRIP_ACCENTS:
-        for (size_t i = 0; i < in.size(); i++) {
-            if (T.flags.get(in.c[i]) & F_STRIP_ACCENT) ed.remove(1);
-            else ed.keep(in.c[i]);
-        }
-        break;
-    case N_STRIP: {
-        size_t a = 0, b = in.size();
-        if (st.left) while (a < b && (T.flags.get(in.c[a]) & F_WHITESPACE)) a++;
-        if (st.right) while (b > a && (T.flags.get(in.c[b - 1]) & F_WHITESPACE)) b--;
-        ed.remove((int32_t)a);
-        for (size_t i = a; i < b; i++) ed.keep(in.c[i]);
-        break;
-    }
-    case N_PREPEND:
-        if (in.size() && st.content.empty()) {
-            // tokenizers re-inserts the first char: it takes the empty span at the start
-            ed.insert(in.c[0]);
-            ed.remove(1);
-            for (size_t i = 1; i < in.size(); i++) ed.keep(in.c[i]);
-        } else if (in.size()) {
-            ed.keep(st.content[0]);
-            for (size_t k = 1; k < st.content.size(); k++) ed.insert(st.content[k]);
-            ed.insert(in.c[0]);
-            for (size_t i = 1; i < in.size(); i++) ed.keep(in.c[i]);
-        }
-        break;
-    case N_REPLACE: {
-        size_t i = 0, n = in.size();
-        const std::u32string& p = st.pattern;
-        while (i < n) {
-            size_t m = 0;
-            if (st.collapse_spaces) {  // Regex(" {2,}"): a run of two or more spaces
-                while (i + m < n && in.c[i + m] == U' ') m++;
-                if (m < 2) m = 0;
-            } else if (p.empty()) {  // an empty pattern matches before every char (and at the end, below)
-                replace_match(ed, 0, st.content);
-            } else if (i + p.size() <= n && std::equal(p.begin(), p.end(), in.c.begin() + i)) {
-                m = p.size();
-            }
-            if (m) {
-                replace_match(ed, m, st.content);
-                i += m;
-            } else {
-                ed.keep(in.c[i++]);
-            }
-        }
-        if (n && p.empty() && !st.collapse_spaces) replace_match(ed, 0, st.content);
-        break;
-    }
     case N_PRECOMPILED:
         precompiled(maps[st.charsmap], T, in, s);
-        break;
-    case N_NMT:  // tokenizers' Nmt: drop some controls, turn some spaces and separators into " "
-        for (size_t i = 0; i < in.size(); i++) {
-            char32_t c = in.c[i];
-            if ((c >= 0x01 && c <= 0x08) || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F || c == 0x8F ||
-                c == 0x9F) {
-                ed.remove(1);
-            } else if (c == 0x09 || c == 0x0A || c == 0x0C || c == 0x0D || c == 0x1680 || (c >= 0x200B && c <= 0x200F) ||
-                       c == 0x2028 || c == 0x2029 || c == 0x2581 || c == 0xFEFF || c == 0xFFFD) {
-                ed.keep(U' ');
-            } else {
-                ed.keep(c);
-            }
-        }
-        break;
+        ed.apply(in, out);
+        return;
     case N_BERT: {  // the fast paths' BertNormalizer: each char takes the span of the char it comes from
         s.chars.clear();
         s.source.clear();
@@ -537,7 +651,6 @@ inline void normalize_step(const NormStep& st, const UnicodeTables& T, const std
         out = in;
         return;
     }
-    ed.apply(in, out);
 }
 
 }  // namespace pipe

@@ -8,6 +8,8 @@
 // One thing about the spans is still needed: whether the first char of the text comes from offset 0
 // of the original (Metaspace's "first" scheme reads it; see Origin). Each step says how it moves it.
 #pragma once
+#include <stdexcept>
+
 #include "pipeline_text.hpp"
 
 namespace tokkit {
@@ -20,39 +22,6 @@ enum Origin : uint8_t { AT_ZERO, PAST_ZERO, UNSURE };
 
 // The origin once chars before the first kept one were removed (it then takes a later char's span).
 inline Origin dropped_lead(Origin o) { return o == PAST_ZERO ? PAST_ZERO : UNSURE; }
-
-// The code point at p[i] (UTF-8 as utf8_encode writes it, lone surrogates too); moves i past it.
-inline char32_t utf8_next(const uint8_t* p, size_t n, size_t& i) {
-    const uint8_t b = p[i];
-    if (b < 0x80) { i++; return b; }
-    size_t w = b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
-    if (i + w > n) w = n - i;  // never for text this path wrote
-    char32_t c = b & (0xFF >> (w + 1));
-    for (size_t k = 1; k < w; k++) c = (c << 6) | (p[i + k] & 0x3F);
-    i += w;
-    return c;
-}
-
-// The start of the char that ends at p[i - 1] (i > 0).
-inline size_t utf8_back(const uint8_t* p, size_t i) {
-    do i--; while (i > 0 && (p[i] & 0xC0) == 0x80);
-    return i;
-}
-
-inline void put_utf8(char32_t c, std::vector<uint8_t>& out) {
-    uint8_t u[4];
-    out.insert(out.end(), u, u + utf8_encode(c, u));
-}
-
-inline void put_utf8(const std::u32string& s, std::vector<uint8_t>& out) {
-    for (char32_t c : s) put_utf8(c, out);
-}
-
-inline bool all_ascii(const uint8_t* p, size_t n) {
-    uint8_t any = 0;
-    for (size_t i = 0; i < n; i++) any |= p[i];
-    return any < 0x80;
-}
 
 // One thread's buffers for the UTF-8 path.
 struct Utf8Scratch {
@@ -111,7 +80,7 @@ inline bool cluster_changes(const Charsmap& cm, const uint8_t* p, const uint32_t
 // Precompiled over UTF-8: the clusters and replacements of `precompiled`, ASCII from the map's table.
 inline void precompiled_utf8(const Charsmap& cm, const UnicodeTables& T, const uint8_t* p, size_t n,
                              std::vector<uint8_t>& out, Utf8Scratch& s) {
-    if (all_ascii(p, n) && !std::memchr(p, '\r', n)) {
+    if (ascii_only(p, n) && !std::memchr(p, '\r', n)) {
         for (size_t i = 0; i < n;) {
             size_t j = i;
             while (j < n && cm.kept(p[j])) j++;
@@ -142,118 +111,75 @@ inline void precompiled_utf8(const Charsmap& cm, const UnicodeTables& T, const u
     out.insert(out.end(), p + run, p + n);
 }
 
-// Each char mapped through `map` (Lowercase).
-inline void map_utf8(const CharMap& map, const uint8_t* p, size_t n, std::vector<uint8_t>& out) {
-    for (size_t i = 0; i < n;) {
-        const size_t a = i;
-        const uint32_t* m = map.find(utf8_next(p, n, i));
-        if (!m) { out.insert(out.end(), p + a, p + i); continue; }
-        for (uint32_t k = 1; k <= m[0]; k++) put_utf8(m[k], out);
+// A normalizer step's reader over bare UTF-8 (see AlignedIn): positions are bytes.
+struct Utf8In {
+    const uint8_t* p;
+    size_t n;
+    Utf8Scratch& s;
+    size_t end() const { return n; }
+    char32_t next(size_t& i) const { return utf8_next(p, n, i); }
+    size_t back(size_t i) const { return utf8_back(p, i); }
+    size_t chars(size_t a, size_t b) const {
+        size_t k = 0;
+        for (size_t i = a; i < b; i++) k += (p[i] & 0xC0) != 0x80;
+        return k;
     }
-}
-
-// The chars `drop` refuses removed and the rest through `to` (StripAccents, Nmt).
-template <class Drop, class To>
-inline void filter_utf8(const uint8_t* p, size_t n, Drop drop, To to, std::vector<uint8_t>& out, Origin& origin) {
-    for (size_t i = 0; i < n;) {
-        const size_t a = i;
-        const char32_t c = utf8_next(p, n, i);
-        if (drop(c)) {
-            if (out.empty()) origin = dropped_lead(origin);
-            continue;
-        }
-        const char32_t d = to(c);
-        if (d == c) out.insert(out.end(), p + a, p + i);
-        else put_utf8(d, out);
+    bool ascii() const { return ascii_only(p, n); }
+    // A valid UTF-8 pattern matches valid UTF-8 only at char starts, so bytes compare as chars do.
+    size_t find(char32_t, uint8_t c, size_t from) const {
+        const void* hit = from < n ? std::memchr(p + from, c, n - from) : nullptr;
+        return hit ? (size_t)((const uint8_t*)hit - p) : n;
     }
-}
-
-inline bool nmt_drops(char32_t c) {
-    return (c >= 0x01 && c <= 0x08) || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F || c == 0x8F || c == 0x9F;
-}
-
-inline char32_t nmt_space(char32_t c) {
-    const bool space = c == 0x09 || c == 0x0A || c == 0x0C || c == 0x0D || c == 0x1680 ||
-                       (c >= 0x200B && c <= 0x200F) || c == 0x2028 || c == 0x2029 || c == 0x2581 || c == 0xFEFF ||
-                       c == 0xFFFD;
-    return space ? U' ' : c;
-}
-
-// NFD, NFKD, NFC, NFKC: the edits of `decompose` and `compose`, their chars only (ASCII is its own form).
-inline void unicode_form_utf8(const NormStep& st, const UnicodeTables& T, const uint8_t* p, size_t n,
-                              std::vector<uint8_t>& out, Utf8Scratch& s) {
-    if (all_ascii(p, n)) { out.insert(out.end(), p, p + n); return; }
-    s.text.clear();
-    for (size_t i = 0; i < n;) s.text.c.push_back(utf8_next(p, n, i));
-    const bool compat = st.kind == N_NFKD || st.kind == N_NFKC;
-    decompose(T, compat ? T.nfkd : T.nfd, s.text, s.ns);
-    if (st.kind == N_NFC || st.kind == N_NFKC) compose(T, s.ns);
-    for (const Edit& e : s.ns.edits.list) put_utf8(e.c, out);
-}
-
-// Strip: white space off either end.
-inline void strip_utf8(const NormStep& st, const UnicodeTables& T, const uint8_t* p, size_t n,
-                       std::vector<uint8_t>& out, Origin& origin) {
-    size_t a = 0, b = n;
-    auto white = [&](char32_t c) { return (T.flags.get(c) & F_WHITESPACE) != 0; };
-    while (st.left && a < b) {
-        size_t i = a;
-        if (!white(utf8_next(p, b, i))) break;
-        a = i;
+    size_t match(const std::u32string&, const std::string& pattern, size_t i) const {
+        const size_t m = pattern.size();
+        return i + m <= n && std::memcmp(p + i, pattern.data(), m) == 0 ? m : 0;
     }
-    while (st.right && b > a) {
-        size_t k = utf8_back(p, b), i = k;
-        if (!white(utf8_next(p, b, i))) break;
-        b = k;
-    }
-    if (a > 0) origin = dropped_lead(origin);
-    out.insert(out.end(), p + a, p + b);
-}
-
-// The length in bytes of a Replace match at p[i], or 0 (the empty pattern is handled by the caller).
-inline size_t replace_match_at(const NormStep& st, const std::string& pattern, const uint8_t* p, size_t i, size_t n) {
-    if (st.collapse_spaces) {
+    size_t spaces(size_t i) const {
         size_t m = 0;
         while (i + m < n && p[i + m] == ' ') m++;
-        return m < 2 ? 0 : m;
+        return m;
     }
-    const size_t m = pattern.size();
-    return i + m <= n && std::memcmp(p + i, pattern.data(), m) == 0 ? m : 0;
-}
+    const Text& text() const {  // the code points, for the Unicode forms
+        s.text.clear();
+        for (size_t i = 0; i < n;) s.text.c.push_back(utf8_next(p, n, i));
+        return s.text;
+    }
+};
 
-// Replace with a String pattern or Regex(" {2,}"): matches left to right, not overlapping. A valid
-// UTF-8 pattern matches valid UTF-8 only at char starts, so bytes compare as chars do.
-inline void replace_utf8(const NormStep& st, const std::string& pattern, const std::string& content,
-                         const uint8_t* p, size_t n, std::vector<uint8_t>& out, Origin& origin, Origin at_start) {
-    if (pattern.empty() && !st.collapse_spaces) {  // before every char, and at the end
-        if (n && !content.empty()) origin = at_start;  // an insertion at the start takes the text's base
-        for (size_t i = 0; i < n;) {
-            out.insert(out.end(), content.begin(), content.end());
-            const size_t a = i;
-            utf8_next(p, n, i);
-            out.insert(out.end(), p + a, p + i);
+// A normalizer step's writer of bare UTF-8 (see AlignedOut). Of the spans only the first char's
+// origin is kept, as the alignments would give it: a char kept takes the span of the char at the
+// cursor, one inserted the span of the char before it (`base` at the very start).
+struct Utf8Out {
+    std::vector<uint8_t>& out;
+    Origin& origin;
+    Origin base;
+    size_t removed = 0;  // chars removed before the first char written
+
+    void starting(bool inserted) {
+        if (!out.empty()) return;
+        if (inserted) origin = removed == 0 ? base : removed == 1 ? origin : dropped_lead(origin);
+        else if (removed) origin = dropped_lead(origin);
+    }
+    void keep(char32_t c) { starting(false); put_utf8(c, out); }
+    void insert(char32_t c) { starting(true); put_utf8(c, out); }
+    void remove(size_t k) { if (out.empty()) removed += k; }
+    void copy(const Utf8In& in, size_t a, size_t b) {
+        if (a == b) return;
+        starting(false);
+        out.insert(out.end(), in.p + a, in.p + b);
+    }
+    void edits(const Edits& e) {
+        for (const Edit& x : e.list) {
+            remove((size_t)x.skip);
+            if (x.change > 0) {
+                insert(x.c);
+                continue;
+            }
+            keep(x.c);
+            remove((size_t)-x.change);
         }
-        if (n) out.insert(out.end(), content.begin(), content.end());
-        return;
     }
-    const uint8_t first = st.collapse_spaces ? ' ' : (uint8_t)pattern[0];
-    size_t i = 0;
-    while (i < n) {
-        const void* hit = std::memchr(p + i, first, n - i);
-        const size_t at = hit ? (size_t)((const uint8_t*)hit - p) : n;
-        out.insert(out.end(), p + i, p + at);
-        if (at == n) break;
-        const size_t m = replace_match_at(st, pattern, p, at, n);
-        if (!m) { out.push_back(p[at]); i = at + 1; continue; }
-        // a match at the start: a replacement takes the span of the match's last char, so only one
-        // of a single char leaves the origin as it was
-        const size_t chars = st.collapse_spaces ? m : st.pattern.size();
-        if (at == 0 && (content.empty() || chars != 1)) origin = dropped_lead(origin);
-        out.insert(out.end(), content.begin(), content.end());
-        i = at + m;
-    }
-}
-
+};
 
 // One normalizer step over UTF-8, in -> out, for a step utf8_covers. `origin` follows the first char;
 // `base` is the origin of a char inserted at the very start (the text's own start: 0 or past it).
@@ -261,39 +187,11 @@ inline void normalize_utf8(const NormStep& st, const UnicodeTables& T, const std
                            const std::vector<uint8_t>& in, std::vector<uint8_t>& out, Origin& origin, Origin base,
                            Utf8Scratch& s) {
     out.clear();
-    const uint8_t* p = in.data();
-    const size_t n = in.size();
-    switch (st.kind) {
-    case N_NFD: case N_NFKD: case N_NFC: case N_NFKC:
-        unicode_form_utf8(st, T, p, n, out, s);
-        break;
-    case N_LOWER:
-        map_utf8(T.lower, p, n, out);
-        break;
-    case N_STRIP_ACCENTS:
-        filter_utf8(p, n, [&](char32_t c) { return (T.flags.get(c) & F_STRIP_ACCENT) != 0; },
-                    [](char32_t c) { return c; }, out, origin);
-        break;
-    case N_NMT:
-        filter_utf8(p, n, nmt_drops, nmt_space, out, origin);
-        break;
-    case N_STRIP:
-        strip_utf8(st, T, p, n, out, origin);
-        break;
-    case N_PREPEND:
-        if (n && st.content.empty()) origin = base;  // tokenizers re-inserts the first char at the start
-        if (n) out.insert(out.end(), st.content8.begin(), st.content8.end());
-        out.insert(out.end(), p, p + n);
-        break;
-    case N_REPLACE:
-        replace_utf8(st, st.pattern8, st.content8, p, n, out, origin, base);
-        break;
-    case N_PRECOMPILED:
-        precompiled_utf8(maps[st.charsmap], T, p, n, out, s);
-        break;
-    default:  // never: set_utf8_ids refuses a pipeline with a step utf8_covers lacks
+    Utf8Out writer{out, origin, base};
+    if (text_step(st, T, Utf8In{in.data(), in.size(), s}, writer, s.ns)) return;
+    if (st.kind != N_PRECOMPILED)  // never: set_utf8_ids refuses a pipeline with a step utf8_covers lacks
         throw std::logic_error("a normalizer step the UTF-8 lane lacks");
-    }
+    precompiled_utf8(maps[st.charsmap], T, in.data(), in.size(), out, s);
 }
 
 }  // namespace pipe

@@ -47,104 +47,17 @@ cdef inline Py_UCS4 text_at(TextView v, Py_ssize_t i) noexcept nogil:
         return (<const unsigned short*>v.data)[i]
     return (<const Py_UCS4*>v.data)[i]
 
-# Write code point c as UTF-8 into out (room for 4 bytes); returns the number of bytes written.
-# Lone surrogates are written as their 3-byte form (like Python's "surrogatepass").
-cdef inline int utf8_put(Py_UCS4 ch, unsigned char* out) noexcept nogil:
-    cdef unsigned int c = ch
-    if c < 0x80:
-        out[0] = <unsigned char>c
-        return 1
-    if c < 0x800:
-        out[0] = <unsigned char>(0xC0 | (c >> 6))
-        out[1] = <unsigned char>(0x80 | (c & 0x3F))
-        return 2
-    if c < 0x10000:
-        out[0] = <unsigned char>(0xE0 | (c >> 12))
-        out[1] = <unsigned char>(0x80 | ((c >> 6) & 0x3F))
-        out[2] = <unsigned char>(0x80 | (c & 0x3F))
-        return 3
-    out[0] = <unsigned char>(0xF0 | (c >> 18))
-    out[1] = <unsigned char>(0x80 | ((c >> 12) & 0x3F))
-    out[2] = <unsigned char>(0x80 | ((c >> 6) & 0x3F))
-    out[3] = <unsigned char>(0x80 | (c & 0x3F))
-    return 4
-
-# ---- UTF-8 helpers (inline, no tables)
-
-cdef inline bint ascii_only(const unsigned char* p, Py_ssize_t n) noexcept nogil:
-    cdef uint64_t acc = 0, w
-    cdef Py_ssize_t i = 0
-    while i + 8 <= n:
-        memcpy(&w, p + i, 8)
-        acc |= w
-        i += 8
-    while i < n:
-        acc |= p[i]
-        i += 1
-    return (acc & 0x8080808080808080ULL) == 0
-
-# Length of the UTF-8 sequence a (valid) lead byte starts.
-cdef inline int utf8_len(unsigned char c) noexcept nogil:
-    return 1 if c < 0x80 else (2 if c < 0xE0 else (3 if c < 0xF0 else 4))
-
-# -1 when p[:n] is valid UTF-8 (as Python's strict decoder: no surrogates, overlongs or > U+10FFFF),
-# else the offset of a byte inside (or at the start of) the first invalid sequence.
-cdef inline Py_ssize_t utf8_check(const unsigned char* p, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i = 0
-    cdef unsigned char c, c1
-    cdef uint64_t w
-    while i < n:
-        if i + 8 <= n:
-            memcpy(&w, p + i, 8)
-            if (w & 0x8080808080808080ULL) == 0:
-                i += 8
-                continue
-        c = p[i]
-        if c < 0x80:
-            i += 1
-            continue
-        if c < 0xC2 or c > 0xF4:
-            return i
-        if c < 0xE0:
-            if i + 1 >= n or (p[i + 1] & 0xC0) != 0x80:
-                return i
-            i += 2
-            continue
-        if i + 1 >= n:
-            return i
-        c1 = p[i + 1]
-        if (c1 & 0xC0) != 0x80 or (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 > 0x9F) \
-                or (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 > 0x8F):
-            return i
-        if i + 2 >= n or (p[i + 2] & 0xC0) != 0x80:
-            return i
-        if c < 0xF0:
-            i += 3
-            continue
-        if i + 3 >= n or (p[i + 3] & 0xC0) != 0x80:
-            return i
-        i += 4
-    return -1
-
-# Decode valid UTF-8 p[:n] into out (cleared first).
-cdef inline void utf8_decode(const unsigned char* p, Py_ssize_t n, vector[uint32_t]& out) noexcept nogil:
-    cdef Py_ssize_t i = 0
-    cdef uint32_t c
-    out.clear()
-    while i < n:
-        c = p[i]
-        if c < 0x80:
-            i += 1
-        elif c < 0xE0:
-            c = ((c & 0x1F) << 6) | (p[i + 1] & 0x3F)
-            i += 2
-        elif c < 0xF0:
-            c = ((c & 0x0F) << 12) | ((p[i + 1] & 0x3F) << 6) | (p[i + 2] & 0x3F)
-            i += 3
-        else:
-            c = ((c & 0x07) << 18) | ((p[i + 1] & 0x3F) << 12) | ((p[i + 2] & 0x3F) << 6) | (p[i + 3] & 0x3F)
-            i += 4
-        out.push_back(c)
+# UTF-8 (utf8.hpp, the one home of reading and writing it): utf8_encode writes code point c into out
+# (room for 4 bytes) and returns the bytes written, lone surrogates in their 3-byte form (Python's
+# "surrogatepass"); utf8_check gives -1 for valid UTF-8 (Python's strict decoder) or the offset of the
+# first invalid sequence; utf8_decode writes valid UTF-8's code points into out (cleared first).
+cdef extern from "utf8.hpp" namespace "tokkit" nogil:
+    int utf8_encode(Py_UCS4 c, unsigned char* out)
+    bint ascii_only(const unsigned char* p, size_t n)
+    Py_ssize_t utf8_check(const unsigned char* p, size_t n)
+    void utf8_decode(const unsigned char* p, size_t n, vector[uint32_t]& out)
+    size_t utf8_skip(const unsigned char* p, size_t i, size_t n, size_t chars)
+    size_t utf8_from_str(const void* data, int kind, size_t n, uint8_t* out)
 
 # BertNormalizer + BertPreTokenizer over text[0:text.length].
 # Appends the normalized code points to `norm`, and for each of them its original span
@@ -205,7 +118,6 @@ cdef extern from "gpt2_utf8.hpp" namespace "tokkit" nogil:
         int set_mode(int wanted)
     size_t gpt2_piece_ends(const Gpt2Classes& cls, const uint8_t* p, size_t a, size_t end, size_t n,
                            size_t* ends, size_t room)
-    size_t utf8_from_str(const void* data, int kind, size_t n, uint8_t* out)
 
 
 # The class table of the cl100k / qwen2 / o200k scanners (pattern_scan.hpp's PAT_* bits per code point,

@@ -32,13 +32,35 @@ section; NFD, Lowercase, ccc and the BERT classes stay in build_tables), all ind
 ...                   "split_space": 64, "punct": 128})
 >>> int(t["flags"][ord("a")]), int(t["flags"][ord(",")])
 (1, 128)
+
+The JSON is parsed once per process and the arrays that do not depend on the caller's bits are
+built once (the compiled kernels, the general pipeline and the readable twins all start from them):
+the arrays handed out are shared, so callers read them and never write them.
 """
+import functools
 import json
 import os
 
 import numpy as np
 
 TABLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "unicode_tables.json")
+
+
+def _once_per_file(build):
+    """`build(path)` run once per file: a call with the default path and one naming it share the result."""
+    cached = functools.lru_cache(maxsize=None)(build)
+
+    @functools.wraps(build)
+    def get(path=TABLES):
+        return cached(os.path.abspath(path))
+    return get
+
+
+@_once_per_file
+def table_data(path=TABLES):
+    """unicode_tables.json at `path`, parsed (once per process: every builder here starts from it)."""
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
 
 
 def _codepoints(text):
@@ -83,21 +105,25 @@ def two_stage(values):
 
 def build_tables(bits, path=TABLES):
     """{"flags", "tkcls", "pool", "maps": {"lower", "nfd"} -> (stage1, stage2), "marks": (stage1, stage2)}."""
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
+    data = table_data(path)
     gpt2, bert = data["gpt2"], data["bert"]
     flags = np.zeros(0x110000, dtype=np.uint8)
     for name, runs in (("L", gpt2["L"]), ("N", gpt2["N"]), ("S", gpt2["S"])) + tuple(
             (k, bert[k]) for k in ("clean_remove", "clean_space", "cjk", "split_space", "punct")):
-        for lo, hi in runs:
-            flags[lo:hi + 1] |= bits[name]
+        set_runs(flags, runs, bits[name])
     tkcls = np.zeros(0x110000, dtype=np.uint8)      # the GPT-2 classes as tokenizers' regex engine has them
     for name in ("L", "N", "S"):
-        for lo, hi in data["gpt2_tokenizers"][name]:
-            tkcls[lo:hi + 1] |= bits[name]
+        set_runs(tkcls, data["gpt2_tokenizers"][name], bits[name])
     for g in (flags & (bits["L"] | bits["N"] | bits["S"]), tkcls):
         if np.any(g & (g - 1)):
             raise RuntimeError("unicode_tables.json: the GPT-2 classes overlap")
+    return {"flags": flags, "tkcls": tkcls, **bert_maps(path)}
+
+
+@_once_per_file
+def bert_maps(path=TABLES):
+    """build_tables' arrays that no bit value changes: {"pool", "maps", "marks"} (built once, shared)."""
+    bert = table_data(path)["bert"]
     pool, size, maps = [np.zeros(1, dtype=np.uint32)], 1, {}
     for name in ("lower", "nfd"):
         block, index = _pool_block(bert[name], size)
@@ -109,7 +135,7 @@ def build_tables(bits, path=TABLES):
         marks[cp] = ccc
     for lo, hi in bert["mn"]:
         marks[lo:hi + 1] |= 0x100
-    return {"flags": flags, "tkcls": tkcls, "pool": np.concatenate(pool), "maps": maps, "marks": two_stage(marks)}
+    return {"pool": np.concatenate(pool), "maps": maps, "marks": two_stage(marks)}
 
 
 # pattern_classes' bits (pattern_scan.hpp's PAT_* enum: keep the two equal). L, N and S are the GPT-2
@@ -126,13 +152,12 @@ def pattern_classes(path=TABLES):
     >>> int(t[ord("A")]) == PAT_L | PAT_UPPER, int(t[0x17F]) == PAT_L | PAT_LOWER | PAT_FOLD_S
     (True, True)
     """
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
+    data = table_data(path)
     classes = np.zeros(0x110000, dtype=np.uint8)
     for name, bit in (("L", PAT_L), ("N", PAT_N), ("S", PAT_S)):
-        _set_runs(classes, data["gpt2_tokenizers"][name], bit)
+        set_runs(classes, data["gpt2_tokenizers"][name], bit)
     for name, bit in (("upper", PAT_UPPER), ("lower", PAT_LOWER), ("fold_s", PAT_FOLD_S)):
-        _set_runs(classes, data["pattern_tokenizers"][name], bit)
+        set_runs(classes, data["pattern_tokenizers"][name], bit)
     classes[[0x0A, 0x0D]] |= PAT_NL
     return classes
 
@@ -146,7 +171,8 @@ G_EXT_PICT, G_INCB_CONSONANT, G_INCB_LINKER, G_INCB_EXTEND = 32, 64, 128, 256
 _INCB = {"Consonant": G_INCB_CONSONANT, "Linker": G_INCB_LINKER, "Extend": G_INCB_EXTEND}
 
 
-def _set_runs(array, runs, value):
+def set_runs(array, runs, value):
+    """OR `value` into `array` over each inclusive [lo, hi] run of code points."""
     for lo, hi in runs:
         array[lo:hi + 1] |= value
 
@@ -155,10 +181,10 @@ def grapheme_array(norm):
     """uint16[0x110000] of grapheme properties from the JSON's "norm" section (see the module docstring)."""
     g = np.zeros(0x110000, dtype=np.uint16)
     for value, name in enumerate(GRAPHEME_BREAK[1:], start=1):
-        _set_runs(g, norm["gcb"].get(name, []), value)
-    _set_runs(g, norm["ext_pict"], G_EXT_PICT)
+        set_runs(g, norm["gcb"].get(name, []), value)
+    set_runs(g, norm["ext_pict"], G_EXT_PICT)
     for name, bit in _INCB.items():
-        _set_runs(g, norm["incb"].get(name, []), bit)
+        set_runs(g, norm["incb"].get(name, []), bit)
     return g
 
 
@@ -169,22 +195,23 @@ def compose_arrays(compose):
     return keys[order], _codepoints(compose["composite"])[order].copy()
 
 
+@_once_per_file
 def norm_tables(path=TABLES):
-    """{"flags", "nfkd_index", "nfkd_pool", "compose_keys", "compose_values", "grapheme"} (module docstring).
+    """{"flags", "nfkd_index", "nfkd_pool", "compose_keys", "compose_values", "grapheme"} (module docstring;
+    built once, shared).
 
     >>> t = norm_tables()
     >>> int(t["flags"][ord("5")]) == NUMERIC | WORD, int(t["grapheme"][0x200D]) & 31
     (True, 5)
     """
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
+    data = table_data(path)
     bert, norm = data["bert"], data["norm"]
     flags = np.zeros(0x110000, dtype=np.uint16)
-    _set_runs(flags, bert["split_space"], WHITESPACE | REGEX_SPACE)
-    _set_runs(flags, bert["punct"], PUNCT)
-    _set_runs(flags, norm["numeric"], NUMERIC)
-    _set_runs(flags, norm["word"], WORD)
-    _set_runs(flags, norm["mark"], STRIP_ACCENT)
+    set_runs(flags, bert["split_space"], WHITESPACE | REGEX_SPACE)
+    set_runs(flags, bert["punct"], PUNCT)
+    set_runs(flags, norm["numeric"], NUMERIC)
+    set_runs(flags, norm["word"], WORD)
+    set_runs(flags, norm["mark"], STRIP_ACCENT)
     block, index = _pool_block(norm["nfkd"], 1)
     keys, values = compose_arrays(norm["compose"])
     return {"flags": flags, "nfkd_index": index, "nfkd_pool": np.concatenate([np.zeros(1, np.uint32), block]),

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hash_table.hpp"
+#include "utf8.hpp"
 
 namespace tokkit {
 
@@ -64,7 +65,6 @@ class GrowingKey {
     PrefixHash long_;
 };
 
-inline size_t utf8_width(uint8_t b) { return b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4; }
 
 // Byte strings -> (id, "a longer key starts with this one"); read-only once built.
 class TokenTable {

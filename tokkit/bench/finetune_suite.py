@@ -16,13 +16,13 @@ import itertools
 import numpy as np
 import torch
 
-import tokkit
 from tokkit.bench.timing import time_calls
 from tokkit.bert import HeadConfig, TaskModel, save_hf
 from tokkit.bert import task_data as td
 from tokkit.bert.ddp import task_step
 from tokkit.bert.finetune_config import FinetuneConfig
 from tokkit.bert.finetune_model import layerwise_optimizer
+from tokkit.bert.folders import load_tokenizer
 from tokkit.bert.recipe import model_config
 from tokkit.labelled import label_list, read_examples
 
@@ -33,8 +33,7 @@ def _models(tok, arch: str, head, folder: str):
     torch.manual_seed(0)
     ours = TaskModel(model_config(arch, {"vocab_size": tok.vocab_size}), head)
     save_hf(ours, tok, folder, force=True)
-    auto = transformers.AutoModelForSequenceClassification if head.task == "classify" else \
-        transformers.AutoModelForTokenClassification
+    auto = getattr(transformers, head.kind.auto_class)
     theirs = auto.from_pretrained(folder)
     return ours.train(), theirs.train()
 
@@ -91,7 +90,7 @@ def run_finetune_steps(*, tokenizer, train_file: str, dev_file: str, task: str =
                        folder: str, limit: int = 4000, log=lambda m: None) -> dict:
     """Median seconds per step of each contender, their ratio, and (with parity_steps) both accuracies."""
     torch.set_num_threads(threads)
-    tok = tokkit.load(tokenizer) if isinstance(tokenizer, str) else tokenizer
+    tok = load_tokenizer(tokenizer)
     all_rows = read_examples(train_file, task)
     head = HeadConfig(task, labels=tuple(label_list(all_rows, task)))
     rows = all_rows[:limit]

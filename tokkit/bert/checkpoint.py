@@ -26,11 +26,9 @@ import torch
 from tokkit._files import atomic_dir, parse_json, read_json
 from tokkit._shape import MAX_LAYERS, check_shape
 from tokkit.errors import TokkitError
-from tokkit.tokenizer import load as load_tokenizer
+from tokkit.bert.folders import TOKENIZER_FILES, holds_tokenizer, load_tokenizer
 
 FORMAT = "tokkit-bert-checkpoint/1"
-TOKENIZER_FILES = {"tokenizer.json", "vocab.txt", "vocab.json", "merges.txt", "tokenizer_config.json",
-                   "special_tokens_map.json"}
 FILES = {"model.safetensors", "optimizer.safetensors", "state.json"} | TOKENIZER_FILES
 _LAYER = re.compile(r"(?:^|\.)layers\.(\d+)\.")
 
@@ -215,7 +213,7 @@ def check_folder_tokenizer(folder, tokenizer) -> None:
     """A model folder that carries its tokenizer must be trained further with that one: another of
     the same size would train its embeddings on other ids. A folder without one is taken as it is."""
     folder = Path(folder)
-    if not any((folder / name).is_file() for name in ("tokenizer.json", "vocab.txt", "vocab.json")):
+    if not holds_tokenizer(folder):
         return
     if tokenizer_fingerprint(load_tokenizer(folder)) != tokenizer_fingerprint(tokenizer):
         raise TokkitError(f"{folder}: the model was trained with another tokenizer (the one in the folder differs "

@@ -10,13 +10,12 @@ PosixPath('exported')
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Optional
 
-import tokkit
 from tokkit.bert import checkpoint as ckpt
 from tokkit.bert.electra import Electra
+from tokkit.bert.folders import holds_tokenizer, load_tokenizer
 from tokkit.bert.hf import save_hf
 from tokkit.bert.recipe import PretrainConfig, build_model, resolve_arch
 from tokkit.errors import TokkitError
@@ -49,14 +48,11 @@ def checkpoint_tokenizer(directory, state: dict, tokenizer=None):
     """The run's tokenizer: `tokenizer` (a folder or object) checked against the checkpoint, or the
     copy the checkpoint holds."""
     if tokenizer is None:
-        if not any((Path(directory) / name).is_file() for name in ("tokenizer.json", "vocab.txt")):
+        if not holds_tokenizer(directory, ("tokenizer.json", "vocab.txt")):
             raise TokkitError(f"{directory}: the checkpoint holds no tokenizer (an older tokkit wrote it); "
                               "name the run's tokenizer folder with -t")
         tokenizer = directory
-    if isinstance(tokenizer, (str, os.PathLike)):
-        if not os.path.exists(tokenizer):
-            raise TokkitError(f"{tokenizer}: tokenizer folder does not exist")
-        tokenizer = tokkit.load(tokenizer)
+    tokenizer = load_tokenizer(tokenizer)
     ckpt.check_tokenizer(directory, state, tokenizer)
     if tokenizer.vocab_size != state["model_config"].get("vocab_size"):
         raise TokkitError(f"{directory}: the model's vocab size {state['model_config'].get('vocab_size')} does not "

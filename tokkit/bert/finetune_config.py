@@ -14,13 +14,13 @@ from typing import Optional
 
 from tokkit._shape import MAX_SEED
 from tokkit._threads import MAX_THREADS
-from tokkit.bert.heads import POOLINGS, TASKS
+from tokkit.bert.heads import POOLINGS
+from tokkit.bert.tasks import TASKS, Task
 from tokkit.bert.schedule import Schedule
 from tokkit.bert.settings import check_non_negative, check_positive, check_share, check_whole
 from tokkit.errors import TokkitError
 from tokkit.labelled.lengths import AUTO
 
-DEFAULT_LENGTH = {"classify": 128, "regress": 128, "tag": 128, "qa": 384}
 # What torch takes: a seed of 2**64 or 2**63 threads overflow inside it.
 BOUNDS = {"seed": MAX_SEED, "threads": MAX_THREADS}
 
@@ -57,12 +57,14 @@ class FinetuneConfig:
     device: Optional[str] = None
 
     def __post_init__(self):
-        if self.task not in TASKS:
+        if not isinstance(self.task, str) or self.task not in TASKS:
             raise TokkitError(f"task must be one of {list(TASKS)}, not {self.task!r}")
         if self.pooling not in POOLINGS:
             raise TokkitError(f"pooling (--pooling) must be one of {list(POOLINGS)}, not {self.pooling!r}")
-        if self.max_length == AUTO and self.task == "qa":  # windows of a long context need a length, not a fit
-            raise TokkitError("max_length (--max-length) auto applies to classify, regress and tag, not 'qa'")
+        if self.max_length == AUTO and self.kind.windows:  # windows of a long context need a length, not a fit
+            *most, last = [t.name for t in TASKS.values() if not t.windows]
+            raise TokkitError(f"max_length (--max-length) auto applies to {', '.join(most)} and {last}, "
+                              f"not {self.task!r}")
         least = {"epochs": 1, "batch_size": 1, "max_length": 2, "stride": 0, "seed": 0, "checkpoint_every": 0,
                  "log_every": 1, "n_best": 1, "max_answer_length": 1, "threads": 1, "train_limit": 1}
         if self.max_length == AUTO:
@@ -74,11 +76,11 @@ class FinetuneConfig:
         if not (0 < self.layer_decay <= 1):
             raise TokkitError(f"layer_decay (--layer-decay) must lie in (0, 1], got {self.layer_decay!r}")
         # Settings of one task given for another would be silently ignored.
-        if self.label_all_subtokens and self.task != "tag":
+        if self.label_all_subtokens and not self.kind.word_labels:
             raise TokkitError(f"label_all_subtokens (--label-all-subtokens) applies to task 'tag', not {self.task!r}")
-        if self.pooling != "cls" and self.task not in ("classify", "regress"):
+        if self.pooling != "cls" and not self.kind.sentence:
             raise TokkitError(f"pooling (--pooling) {self.pooling!r} applies to sentence tasks, not {self.task!r}")
-        if self.task == "qa" and self.stride >= self.length // 2:
+        if self.kind.windows and self.stride >= self.length // 2:
             raise TokkitError(f"stride (--stride) {self.stride} must be below half of max_length {self.length}")
 
     @property
@@ -86,7 +88,12 @@ class FinetuneConfig:
         """The longest row, in tokens (after "auto" is resolved)."""
         if self.max_length == AUTO:
             raise TokkitError("max_length auto is resolved against the training rows before use")
-        return self.max_length if self.max_length is not None else DEFAULT_LENGTH[self.task]
+        return self.max_length if self.max_length is not None else self.kind.default_length
+
+    @property
+    def kind(self) -> Task:
+        """The task object (tokkit.bert.tasks)."""
+        return TASKS[self.task]
 
     def schedule(self, steps: int) -> Schedule:
         """Warm-up over `warmup` of the run, linear decay to zero at its end: `steps` (the epochs'

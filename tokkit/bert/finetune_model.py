@@ -9,7 +9,6 @@ keeps its shape and drops its weights: the random-init baseline of the same mode
 """
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,13 +16,12 @@ from typing import Optional
 
 import torch
 
-import tokkit
 from tokkit.bert import checkpoint as ckpt
 from tokkit.bert.ddp import adamw
 from tokkit.bert.finetune_config import FinetuneConfig
 from tokkit.bert.heads import HeadConfig, TaskModel, arch_of
-from tokkit.bert.hf import folder_task, load_hf, model_folder
-from tokkit.bert.hf_config import config_from_hf, head_from_hf, read_config
+from tokkit.bert.folders import load_tokenizer, model_folder, read_folder
+from tokkit.bert.hf import load_hf
 from tokkit.bert.recipe import model_config
 from tokkit.errors import TokkitError
 from tokkit.labelled.lengths import AUTO
@@ -49,12 +47,12 @@ class StartingPoint:
         if self.state:
             return HeadConfig.from_dict(self.state["finetune"]["head"])
         labels = ()
-        if cfg.task in ("classify", "tag"):
+        if cfg.kind.has_labels:
             try:
-                labels = self.own_head.labels if self.own_head is not None else tuple(label_list(rows, cfg.task))
+                labels = self.own_head.labels if self.own_head is not None else tuple(label_list(rows, cfg.kind.rows))
             except TokkitError as exc:
                 raise TokkitError(f"{path}: {exc}") from None
-            check_labels(rows, cfg.task, {x: i for i, x in enumerate(labels)}, path)
+            check_labels(rows, cfg.kind.rows, {x: i for i, x in enumerate(labels)}, path)
         try:
             return HeadConfig(cfg.task, labels=labels, pooling=cfg.pooling, dropout=cfg.head_dropout)
         except ValueError as exc:
@@ -86,16 +84,16 @@ def starting_point(model, tokenizer, cfg: FinetuneConfig, *, from_scratch: bool,
         ckpt.check_tokenizer(checkpoint, state, tok)
     elif folder is not None and not from_scratch and tokenizer is not None:
         ckpt.check_folder_tokenizer(folder, tok)
-    raw = read_config(folder) if folder is not None else None
+    found = read_folder(folder) if folder is not None else None
     if state:
         config = model_config(state["model_config"].get("arch", "bert"), state["model_config"])
-    elif raw is not None:
-        config = config_from_hf(raw, str(folder / "config.json"))
+    elif found is not None:
+        config = found.config
         if arch is not None and arch != arch_of(config):
             raise TokkitError(f"--arch {arch} does not match the {arch_of(config)} model in {model}")
     if state:
         ckpt.refuse_shape_options(settings, "a resumed run keeps its checkpoint's shape", config.to_dict())
-    elif raw is not None:
+    elif found is not None:
         ckpt.refuse_shape_options(settings, f"{model} fixes the model's shape (they go with --from-scratch and no -m)",
                                   config.to_dict())
     else:
@@ -103,13 +101,12 @@ def starting_point(model, tokenizer, cfg: FinetuneConfig, *, from_scratch: bool,
         config = model_config(arch or "modernbert", {"pad_token_id": pad, **(settings or {}),
                                                      "vocab_size": tok.vocab_size})
     if config.vocab_size != tok.vocab_size:
-        where = f"{folder / 'config.json'}: field 'vocab_size': " if raw is not None else ""
+        where = f"{found.where}: field 'vocab_size': " if found is not None else ""
         raise TokkitError(f"{where}the model's vocab size {config.vocab_size} does not match the tokenizer's "
                           f"{tok.vocab_size}")
     if cfg.max_length != AUTO and cfg.length > config.max_position_embeddings:  # auto is capped by them
         raise TokkitError(f"--max-length {cfg.length} exceeds the model's {config.max_position_embeddings} positions")
-    own = head_from_hf(raw, cfg.task, str(folder / "config.json")) if raw is not None and folder_task(raw) == cfg.task and not from_scratch \
-        else None
+    own = found.head(cfg.task) if found is not None and found.task == cfg.task and not from_scratch else None
     return StartingPoint(tok, config, folder, from_scratch, own, state, checkpoint)
 
 
@@ -118,11 +115,7 @@ def _tokenizer(tokenizer, folder: Optional[Path]):
         if folder is None:
             raise TokkitError("name the tokenizer (-t) of a model trained from scratch")
         tokenizer = folder
-    if isinstance(tokenizer, (str, os.PathLike)):
-        if not os.path.exists(tokenizer):
-            raise TokkitError(f"{tokenizer}: tokenizer folder does not exist")
-        return tokkit.load(tokenizer)
-    return tokenizer
+    return load_tokenizer(tokenizer)
 
 
 def depth(name: str, num_layers: int) -> int:

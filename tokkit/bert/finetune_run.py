@@ -4,9 +4,9 @@
 >>> summary = finetune("run/", "train.jsonl", "out/", config=FinetuneConfig(task="classify"),
 ...                    eval_file="dev.jsonl")                                         # doctest: +SKIP
 
-A run is `_set_up` (every check, the data, the model, the first batch), then epochs of `_step`,
-with `_evaluate` on the evaluation file after each epoch (and every `eval_every_seconds`), and
-`_finish`. The output folder is a transformers folder of the best model so far (by the task's
+A run is `_set_up` (every check, the data, the model), then the skeleton of tokkit.bert.run_loop
+with `Finetuning` as its objective: epochs of steps of the task's loss, with `_evaluate` on the
+evaluation file after each epoch (and every `eval_every_seconds`), and `_finish`. The output folder is a transformers folder of the best model so far (by the task's
 metric on the evaluation file, or the last model without one) with its tokenizer, plus
 metrics.jsonl, training_curve.png, summary.json and checkpoint/ (to resume). Nothing is written
 before `_set_up` has succeeded. A run holds its output folder (tokkit._files.FolderLock): a second
@@ -17,34 +17,30 @@ Works under `torchrun` as pretraining does (each rank takes a share of every bat
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import math
 import os
 import sys
-import time
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import Optional
 
 import numpy as np
 import torch
 
-from tokkit._files import FolderLock, atomic_write, check_destination, check_output_not_input
-from tokkit._progress import Progress
-from tokkit.bert import checkpoint as ckpt
+from tokkit._files import check_output_not_input
+from tokkit.bert import run_loop as loop
 from tokkit.bert import task_data as td
-from tokkit.bert.ddp import finish_distributed, init_distributed, task_step, wrap
+from tokkit.bert.ddp import init_distributed, task_step, wrap
 from tokkit.bert.finetune_config import FinetuneConfig
 from tokkit.bert.finetune_model import layerwise_optimizer, starting_point
-from tokkit.bert.heads import HeadConfig, TaskModel
+from tokkit.bert.finetune_resume import restore, resume_state, resumed_config, sha256
+from tokkit.bert.heads import HeadConfig
 from tokkit.bert.recipe import fast_bf16, pick_device
-from tokkit.bert.run_files import Metrics, drop_folder, held_run, keep_folder, plot_curve, publish, staging_folder
-from tokkit.bert.settings import finite, whole
-from tokkit.bert.train import check_run_output, peak_rss_mb
+from tokkit.bert.run_files import plot_curve, publish
+from tokkit.bert.run_loop import check_run_output, peak_rss_mb
+from tokkit.bert.schedule import Schedule
 from tokkit.errors import TokkitError
-from tokkit.labelled import Fields, check_labels, read_examples, sample_rows
+from tokkit.labelled import Fields, read_examples, sample_rows
 from tokkit.labelled.lengths import AUTO, fit_length, row_lengths
 
 UNSEEN_LABELS = ("error", "wrong")
@@ -53,40 +49,22 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class _Run:
-    """Everything a run holds between its steps."""
+class _Run(loop.Run):
+    """A fine-tuning run: the skeleton's run with the head, the data, the epochs and the best evaluation."""
 
-    cfg: FinetuneConfig
-    out: Path
-    tok: object
-    head: HeadConfig
-    model: TaskModel
-    trained: torch.nn.Module      # the model, wrapped for DistributedDataParallel with several ranks
-    opt: torch.optim.Optimizer
-    train: td.TaskData
-    dev: Optional[td.TaskData]
-    device: torch.device
-    rank: int
-    world: int
-    steps_per_epoch: int
-    step: int = 0
+    head: Optional[HeadConfig] = None
+    train: Optional[td.TaskData] = None
+    dev: Optional[td.TaskData] = None
+    steps_per_epoch: int = 0
+    schedule: Optional[Schedule] = None
     epoch: int = 0
     batch_in_epoch: int = 0
-    train_time: float = 0.0
+    order: Optional[tuple] = None  # (epoch, the training rows' order in it)
     best: Optional[dict] = None   # the best evaluation so far
-    last_eval: Optional[dict] = None
     files: Optional[dict] = None  # sha256 of the training and evaluation files (a resume must see the same)
     fields: Optional[dict] = None  # the fields read from them (another --label-field is other data)
     train_rows: int = 0            # the training rows trained on (a --train-limit sample's size)
     max_length_auto: bool = False  # whether --max-length auto chose cfg.max_length
-    metrics: Optional[Metrics] = None
-    bar: Optional[Progress] = None
-    dir: Optional[Path] = None      # where the run's files go now: a folder beside `out` until the first keep
-    lock: Optional[FolderLock] = None
-
-    @property
-    def main(self) -> bool:
-        return self.rank == 0
 
     @property
     def total_steps(self) -> int:
@@ -115,11 +93,7 @@ def finetune(model, train_file, output, *, config: FinetuneConfig, eval_file=Non
     run = _set_up(model, train_file, output, config, eval_file=eval_file, tokenizer=tokenizer,
                   from_scratch=from_scratch, arch=arch, model_settings=model_settings, fields=fields,
                   unseen_labels=unseen_labels, resume=resume, progress=progress, force=force)
-    try:
-        _train(run)
-        return _finish(run)
-    finally:
-        _close(run)
+    return loop.execute(run, FINETUNING)
 
 
 # ---------------------------------------------------------------------------------------- set-up
@@ -130,14 +104,13 @@ def _set_up(model, train_file, output, cfg, *, eval_file, tokenizer, from_scratc
                                  else None])
 
     def prepare(holds):
-        check_destination(out, marker_files=(), force=True)  # never the current folder, home, /tmp, a mount
         if holds and not resume:  # a run that ended while we checked may have filled OUT
             check_run_output(output, force=force)
         return _prepare(model, train_file, out, cfg, eval_file=eval_file, tokenizer=tokenizer,
                         from_scratch=from_scratch, arch=arch, model_settings=model_settings, fields=fields,
                         unseen_labels=unseen_labels, resume=resume, progress=progress)
 
-    return held_run(out, prepare)
+    return loop.hold(out, prepare)
 
 
 def _prepare(model, train_file, out, cfg, *, eval_file, tokenizer, from_scratch, arch, model_settings, fields,
@@ -148,51 +121,60 @@ def _prepare(model, train_file, out, cfg, *, eval_file, tokenizer, from_scratch,
         torch.set_num_threads(cfg.threads)
     if cfg.bf16 is None:
         cfg = replace(cfg, bf16=fast_bf16(device))
-    state = _resume_state(out) if resume else {}
+    state = resume_state(out) if resume else {}
     if state:
-        cfg = _resumed_config(state, cfg)
+        cfg = resumed_config(state, cfg)
     fitted = cfg.max_length == AUTO
     start = starting_point(model, tokenizer, cfg, from_scratch=from_scratch, arch=arch,
                            settings=model_settings, state=state, checkpoint=out / "checkpoint")
-    train_rows = read_examples(train_file, td.reader_task(cfg.task), fields=fields)
+    cfg, head, train, dev, train_rows = _data(cfg, start, train_file, eval_file, fields, unseen_labels, progress)
+    torch.manual_seed(cfg.seed)
+    net = start.build(head, state).to(device)
+    rank, world = init_distributed(device)
+    run = _Run(cfg, out, start.tokenizer, device, rank, world, net, wrap(net, device), layerwise_optimizer(net, cfg),
+               head=net.head_config, train=train, dev=dev, train_rows=train_rows, max_length_auto=fitted,
+               files={"train": sha256(train_file), "eval": sha256(eval_file) if eval_file is not None else None},
+               fields=asdict(fields))
+    _epochs(run)
+    if state:
+        restore(run, state)
+    _open_output(run, progress)
+    return run
+
+
+def _data(cfg: FinetuneConfig, start, train_file, eval_file, fields, unseen_labels, progress):
+    """(config, head, training data, evaluation data or None, training rows): the files read and
+    checked, the head their labels give, --max-length auto resolved, the features built."""
+    train_rows = read_examples(train_file, cfg.kind.rows, fields=fields)
     head = start.head_for(cfg, train_rows, train_file)  # the whole file's labels, whatever the sample holds
     if cfg.max_length == AUTO:  # fitted to the whole file, so every --train-limit of it gets the same length
         cfg = _fitted(cfg, start, train_rows, say=progress is not False and os.environ.get("RANK", "0") == "0")
     train_rows = sample_rows(train_rows, cfg.train_limit, train_file)
-    dev_rows = read_examples(eval_file, td.reader_task(cfg.task), fields=fields) if eval_file is not None else None
-    if dev_rows is not None and cfg.task in ("classify", "tag") and unseen_labels == "error":
-        check_labels(dev_rows, cfg.task, {x: i for i, x in enumerate(head.labels)}, eval_file)
-    if dev_rows is not None and cfg.task == "regress":
-        td.numbers(dev_rows, eval_file)  # scored after the first epoch: a bad label must fail now
+    dev_rows = read_examples(eval_file, cfg.kind.rows, fields=fields) if eval_file is not None else None
+    if dev_rows is not None:
+        cfg.kind.check_eval_rows(dev_rows, head, eval_file, unseen_labels)
     train = _features(cfg, start.tokenizer, train_rows, head, True)
     dev = _features(cfg, start.tokenizer, dev_rows, head, False) if dev_rows else None
     for data, path in ((train, train_file), (dev, eval_file)):
         if data is not None:
             td.check_fits(data, start.config, path)
     td.check_learnable(train, train_file)
-    torch.manual_seed(cfg.seed)
-    net = start.build(head, state).to(device)
-    rank, world = init_distributed(device)
-    run = _Run(cfg, out, start.tokenizer, net.head_config, net, wrap(net, device),
-               layerwise_optimizer(net, cfg), train, dev, device, rank, world, steps_per_epoch=0)
-    n = len(run.train)
-    # With several ranks every step needs rows on each: a last, partial batch is left out of the epoch.
+    return cfg, head, train, dev, len(train_rows)
+
+
+def _epochs(run: _Run) -> None:
+    """Steps per epoch and the lr schedule over them. With several ranks every step needs rows on
+    each: a last, partial batch is left out of the epoch."""
+    cfg, n, world = run.cfg, len(run.train), run.world
     run.steps_per_epoch = math.ceil(n / cfg.batch_size) if world == 1 else max(1, n // cfg.batch_size)
     if world > cfg.batch_size:
         raise TokkitError(f"--batch-size {cfg.batch_size} gives some of the {world} ranks no rows")
-    run.files = {"train": _sha256(train_file), "eval": _sha256(eval_file) if eval_file is not None else None}
-    run.fields = asdict(fields)
-    run.train_rows = len(train_rows)
-    run.max_length_auto = fitted
-    if state:
-        _restore(run, state)
-    _open_output(run, progress)
-    return run
+    run.schedule = cfg.schedule(run.total_steps)
 
 
 def _fitted(cfg: FinetuneConfig, start, rows: list, *, say: bool) -> FinetuneConfig:
     """The config with --max-length auto resolved against the training rows and the model's positions."""
-    length = fit_length(row_lengths(start.tokenizer, cfg.task, rows), cap=start.config.max_position_embeddings)
+    length = fit_length(row_lengths(start.tokenizer, cfg.kind.rows, rows), cap=start.config.max_position_embeddings)
     if say:
         sys.stderr.write(f"--max-length auto: {length} tokens (99th percentile of the training rows, specials "
                          f"included, to a multiple of 8, at most {start.config.max_position_embeddings})\n")
@@ -205,93 +187,10 @@ def _features(cfg: FinetuneConfig, tok, rows, head: HeadConfig, training: bool) 
                         label_all_subtokens=cfg.label_all_subtokens, labelled=training, training=training)
 
 
-def _sha256(path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def _resume_state(out: Path) -> dict:
-    state = ckpt.read_state(out / "checkpoint")
-    ckpt.check_model_config(out / "checkpoint", state)
-    if not isinstance(state.get("finetune"), dict):
-        raise TokkitError(f"{out / 'checkpoint'}: not a fine-tuning checkpoint (a pretraining run resumes with "
-                          "tokkit pretrain --resume)")
-    _check_finetune_state(state, out / "checkpoint" / "state.json")
-    return state
-
-
-def _check_finetune_state(state: dict, path: Path) -> None:
-    """The fine-tuning fields of state.json a resume relies on: the head, the files' digests and
-    fields, the best and last evaluations; an edited one is one error naming the field."""
-    saved = state["finetune"]
-
-    def bad(field, why):
-        raise TokkitError(f"{path}: field 'finetune.{field}' {why}; the checkpoint cannot be resumed exactly")
-
-    try:
-        head = HeadConfig.from_dict(saved.get("head"))
-    except (TypeError, ValueError) as exc:
-        bad("head", f"is not a head tokkit builds ({exc})")
-    if head.task != state["config"].get("task"):
-        bad("head", f"is a {head.task!r} head, but the run's task is {state['config'].get('task')!r}")
-    files = saved.get("files")
-    if not (isinstance(files, dict) and isinstance(files.get("train"), str)
-            and (files.get("eval") is None or isinstance(files["eval"], str))):
-        bad("files", f"must hold the training and evaluation files' digests, got {files!r}")
-    if saved.get("fields") is not None and not isinstance(saved["fields"], dict):
-        bad("fields", f"must be an object, got {saved['fields']!r}")
-    for key in ("best", "last_eval"):
-        rec = saved.get(key)
-        if rec is not None and not (isinstance(rec, dict) and finite(rec.get("metric_value"))
-                                    and whole(rec.get("step"))):
-            bad(key, f"must be an evaluation with a finite metric_value and a step, got {rec!r}")
-
-
-def _resumed_config(state: dict, cfg: FinetuneConfig) -> FinetuneConfig:
-    """The checkpoint's settings, except those that say how long and where to run."""
-    if state["config"].get("task") != cfg.task:
-        raise TokkitError(f"checkpoint/state.json: the run trains task {state['config'].get('task')!r}, "
-                          f"not {cfg.task!r}; resume it with its own --task")
-    if state["config"].get("train_limit") != cfg.train_limit:  # another sample is other training data
-        saved = state["config"].get("train_limit")
-        raise TokkitError(f"checkpoint/state.json: the run trains on "
-                          f"{'all training rows' if saved is None else f'a sample of {saved} training rows'}; "
-                          f"resume it with {'no --train-limit' if saved is None else f'--train-limit {saved}'}")
-    now = {k: getattr(cfg, k) for k in ("epochs", "max_time", "eval_every_seconds", "checkpoint_every",
-                                          "threads", "device", "bf16")}
-    try:
-        return FinetuneConfig(**{**state["config"], **now})
-    except TypeError as exc:
-        raise TokkitError(f"checkpoint/state.json: field 'config' does not fit this tokkit ({exc})") from None
-    except TokkitError as exc:
-        raise TokkitError(f"checkpoint/state.json: field 'config': {exc}") from None
-
-
-def _restore(run: _Run, state: dict) -> None:
-    """The checkpoint's optimizer, position and best result; the same training and evaluation files."""
-    saved = state["finetune"]
-    if saved.get("files") != run.files:
-        raise TokkitError(f"{run.out / 'checkpoint'}: the run was trained on other files (their contents differ); "
-                          "resume with the same training and evaluation files")
-    if saved.get("fields") is not None and saved["fields"] != run.fields:
-        changed = ", ".join(f"--{k.replace('_', '-')}-field {saved['fields'].get(k)!r}" for k in sorted(run.fields)
-                            if saved["fields"].get(k) != run.fields[k])
-        raise TokkitError(f"{run.out / 'checkpoint'}: the run read other fields of its files ({changed}); "
-                          "resume with the same fields")
-    ckpt.load_optimizer_state(run.out / "checkpoint", run.model, run.opt)
-    run.step, run.train_time = int(state["step"]), float(state.get("train_seconds", 0.0))
-    run.epoch, run.batch_in_epoch = divmod(run.step, run.steps_per_epoch)
-    run.best, run.last_eval = saved.get("best"), saved.get("last_eval")
-    run.max_length_auto = saved.get("max_length_auto") is True
-    ckpt.set_rng_state(state["rng"])
-
-
 def _open_output(run: _Run, progress) -> None:
-    """Where the files go: OUT itself when resuming, else a new folder beside it (see _keep)."""
-    run.dir = staging_folder(run.out, run.main, fresh=run.step == 0)
-    run.metrics = Metrics(run.dir / "metrics.jsonl", run.main, run.step)
-    run.bar = Progress(total=run.total_steps, desc=f"finetune {run.cfg.task}", unit=" steps",
-                       enabled=progress if run.main else False)
-    run.bar.set(run.step)
+    """Where the files go: OUT itself when resuming, else a new folder beside it (see run_loop.keep)."""
+    loop.open_output(run, fresh=run.step == 0, total=run.total_steps, desc=f"finetune {run.cfg.task}",
+                     progress=progress)
 
 
 # ---------------------------------------------------------------------------------------- steps
@@ -305,59 +204,57 @@ def epoch_order(seed: int, epoch: int, n: int) -> np.ndarray:
     return np.random.default_rng([seed, epoch]).permutation(n)
 
 
-def _train(run: _Run) -> None:
-    cfg = run.cfg
-    schedule = cfg.schedule(run.total_steps)
-    every = cfg.eval_every_seconds
-    next_timed = (int(run.train_time // every) + 1) * every if every else None
-    run.trained.train()
-    try:
-        while run.epoch < cfg.epochs and not _out_of_time(run):
-            order = epoch_order(cfg.seed, run.epoch, len(run.train))
-            while run.batch_in_epoch < run.steps_per_epoch and not _out_of_time(run):
-                _step(run, order, schedule)
-                if next_timed is not None and run.train_time >= next_timed:
-                    next_timed = (int(run.train_time // every) + 1) * every
-                    _evaluate(run)
-                if cfg.checkpoint_every and run.step % cfg.checkpoint_every == 0:
-                    _checkpoint(run)
-            if run.batch_in_epoch == run.steps_per_epoch:
-                run.epoch, run.batch_in_epoch = run.epoch + 1, 0
-                _evaluate(run)
-                _checkpoint(run)
-    finally:
-        run.bar.close()
+class Finetuning(loop.Objective):
+    """A task head's objective: `epochs` passes over the training rows in batches, an evaluation and a
+    checkpoint at each epoch's end (and every `eval_every_seconds`, every `checkpoint_every` steps).
+    A run resumed past its time budget takes no step."""
+
+    checks_time_first = True
+
+    def more(self, run: _Run) -> bool:
+        return run.epoch < run.cfg.epochs
+
+    def step(self, run: _Run) -> dict:
+        cfg, order = run.cfg, _order(run)
+        first = run.batch_in_epoch * cfg.batch_size
+        rows = order[first:first + cfg.batch_size][run.rank::run.world]  # this rank's share of the batch
+        lr = run.schedule.lr(run.step, run.train_time)
+        loss = loop.timed_step(run, lambda: td.batch(run.train, rows, run.device), lr,
+                               lambda batch: task_step(run.trained, run.opt, batch, clip=cfg.clip, bf16=cfg.bf16))
+        run.batch_in_epoch += 1
+        return {"loss": loss, "lr": lr}
+
+    def after_step(self, run: _Run, stats: dict, *, over: bool, timed: bool) -> None:
+        _log(run, stats)
+        if timed:
+            _evaluate(run)
+        if run.cfg.checkpoint_every and run.step % run.cfg.checkpoint_every == 0:
+            _checkpoint(run)
+        if run.batch_in_epoch == run.steps_per_epoch:
+            run.epoch, run.batch_in_epoch = run.epoch + 1, 0
+            _evaluate(run)
+            _checkpoint(run)
+
+    def finish(self, run: _Run) -> dict:
+        return _finish(run)
 
 
-def _out_of_time(run: _Run) -> bool:
-    """Whether the time bound is reached; with several ranks rank 0's clock decides for all."""
-    over = run.cfg.max_time is not None and run.train_time >= run.cfg.max_time
-    if run.world > 1:
-        flag = torch.tensor([float(over)])
-        torch.distributed.broadcast(flag, 0)
-        over = bool(flag.item())
-    return over
+FINETUNING = Finetuning()
 
 
-def _step(run: _Run, order: np.ndarray, schedule) -> None:
-    cfg = run.cfg
-    t0 = time.perf_counter()
-    first = run.batch_in_epoch * cfg.batch_size
-    rows = order[first:first + cfg.batch_size][run.rank::run.world]  # this rank's share of the batch
-    batch = td.batch(run.train, rows, run.device)
-    lr = schedule.lr(run.step, run.train_time)
-    for group in run.opt.param_groups:
-        group["lr"] = lr * group.get("lr_scale", 1.0)
-    loss = task_step(run.trained, run.opt, batch, clip=cfg.clip, bf16=cfg.bf16)
-    run.train_time += time.perf_counter() - t0
-    run.step += 1
-    run.batch_in_epoch += 1
-    if not math.isfinite(loss):
-        raise TokkitError(f"training diverged at step {run.step}: the loss is {loss} (try a lower --lr)")
+def _order(run: _Run) -> np.ndarray:
+    """The training rows' order in the run's epoch (drawn once an epoch)."""
+    if run.order is None or run.order[0] != run.epoch:
+        run.order = (run.epoch, epoch_order(run.cfg.seed, run.epoch, len(run.train)))
+    return run.order[1]
+
+
+def _log(run: _Run, stats: dict) -> None:
+    loss = stats["loss"]
     run.bar.update(1, postfix=f"loss {loss:.3f}" + (f" | dev {run.last_eval['metric_value']:.4f}"
                                                      if run.last_eval else ""))
-    if run.step % cfg.log_every == 0 or run.step == 1:
-        run.metrics.write({"kind": "train", "step": run.step, "epoch": run.epoch, "lr": lr, "loss": loss,
+    if run.step % run.cfg.log_every == 0 or run.step == 1:
+        run.metrics.write({"kind": "train", "step": run.step, "epoch": run.epoch, "lr": stats["lr"], "loss": loss,
                            "train_seconds": round(run.train_time, 3)})
 
 
@@ -374,7 +271,7 @@ def _evaluate(run: _Run) -> None:
     if run.best is None or rec["metric_value"] > run.best["metric_value"]:
         run.best = rec
         publish(run.dir, run.model, run.tok, settings=_settings(run.cfg))
-        _keep(run)
+        loop.keep(run)
     log.info("step %d eval: %s", run.step, rec)
 
 
@@ -393,30 +290,13 @@ def _settings(cfg: FinetuneConfig) -> dict:
 
 
 def _checkpoint(run: _Run) -> None:
-    if not all(bool(torch.isfinite(p).all()) for p in run.model.parameters()):
-        raise TokkitError(f"training diverged at step {run.step}: the weights are no longer finite (try a lower --lr)")
-    if not run.main:
-        return
-    ckpt.save_checkpoint(run.dir / "checkpoint", run.model, run.opt, {
-        "step": run.step, "data": {"epoch": run.epoch, "examples": run.batch_in_epoch * run.cfg.batch_size},
-        "config": asdict(run.cfg), "train_seconds": run.train_time, "tokenizer_vocab_size": run.tok.vocab_size,
-        "finetune": {"head": run.head.to_dict(), "files": run.files, "fields": run.fields, "best": run.best,
-                     "last_eval": run.last_eval, "max_length_auto": run.max_length_auto}},
-        tokenizer=run.tok)
-    _keep(run)
-
-
-def _keep(run: _Run) -> None:
-    """The run has something to keep: its folder takes OUT's place (once), the earlier run's files gone."""
-    if run.main:
-        run.dir = keep_folder(run.dir, run.out, run.metrics)
-
-
-def _close(run: _Run) -> None:
-    """After the run, finished or not: a folder never kept is removed; OUT is let go."""
-    drop_folder(run.dir, run.out)
-    if run.lock is not None:
-        run.lock.release()
+    """RUN/checkpoint/: the model, the optimizer, the position in the epochs and the evaluations so far."""
+    state = {"step": run.step, "data": {"epoch": run.epoch, "examples": run.batch_in_epoch * run.cfg.batch_size},
+             "config": asdict(run.cfg), "train_seconds": run.train_time, "tokenizer_vocab_size": run.tok.vocab_size,
+             "finetune": {"head": run.head.to_dict(), "files": run.files, "fields": run.fields, "best": run.best,
+                          "last_eval": run.last_eval, "max_length_auto": run.max_length_auto}}
+    if loop.save_checkpoint(run, FINETUNING, state):
+        loop.keep(run)
 
 
 def _finish(run: _Run) -> dict:
@@ -426,18 +306,12 @@ def _finish(run: _Run) -> dict:
         _checkpoint(run)
     if run.main and (run.dev is None or run.best is None):
         publish(run.dir, run.model, run.tok, settings=_settings(run.cfg))
-        _keep(run)
+        loop.keep(run)
     summary = {"task": run.cfg.task, "steps": run.step, "epochs": run.step / max(1, run.steps_per_epoch),
                "train_seconds": round(run.train_time, 2), "world_size": run.world, "config": asdict(run.cfg),
                "head": run.head.to_dict(), "model_config": run.model.config.to_dict(), "best_eval": run.best,
                "final_eval": run.last_eval, "peak_rss_mb": peak_rss_mb(), "train_rows": run.train_rows,
                "max_length": run.cfg.length, "max_length_auto": run.max_length_auto}
-    if run.main:
-        _keep(run)
-        png = plot_curve(run.out / "metrics.jsonl", run.out / "training_curve.png")
-        summary["training_curve"] = str(png) if png else None
-        atomic_write(run.out / "summary.json", json.dumps(summary, indent=1, sort_keys=True))
-    if run.world > 1:
-        finish_distributed()
-    return summary
+    loop.keep(run)
+    return loop.write_summary(run, summary, "training_curve", plot_curve)
 

@@ -22,14 +22,13 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import NamedTuple, Optional, Union
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from tokkit.bert.blocks import Dropout, Transform
 from tokkit.bert.model import BertConfig, BertModel
 from tokkit.bert.modernbert import ModernBertConfig, ModernBertModel
+from tokkit.bert.tasks import TASKS, Task, task
 
-TASKS = ("classify", "regress", "tag", "qa")
 POOLINGS = ("cls", "mean")
 IGNORE_INDEX = -100
 EncoderConfig = Union[BertConfig, ModernBertConfig]
@@ -65,10 +64,9 @@ class HeadConfig:
 
     def __post_init__(self):
         object.__setattr__(self, "labels", tuple(str(x) for x in self.labels))
-        if self.task not in TASKS:
-            raise ValueError(f"task must be one of {list(TASKS)}, not {self.task!r}")
-        if self.task in ("classify", "tag") and len(self.labels) < 2 - (self.task == "tag"):
-            raise ValueError(f"a {self.task} head needs {'two labels' if self.task == 'classify' else 'a tag'} "
+        least = task(self.task).min_labels
+        if len(self.labels) < least:
+            raise ValueError(f"a {self.task} head needs {'two labels' if least == 2 else 'a tag'} "
                              f"at least, got {list(self.labels)}")
         if len(set(self.labels)) != len(self.labels):
             raise ValueError(f"labels repeat: {list(self.labels)}")
@@ -78,9 +76,14 @@ class HeadConfig:
             raise ValueError(f"head dropout must be in [0, 1), got {self.dropout}")
 
     @property
+    def kind(self) -> Task:
+        """The task object (tokkit.bert.tasks)."""
+        return TASKS[self.task]
+
+    @property
     def outputs(self) -> int:
         """Width of the final linear layer."""
-        return {"regress": 1, "qa": 2}.get(self.task, len(self.labels))
+        return self.kind.outputs(self)
 
     def to_dict(self) -> dict:
         return {**asdict(self), "labels": list(self.labels)}
@@ -108,8 +111,8 @@ class TaskHead(nn.Module):
         modern = arch_of(config) == "modernbert"
         self.transform = Transform(C, act=config.hidden_act, eps=config.norm_eps, bias=False) if modern \
             else nn.Identity()
-        # transformers' BERT span head has no dropout; its other heads use the hidden dropout
-        p = head.dropout if head.dropout is not None else (0.0 if modern or head.task == "qa" else config.dropout)
+        default = 0.0 if modern else head.kind.bert_head_dropout
+        p = head.dropout if head.dropout is not None else (config.dropout if default is None else default)
         self.drop = Dropout(p)
         self.classifier = nn.Linear(C, head.outputs)
         _init_head(self, config)
@@ -140,39 +143,19 @@ class TaskModel(nn.Module):
 
     def forward(self, input_ids: Tensor, token_type_ids: Optional[Tensor] = None,
                 attention_mask: Optional[Tensor] = None, labels: Optional[Tensor] = None) -> TaskOutput:
-        sentence = self.task in ("classify", "regress")
+        sentence = self.head_config.kind.sentence
         # A [CLS] classifier asks the last layer for that one position only.
         cls_only = sentence and self.head_config.pooling == "cls"
         hidden = self.encoder(input_ids, token_type_ids, attention_mask, cls_only=cls_only)  # (B, T or 1, C)
         if sentence:
             hidden = self.encoder.sentence_vector(hidden, attention_mask, self.head_config.pooling)  # (B, C)
-        if self.task == "tag" and labels is not None:
-            # Training reads the words' first sub-tokens only: the head runs there alone.
-            keep = labels != IGNORE_INDEX
-            logits = self.head(hidden[keep])  # (labelled tokens, n)
-            return TaskOutput(task_loss(self.task, logits, labels[keep]), logits)
-        logits = self.head(hidden)
-        if self.task == "regress":
-            logits = logits.squeeze(-1)
-        return TaskOutput(None if labels is None else task_loss(self.task, logits, labels), logits)
+        return TaskOutput(*self.head_config.kind.forward(self.head, hidden, labels))
 
 
-def task_loss(task: str, logits: Tensor, labels: Tensor) -> Tensor:
-    """The loss transformers' heads use: cross-entropy (ignoring -100), MSE, or the mean of the
-    start and end cross-entropies (positions outside the row ignored)."""
-    logits = logits.float()
-    if task == "regress":
-        return F.mse_loss(logits, labels.to(logits.dtype))
-    if task == "qa":
-        T = logits.shape[1]
-        start, end = labels.clamp(0, T).unbind(-1)  # a position past the row is ignored, as transformers does
-        return (F.cross_entropy(logits[..., 0], start, ignore_index=T)
-                + F.cross_entropy(logits[..., 1], end, ignore_index=T)) / 2
-    if not bool((labels != IGNORE_INDEX).any()):
-        # A batch without one labelled word (a tagging row may be empty) adds nothing: its loss is 0,
-        # not the NaN of a mean over no tokens, which would read as a diverged run.
-        return logits.sum() * 0.0
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=IGNORE_INDEX)
+def task_loss(name: str, logits: Tensor, labels: Tensor) -> Tensor:
+    """The loss transformers' heads use for task `name`: cross-entropy (ignoring -100), MSE, or the
+    mean of the start and end cross-entropies (positions outside the row ignored)."""
+    return task(name).loss(logits, labels)
 
 
 def _init_head(head: TaskHead, config: EncoderConfig) -> None:

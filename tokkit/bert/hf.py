@@ -23,15 +23,15 @@ import torch
 from torch import nn
 
 from tokkit._files import atomic_dir, read_json
-from tokkit.bert.hf_config import arch_of_hf, config_from_hf, config_to_hf, head_from_hf, read_config
-from tokkit.bert.hf_names import ARCHITECTURES, BASE_PREFIX, UNPOOLED_TASKS, rename, task_of_architecture
+from tokkit.bert.folders import TOKENIZER_FILES, ModelFolder, read_folder
+from tokkit.bert.hf_config import config_to_hf
+from tokkit.bert.hf_names import ARCHITECTURES, BASE_PREFIX, rename
+from tokkit.bert.tasks import TASKS
 from tokkit.bert.heads import HeadConfig, TaskModel, arch_of
 from tokkit.bert.model import BertForPreTraining, BertModel
 from tokkit.bert.modernbert import ModernBertForMaskedLM, ModernBertModel
 from tokkit.errors import TokkitError
 
-TOKENIZER_FILES = {"tokenizer.json", "vocab.txt", "vocab.json", "merges.txt", "tokenizer_config.json",
-                   "special_tokens_map.json"}
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class Layout:
     def unpooled(self, name: str) -> bool:
         """Whether `name` is a pooler tensor of a model transformers builds without one (BERT's
         token and span models): left out when saving, optional when loading."""
-        return self.task in UNPOOLED_TASKS and name.startswith(self.ours_prefix + "pooler.")
+        return self.task is not None and not TASKS[self.task].sentence and name.startswith(self.ours_prefix + "pooler.")
 
     def hf_names(self, name: str) -> list[str]:
         """transformers' full name(s) for one of the model's tensors."""
@@ -134,41 +134,20 @@ def _base_relative(state: dict[str, torch.Tensor], arch: str) -> dict[str, torch
     return out
 
 
-def model_folder(model) -> Optional[Path]:
-    """The transformers folder `model` names: a pretraining run's model/, or the folder itself."""
-    if model is None:
-        return None
-    path = Path(model)
-    if (path / "checkpoint" / "state.json").is_file() and (path / "model" / "config.json").is_file():
-        return path / "model"
-    if (path / "config.json").is_file():
-        return path
-    if not path.exists():
-        raise TokkitError(f"{path}: no such model folder")
-    raise TokkitError(f"{path}: neither a tokkit run (RUN/model/) nor a transformers model folder (config.json)")
-
-
-def folder_task(raw: dict) -> Optional[str]:
-    """The task of a folder's config.json (from its architectures), None for an encoder or MLM folder."""
-    names = raw.get("architectures") or []
-    return task_of_architecture(names[0]) if isinstance(names, list) and names else None
-
-
-def _build(cls: type, raw: dict, head: Optional[HeadConfig], where):
-    arch = arch_of_hf(raw, str(where))
-    cfg = config_from_hf(raw, str(where))
+def _build(cls: type, folder: ModelFolder, head: Optional[HeadConfig]):
+    arch, cfg, where = folder.arch, folder.config, folder.where
     if cls is TaskModel:
-        task = head.task if head is not None else folder_task(raw)
+        task = head.task if head is not None else folder.task
         if task is None:
-            raise TokkitError(f"{where} describes a {raw.get('architectures')} model, not a fine-tuned task "
+            raise TokkitError(f"{where} describes a {folder.raw.get('architectures')} model, not a fine-tuned task "
                               "model; name the task to fine-tune it")
-        own = head_from_hf(raw, task, str(where)) if folder_task(raw) == task else None
+        own = folder.head(task) if folder.task == task else None
         try:
             return TaskModel(cfg, head or own), own is not None and (head is None or _same_head(head, own))
         except ValueError as exc:
             raise TokkitError(f"{where}: {exc}") from None
     if (cls in (ModernBertModel, ModernBertForMaskedLM)) != (arch == "modernbert"):
-        raise TokkitError(f"{where} describes a {raw.get('model_type')!r} model, not one {cls.__name__} reads")
+        raise TokkitError(f"{where} describes a {folder.raw.get('model_type')!r} model, not one {cls.__name__} reads")
     return cls(cfg), True
 
 
@@ -188,8 +167,7 @@ def load_hf(cls: type, path, *, strict: bool = True, head: Optional[HeadConfig] 
     missing ones keep their random initialisation instead.
     """
     path = Path(path)
-    raw = read_config(path)
-    model, with_head = _build(cls, raw, head, path / "config.json")
+    model, with_head = _build(cls, read_folder(path), head)
     layout = layout_of(model)
     state = _base_relative(read_hf_state(path), layout.arch)
     missing = _copy_in(model, layout, state, path, with_head)

@@ -16,7 +16,8 @@ from typing import Optional, Union
 
 from tokkit._shape import MAX_LAYERS, MAX_WIDTH, whole
 from tokkit._files import read_json
-from tokkit.bert.heads import TASKS, HeadConfig
+from tokkit.bert.heads import HeadConfig
+from tokkit.bert.tasks import TASKS
 from tokkit.bert.model import BertConfig
 from tokkit.bert.modernbert import ModernBertConfig
 from tokkit.errors import TokkitError
@@ -133,13 +134,12 @@ def config_to_hf(cfg, architecture: str, specials: Optional[dict] = None, head: 
 
 
 def _head_to_hf(head: HeadConfig, modern: bool) -> dict:
-    labels = head.labels if head.task in ("classify", "tag") else \
-        (("LABEL_0",) if head.task == "regress" else ("LABEL_0", "LABEL_1"))
+    labels = head.kind.hf_labels(head)
     out = {"id2label": {str(i): name for i, name in enumerate(labels)},
            "label2id": {name: i for i, name in enumerate(labels)},
            "classifier_dropout": head.dropout if head.dropout is not None or not modern else 0.0}
-    if head.task in ("classify", "regress"):
-        out["problem_type"] = "regression" if head.task == "regress" else "single_label_classification"
+    if head.kind.problem_type is not None:
+        out["problem_type"] = head.kind.problem_type
     if modern:
         out["classifier_pooling"] = head.pooling
     return out
@@ -153,9 +153,9 @@ def head_from_hf(d: dict, task: str, where: str = "config.json") -> HeadConfig:
         raise TokkitError(f"{where}: id2label keys must be whole numbers") from None
     if sorted(id2label) != list(range(len(id2label))):
         raise TokkitError(f"{where}: id2label must number its labels 0..n-1, got {sorted(id2label)}")
-    if task == "classify" and (d.get("problem_type") == "regression" or len(id2label) == 1):
-        task = "regress"
-    labels = tuple(id2label[i] for i in range(len(id2label))) if task in ("classify", "tag") else ()
+    kind = TASKS[task].from_folder(d, len(id2label)) if task in TASKS else None
+    task = kind.name if kind is not None else task
+    labels = tuple(id2label[i] for i in range(len(id2label))) if kind is not None and kind.has_labels else ()
     dropout = d.get("classifier_dropout")
     try:
         return HeadConfig(task, labels=labels, pooling=d.get("classifier_pooling", "cls"),

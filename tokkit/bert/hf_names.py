@@ -19,6 +19,8 @@ import re
 from functools import lru_cache
 from typing import Optional
 
+from tokkit.bert.tasks import TASKS
+
 BASE_PREFIX = {"bert": "bert.", "modernbert": "model."}
 
 _BERT_ENCODER = {
@@ -46,7 +48,6 @@ _MODERNBERT_ENCODER = {
     "layers.{i}.mlp_in.weight": "layers.{i}.mlp.Wi.weight",
     "layers.{i}.mlp_out.weight": "layers.{i}.mlp.Wo.weight",
 }
-_BERT_CLASSIFIER = {"head.classifier.{p}": "classifier.{p}"}
 _MODERNBERT_HEAD = {"head.transform.dense.weight": "head.dense.weight",
                     "head.transform.norm.weight": "head.norm.weight", "head.classifier.{p}": "classifier.{p}"}
 
@@ -57,34 +58,24 @@ NAMES = {
                       "mlm.transform.norm.{p}": "cls.predictions.transform.LayerNorm.{p}",
                       "mlm.bias": "cls.predictions.bias"},
     ("bert", "nsp"): {"nsp.{p}": "cls.seq_relationship.{p}"},
-    ("bert", "classify"): _BERT_CLASSIFIER,
-    ("bert", "regress"): _BERT_CLASSIFIER,
-    ("bert", "tag"): _BERT_CLASSIFIER,
-    ("bert", "qa"): {"head.classifier.{p}": "qa_outputs.{p}"},
+    **{("bert", t.name): {"head.classifier.{p}": t.bert_linear + ".{p}"} for t in TASKS.values()},
     ("modernbert", "encoder"): _MODERNBERT_ENCODER,
     ("modernbert", "mlm"): {"mlm.transform.dense.weight": "head.dense.weight",
                             "mlm.transform.norm.weight": "head.norm.weight", "mlm.bias": "decoder.bias"},
-    **{("modernbert", task): _MODERNBERT_HEAD for task in ("classify", "regress", "tag", "qa")},
+    **{("modernbert", name): _MODERNBERT_HEAD for name in TASKS},
 }
 
-# (architecture, the model's heads) -> transformers' class; () is the bare encoder.
+# (architecture, the model's heads) -> transformers' class; () is the bare encoder, a task its fine-tuned model.
 ARCHITECTURES = {
     ("bert", ()): "BertModel",
     ("bert", ("mlm", "nsp")): "BertForPreTraining",
-    ("bert", "classify"): "BertForSequenceClassification",
-    ("bert", "regress"): "BertForSequenceClassification",
-    ("bert", "tag"): "BertForTokenClassification",
-    ("bert", "qa"): "BertForQuestionAnswering",
     ("modernbert", ()): "ModernBertModel",
     ("modernbert", ("mlm",)): "ModernBertForMaskedLM",
-    ("modernbert", "classify"): "ModernBertForSequenceClassification",
-    ("modernbert", "regress"): "ModernBertForSequenceClassification",
-    ("modernbert", "tag"): "ModernBertForTokenClassification",
-    ("modernbert", "qa"): "ModernBertForQuestionAnswering",
+    **{(arch, t.name): t.architecture(arch) for arch in BASE_PREFIX for t in TASKS.values()},
 }
 
 # transformers builds BERT's token and span models without a pooler: a folder of theirs lacks it.
-UNPOOLED_TASKS = ("tag", "qa")
+UNPOOLED_TASKS = tuple(t.name for t in TASKS.values() if not t.sentence)
 
 
 @lru_cache(maxsize=None)
@@ -102,12 +93,4 @@ def rename(arch: str, part: str, name: str) -> Optional[list[str]]:
         m = regex.match(name)
         if m:
             return [t.format(**m.groupdict()) for t in theirs]
-    return None
-
-
-def task_of_architecture(architecture: str) -> Optional[str]:
-    """The task of a transformers class name ("BertForTokenClassification" -> "tag"), or None."""
-    for (_, heads), name in ARCHITECTURES.items():
-        if name == architecture and isinstance(heads, str):
-            return "classify" if heads == "regress" else heads
     return None

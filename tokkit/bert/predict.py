@@ -13,14 +13,13 @@ from typing import Optional
 import numpy as np
 import torch
 
-import tokkit
 from tokkit.bert import task_data as td
 from tokkit.bert.heads import TaskModel
-from tokkit.bert.hf import folder_task, load_hf
-from tokkit.bert.hf_config import read_config
+from tokkit.bert.folders import load_tokenizer, read_folder
+from tokkit.bert.hf import load_hf
 from tokkit.bert.recipe import fast_bf16, pick_device
 from tokkit.errors import TokkitError
-from tokkit.labelled import Fields, check_labels, read_examples, text_words
+from tokkit.labelled import Fields, check_labels, read_examples
 
 DEFAULTS = {"max_length": None, "stride": 128, "n_best": 20, "max_answer_length": 30, "label_all_subtokens": False}
 
@@ -43,9 +42,14 @@ class FineTuned:
     def head(self):
         return self.model.head_config
 
+    @property
+    def kind(self):
+        """The task object (tokkit.bert.tasks)."""
+        return self.head.kind
+
     def data(self, rows: list, *, labelled: bool) -> td.TaskData:
         s = self.settings
-        length = s["max_length"] or min(self.model.config.max_position_embeddings, 384 if self.task == "qa" else 128)
+        length = s["max_length"] or min(self.model.config.max_position_embeddings, self.kind.default_length)
         data = td.task_data(self.task, self.tokenizer, rows, self.head, max_length=length, stride=s["stride"],
                             label_all_subtokens=s["label_all_subtokens"], labelled=labelled)
         td.check_fits(data, self.model.config, "the input")
@@ -55,16 +59,16 @@ class FineTuned:
 def load_finetuned(folder, *, device: Optional[str] = None, threads: Optional[int] = None) -> FineTuned:
     """The model and tokenizer of a fine-tuned transformers folder (tokkit's or transformers' own)."""
     folder = Path(folder)
-    raw = read_config(folder)
-    if folder_task(raw) is None:
-        raise TokkitError(f"{folder}: config.json names {raw.get('architectures')}, not a fine-tuned "
+    found = read_folder(folder)
+    if found.task is None:
+        raise TokkitError(f"{folder}: config.json names {found.raw.get('architectures')}, not a fine-tuned "
                           "classification, tagging or question-answering model")
     if threads:
         torch.set_num_threads(threads)
     where = pick_device(device)
     model = load_hf(TaskModel, folder).to(where).eval()
-    tok = tokkit.load(folder)
-    settings = {**DEFAULTS, **{k: v for k, v in (raw.get("tokkit") or {}).items() if k in DEFAULTS}}
+    tok = load_tokenizer(folder)
+    settings = {**DEFAULTS, **{k: v for k, v in (found.raw.get("tokkit") or {}).items() if k in DEFAULTS}}
     check_vocab_fits(model.config, tok, folder / "config.json")
     return FineTuned(model, tok, settings, where, fast_bf16(where))
 
@@ -79,9 +83,9 @@ def check_vocab_fits(config, tokenizer, where) -> None:
 def evaluate_file(ft: FineTuned, path, *, fields: Fields = Fields(), unseen_labels: str = "error") -> dict:
     """The task's metrics of `ft` on a labelled file; a label the model does not know is an error,
     or with unseen_labels="wrong" a prediction it cannot make (scored as wrong)."""
-    rows = read_examples(path, td.reader_task(ft.task), fields=fields)
-    if ft.task in ("classify", "tag") and unseen_labels == "error":
-        check_labels(rows, ft.task, {x: i for i, x in enumerate(ft.head.labels)}, path)
+    rows = read_examples(path, ft.kind.rows, fields=fields)
+    if ft.kind.has_labels and unseen_labels == "error":
+        check_labels(rows, ft.kind.rows, {x: i for i, x in enumerate(ft.head.labels)}, path)
     data = ft.data(rows, labelled=False)
     outputs = td.predict(ft.model, data, device=ft.device, bf16=ft.bf16)
     return td.score(data, _decode(ft, data, outputs), ft.head)
@@ -95,12 +99,7 @@ def _decode(ft: FineTuned, data: td.TaskData, outputs: np.ndarray) -> list:
 def rows_from_lines(ft: FineTuned, lines: list[str]) -> list[dict]:
     """Rows for plain-text input, one text per line: a sentence to classify, or a text to tag
     (its words found as the tokenizer's pre-tokenizer cuts them)."""
-    if ft.task == "qa":
-        raise TokkitError("question answering reads JSON lines with a question and a context, not plain text")
-    if ft.task == "tag":
-        return [{"tokens": [w for w, _, _ in text_words(line, ft.tokenizer)], "tags": None, "line": i + 1}
-                for i, line in enumerate(lines)]
-    return [{"text": line, "text_pair": None, "label": None, "line": i + 1} for i, line in enumerate(lines)]
+    return ft.kind.plain_rows(lines, ft.tokenizer)
 
 
 def predict_rows(ft: FineTuned, rows: list[dict]) -> list[dict]:
@@ -110,17 +109,9 @@ def predict_rows(ft: FineTuned, rows: list[dict]) -> list[dict]:
         return []
     data = ft.data(rows, labelled=False)
     outputs = td.predict(ft.model, data, device=ft.device, bf16=ft.bf16)
-    decoded = _decode(ft, data, outputs)
-    if ft.task == "classify":
-        probs = torch.softmax(torch.from_numpy(outputs), dim=-1).numpy()
-        return [{"label": label, "score": round(float(p.max()), 6)} for label, p in zip(decoded, probs)]
-    if ft.task == "regress":
-        return [{"value": v} for v in decoded]
-    if ft.task == "tag":
-        return [{"tokens": r["tokens"], "tags": tags} for r, tags in zip(rows, decoded)]
-    return decoded
+    return ft.kind.predictions(rows, _decode(ft, data, outputs), outputs)
 
 
 def read_rows(ft: FineTuned, path, *, fields: Fields = Fields()) -> list[dict]:
     """Unlabelled rows of a JSONL/JSON/CSV/TSV file."""
-    return read_examples(path, td.reader_task(ft.task), fields=fields, labelled=False)
+    return read_examples(path, ft.kind.rows, fields=fields, labelled=False)

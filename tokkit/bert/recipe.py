@@ -18,7 +18,7 @@ import torch
 from tokkit._shape import MAX_LAYERS, MAX_SEED
 from tokkit._threads import MAX_THREADS
 from tokkit.bert.hf import load_hf
-from tokkit.bert.hf_config import read_config
+from tokkit.bert.folders import read_folder
 from tokkit.bert.model import BertConfig, BertForPreTraining
 from tokkit.bert.electra import Electra
 from tokkit.bert.modernbert import ModernBertConfig, ModernBertForMaskedLM, ModernBertModel
@@ -150,7 +150,7 @@ def resolve_arch(cfg: PretrainConfig, init=None, state: Optional[dict] = None) -
     if state:
         found = state["model_config"].get("arch", "bert")
     elif init is not None:
-        found = "modernbert" if read_config(init).get("model_type") == "modernbert" else "bert"
+        found = read_folder(init).arch
     else:
         found = cfg.arch or ("bert" if cfg.objective == "mlm+nsp" else "modernbert")
     if found not in ARCHS:

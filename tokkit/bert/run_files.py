@@ -22,7 +22,8 @@ from typing import Optional
 
 from tokkit._charts import _pyplot, _save, have_matplotlib
 from tokkit._files import FolderLock, atomic_dir, replace_folder, temporary_beside
-from tokkit.bert.hf import TOKENIZER_FILES, write_hf
+from tokkit.bert.folders import TOKENIZER_FILES
+from tokkit.bert.hf import write_hf
 
 log = logging.getLogger(__name__)
 MODEL_FILES = {"config.json", "model.safetensors"} | TOKENIZER_FILES

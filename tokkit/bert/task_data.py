@@ -17,25 +17,20 @@ from typing import Optional
 import numpy as np
 import torch
 
-from tokkit.bert.heads import IGNORE_INDEX, HeadConfig
+from tokkit.bert.heads import HeadConfig
+from tokkit.bert.tasks import Task, numbers, regression_report, task
 from tokkit.errors import TokkitError
-from tokkit.labelled import (classification_features, classification_report, qa_features, qa_predictions,
-                             squad_report, tagging_features, tagging_report, word_predictions)
 
 MODEL_INPUTS = ("input_ids", "token_type_ids", "attention_mask")
-MAIN_METRIC = {"classify": "accuracy", "regress": "pearson", "tag": "token_accuracy", "qa": "f1"}
-
-
-def reader_task(task: str) -> str:
-    """The file layout a task reads: regression rows are classification rows with numbers for labels."""
-    return "classify" if task == "regress" else task
+__all__ = ["TaskData", "task_data", "check_fits", "check_learnable", "batch", "predict", "decode", "score",
+           "numbers", "regression_report"]
 
 
 @dataclass
 class TaskData:
     """The rows of one labelled file and their model inputs (one feature row per text, or per QA window)."""
 
-    task: str
+    task: Task
     rows: list
     features: dict
     labelled: bool
@@ -44,43 +39,16 @@ class TaskData:
         return len(self.features["input_ids"])
 
 
-def task_data(task: str, tokenizer, rows: list, head: HeadConfig, *, max_length: int, stride: int = 128,
+def task_data(name: str, tokenizer, rows: list, head: HeadConfig, *, max_length: int, stride: int = 128,
               label_all_subtokens: bool = False, labelled: bool = True, training: bool = False) -> TaskData:
     """Features for `rows`; with `labelled`, the targets too (QA: answer positions for `training`,
     character offsets to read answers back otherwise)."""
     if not rows:
         raise TokkitError("no examples to encode")
-    label2id = {name: i for i, name in enumerate(head.labels)}
-    if task == "classify":
-        feats = classification_features(tokenizer, rows, label2id if labelled else None, max_length=max_length)
-    elif task == "regress":
-        feats = classification_features(tokenizer, rows, None, max_length=max_length)
-        if labelled:
-            feats["labels"] = numbers(rows)
-    elif task == "tag":
-        feats = tagging_features(tokenizer, rows, label2id if labelled else None, max_length=max_length,
-                                 label_all_subtokens=label_all_subtokens)
-    else:
-        feats = qa_features(tokenizer, rows, max_length=max_length, stride=stride, training=training and labelled)
-        if "start_positions" in feats:
-            feats["labels"] = np.stack([feats.pop("start_positions"), feats.pop("end_positions")], axis=1)
-    return TaskData(task, rows, feats, labelled)
-
-
-def numbers(rows: list, path=None) -> np.ndarray:
-    """The rows' labels as float32 regression targets; a label that is not a finite number is a
-    TokkitError naming the file and line."""
-    where = f"{path}: " if path is not None else ""
-    out = np.empty(len(rows), dtype=np.float32)
-    for i, row in enumerate(rows):
-        try:
-            out[i] = float(row["label"])
-        except (TypeError, ValueError, OverflowError):
-            raise TokkitError(f"{where}line {row.get('line')}: label {row['label']!r} is not a number "
-                              "(a regression task needs numbers)") from None
-        if not np.isfinite(out[i]):
-            raise TokkitError(f"{where}line {row.get('line')}: label {row['label']!r} is not a finite number")
-    return out
+    kind = task(name)
+    feats = kind.features(tokenizer, rows, head, max_length=max_length, stride=stride,
+                          label_all_subtokens=label_all_subtokens, labelled=labelled, training=training)
+    return TaskData(kind, rows, feats, labelled)
 
 
 def check_fits(data: "TaskData", config, path) -> None:
@@ -103,10 +71,7 @@ def check_fits(data: "TaskData", config, path) -> None:
 def check_learnable(data: "TaskData", path) -> None:
     """Training rows must hold something to learn from: a tagging file whose rows keep no labelled
     word (all empty, or --max-length too short for any word) would give no loss at all."""
-    labels = data.features.get("labels")
-    if data.task == "tag" and labels is not None and not (labels != IGNORE_INDEX).any():
-        raise TokkitError(f"{path}: no row keeps a labelled word within max_length: every row is empty, or "
-                          "--max-length leaves no room after the special tokens")
+    data.task.check_learnable(data.features, path)
 
 
 def batch(data: TaskData, index: np.ndarray, device=None, *, with_labels: bool = True) -> dict:
@@ -117,8 +82,7 @@ def batch(data: TaskData, index: np.ndarray, device=None, *, with_labels: bool =
            for k in MODEL_INPUTS}
     if with_labels and "labels" in data.features:
         labels = data.features["labels"][index]
-        out["labels"] = torch.from_numpy(np.ascontiguousarray(labels[:, :width] if labels.ndim == 2 and
-                                                              data.task == "tag" else labels))
+        out["labels"] = torch.from_numpy(np.ascontiguousarray(data.task.batch_labels(labels, width)))
     return {k: v.to(device) for k, v in out.items()} if device is not None else out
 
 
@@ -153,38 +117,10 @@ def predict(model, data: TaskData, *, batch_size: int = 64, device=None, bf16: b
 def decode(data: TaskData, outputs: np.ndarray, head: HeadConfig, *, n_best: int = 20,
            max_answer_length: int = 30) -> list:
     """Per example: a label (classify), a number (regress), a list of tags (tag) or an answer dict (qa)."""
-    if data.task == "classify":
-        return [head.labels[i] for i in outputs.argmax(axis=1)]
-    if data.task == "regress":
-        return [float(x) for x in outputs]
-    if data.task == "tag":
-        words = word_predictions(data.features["word_ids"], outputs, [len(r["tokens"]) for r in data.rows])
-        return [[head.labels[i] if i >= 0 else None for i in row] for row in words]
-    return qa_predictions(data.rows, data.features, outputs[..., 0], outputs[..., 1], n_best=n_best,
-                          max_answer_length=max_answer_length)
+    return data.task.decode(data, outputs, head, n_best=n_best, max_answer_length=max_answer_length)
 
 
 def score(data: TaskData, predictions: list, head: HeadConfig) -> dict:
     """The task's metrics against the rows' own labels; "metric" names the one that picks the best model."""
-    task = data.task
-    if task == "classify":
-        report = classification_report([r["label"] for r in data.rows], predictions, list(head.labels))
-    elif task == "regress":
-        report = regression_report(numbers(data.rows), np.array(predictions, dtype=np.float64))
-    elif task == "tag":
-        report = tagging_report([r["tags"] for r in data.rows], predictions, list(head.labels))
-    else:
-        report = squad_report({p["id"]: p["answer"] for p in predictions}, data.rows)
-    return {**report, "metric": MAIN_METRIC[task]}
-
-
-def regression_report(gold: np.ndarray, pred: np.ndarray) -> dict:
-    """Mean squared error and Pearson's r.
-
-    >>> regression_report(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 4.0]))["pearson"] > 0.98
-    True
-    """
-    gold, pred = np.asarray(gold, dtype=np.float64), np.asarray(pred, dtype=np.float64)
-    spread = gold.std() * pred.std()
-    r = float(((gold - gold.mean()) * (pred - pred.mean())).mean() / spread) if spread > 0 else 0.0
-    return {"mse": float(((gold - pred) ** 2).mean()), "pearson": r, "examples": int(gold.size)}
+    report = data.task.report(data.rows, predictions, head)
+    return {**report, "metric": data.task.metric}

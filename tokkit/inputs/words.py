@@ -81,7 +81,7 @@ def word_texts(tokenizer: Tokenizer, rows: Sequence[Sequence[str]]) -> tuple[lis
     added = _added_pattern(tokenizer)
     odd = {}
     for k in ([k for k, w in enumerate(words) if added.search(w)] if added is not None else ()):
-        texts[k], odd[k] = spaced(words[k], added)
+        texts[k], odd[k] = spaced(words[k], [m.span() for m in added.finditer(words[k])])
         lead[k] = False
     return texts, counts, {"lead": lead, "odd": odd}
 

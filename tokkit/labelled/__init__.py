@@ -26,14 +26,16 @@ from tokkit.labelled.metrics import squad_report as squad_report
 from tokkit.labelled.metrics import tagging_report as tagging_report
 from tokkit.labelled.qa import qa_features as qa_features
 from tokkit.labelled.qa import qa_predictions as qa_predictions
-from tokkit.labelled.rows import TASKS as TASKS
+from tokkit.labelled.files import TASKS as TASKS
+from tokkit.labelled.layouts import LAYOUTS as LAYOUTS
+from tokkit.labelled.layouts import layout as layout
 from tokkit.labelled.rows import Fields as Fields
 from tokkit.labelled.tagging import IGNORE_INDEX as IGNORE_INDEX
 from tokkit.labelled.tagging import tagging_features as tagging_features
 from tokkit.labelled.tagging import text_words as text_words
 from tokkit.labelled.tagging import word_predictions as word_predictions
 
-__all__ = ["Fields", "TASKS", "IGNORE_INDEX", "read_examples", "sample_rows", "label_list", "check_labels",
+__all__ = ["Fields", "TASKS", "LAYOUTS", "layout", "IGNORE_INDEX", "read_examples", "sample_rows", "label_list", "check_labels",
            "classification_features", "tagging_features", "word_predictions", "text_words", "qa_features",
            "qa_predictions", "classification_report", "tagging_report", "squad_report", "format_report",
            "most_frequent_tag_baseline", "most_frequent_tag_predictions"]

@@ -18,6 +18,7 @@ import numpy as np
 from tokkit.errors import TokkitError
 from tokkit.inputs import encode
 from tokkit.labelled.labels import check_labels
+from tokkit.labelled.rows import text_pairs
 from tokkit.tokenizer import Tokenizer
 
 MODEL_INPUTS = ("input_ids", "token_type_ids", "attention_mask")
@@ -30,24 +31,13 @@ def classification_features(tokenizer: Tokenizer, rows: Sequence[dict], label2id
     and with `label2id` "labels" (int64 class ids; a row without a label, or with a label outside
     `label2id`, is a TokkitError naming its line)."""
     rows = list(rows)
-    pairs = _pairs(rows)
+    pairs = text_pairs(rows)
     out = encode(tokenizer, [r["text"] for r in rows], pairs, max_length=max_length, truncation="longest_first",
                  padding="longest")
     features = {k: out[k] for k in MODEL_INPUTS}
     if label2id is not None:
         features["labels"] = np.array([_label_id(r, label2id) for r in rows], dtype=np.int64)
     return features
-
-
-def _pairs(rows: list[dict]) -> list[str] | None:
-    has_pair = [r.get("text_pair") is not None for r in rows]
-    if not any(has_pair):
-        return None
-    if not all(has_pair):
-        single = rows[has_pair.index(False)]
-        raise TokkitError(f"line {single.get('line')}: this row has no text_pair while others have one; "
-                          "give every row a text_pair, or none")
-    return [r["text_pair"] for r in rows]
 
 
 def _label_id(row: dict, label2id: Mapping[str, int]) -> int:

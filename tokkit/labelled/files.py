@@ -25,8 +25,10 @@ import numpy as np
 
 from tokkit._files import parse_json, read_text
 from tokkit.errors import TokkitError
-from tokkit.labelled.rows import TASKS, Fields, make_row, text_row
+from tokkit.labelled.layouts import LAYOUTS, layout
+from tokkit.labelled.rows import Fields, text_row
 
+TASKS = tuple(LAYOUTS)  # the layouts' names: the tasks of their files
 SUFFIXES = {".jsonl": "json", ".json": "json", ".csv": "csv", ".tsv": "tsv"}
 
 __all__ = ["Fields", "read_examples", "read_texts", "sample_rows", "is_labelled_file", "TASKS"]
@@ -46,12 +48,11 @@ def read_examples(path: str | os.PathLike, task: str, *, fields: Fields = Fields
     (a JSON number or bool as its JSON text: 1 -> "1"). `labelled=False` (files to predict on)
     makes labels and answers optional: None, or no answers.
     """
-    if task not in TASKS:
-        raise TokkitError(f"unknown task {task!r} (one of {', '.join(TASKS)})")
+    rows_of = layout(task)
     path = Path(path)
     kind = _kind(path)
-    rows = [make_row(task, record, f"{path}: {where}", line, fields, labelled, from_table=kind != "json", index=i)
-            for i, (where, line, record) in enumerate(_records(path, kind, task, fields))]
+    rows = [{**rows_of.make(record, f"{path}: {where}", fields, labelled, kind != "json", i), "line": line}
+            for i, (where, line, record) in enumerate(_records(path, kind, rows_of, fields))]
     if not rows:
         raise TokkitError(f"{path}: empty file (no rows)")
     return rows
@@ -69,7 +70,7 @@ def read_texts(path: str | os.PathLike, *, fields: Fields = Fields()) -> list[di
     """
     path = Path(path)
     rows = [text_row(record, f"{path}: {where}", fields)
-            for where, _line, record in _records(path, _kind(path), "classify", fields)]
+            for where, _line, record in _records(path, _kind(path), layout("classify"), fields)]
     if not rows:
         raise TokkitError(f"{path}: empty file (no rows)")
     return rows
@@ -106,22 +107,22 @@ def _kind(path: Path) -> str:
     return kind
 
 
-def _records(path: Path, kind: str, task: str, fields: Fields) -> Iterator[tuple[str, int | None, dict]]:
+def _records(path: Path, kind: str, rows_of, fields: Fields) -> Iterator[tuple[str, int | None, dict]]:
     """(where, line, record) of every record of the file, whatever its format."""
     text = read_text(path).removeprefix("\ufeff")  # a byte-order mark, as spreadsheet programs write
     if path.suffix.lower() == ".json":
-        return _json_records(path, text, task, fields)
+        return _json_records(path, text, rows_of, fields)
     if kind == "json":
         return _line_records(path, text)
     return _table_records(path, text, kind == "tsv")
 
 
-def _json_records(path: Path, text: str, task: str, fields: Fields) -> Iterator[tuple[str, int | None, dict]]:
+def _json_records(path: Path, text: str, rows_of, fields: Fields) -> Iterator[tuple[str, int | None, dict]]:
     """(where, line, record) of a .json file: JSON lines, a JSON array of objects, or SQuAD's nested JSON."""
     whole = _whole_json(text)
     if isinstance(whole, dict) and isinstance(whole.get("data"), list):
-        if task != "qa":
-            raise TokkitError(f"{path}: SQuAD's nested format holds question answering, not task {task!r}")
+        if not rows_of.nested_squad:
+            raise TokkitError(f"{path}: SQuAD's nested format holds question answering, not task {rows_of.name!r}")
         return _squad_records(path, whole["data"], fields)
     if isinstance(whole, list):
         return _array_records(path, whole)

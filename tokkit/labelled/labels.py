@@ -12,6 +12,7 @@ import re
 from typing import Iterable, Iterator, Mapping
 
 from tokkit.errors import TokkitError
+from tokkit.labelled.layouts import layout
 
 
 # A label sorts as a number when it is a whole number of at most this many digits: int() of a longer
@@ -51,13 +52,7 @@ def check_labels(rows: Iterable[dict], task: str, label2id: Mapping[str, int], p
 
 def _labels(rows: Iterable[dict], task: str) -> Iterator[tuple[dict, int | None, str]]:
     """(row, word index or None, label) of every label the rows hold."""
-    if task == "classify":
-        for row in rows:
-            if row["label"] is not None:
-                yield row, None, row["label"]
-    elif task == "tag":
-        for row in rows:
-            for i, tag in enumerate(row["tags"] or ()):
-                yield row, i, tag
-    else:
+    items = layout(task).labels
+    if items is None:
         raise TokkitError(f"task {task!r} has no labels (classify and tag have)")
+    return items(rows)

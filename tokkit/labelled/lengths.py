@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from tokkit.inputs import encode
-from tokkit.labelled.classify import _pairs
+from tokkit.labelled.layouts import layout
 from tokkit.tokenizer import Tokenizer
 
 AUTO = "auto"
@@ -34,9 +34,5 @@ def fit_length(counts: Sequence[int], *, cap: int, quantile: float = QUANTILE) -
 
 def row_lengths(tokenizer: Tokenizer, task: str, rows: list[dict]) -> list[int]:
     """Each row's token count as the model would read it untruncated, the template's specials included."""
-    if task == "tag":
-        out = encode(tokenizer, [r["tokens"] for r in rows], is_split_into_words=True, truncation=None,
-                     padding=None)
-    else:
-        out = encode(tokenizer, [r["text"] for r in rows], _pairs(rows), truncation=None, padding=None)
+    out = encode(tokenizer, **layout(task).texts(rows), truncation=None, padding=None)
     return [len(ids) for ids in out["input_ids"]]

@@ -4,9 +4,11 @@ A record is a dict: a JSON object, or a CSV/TSV line keyed by the header (`from_
 value a str, and a tagging row's tokens and tags space-separated). Problems are TokkitErrors that
 start with `where` (the file and line) and name the field.
 
->>> make_row("tag", {"tokens": "The jury", "tags": "at nn"}, "f.tsv: line 2", 2, Fields(), True, from_table=True)
-{'tokens': ['The', 'jury'], 'tags': ['at', 'nn'], 'line': 2}
->>> make_row("classify", {"text": "Good.", "label": 1}, "f.jsonl: line 1", 1, Fields(), True)["label"]
+Each layout of rows (tokkit.labelled.layouts) reads its records with one function here.
+
+>>> tag_row({"tokens": "The jury", "tags": "at nn"}, "f.tsv: line 2", Fields(), True, True, 0)
+{'tokens': ['The', 'jury'], 'tags': ['at', 'nn']}
+>>> classify_row({"text": "Good.", "label": 1}, "f.jsonl: line 1", Fields(), True, False, 0)["label"]
 '1'
 """
 from __future__ import annotations
@@ -17,7 +19,6 @@ from dataclasses import dataclass
 from tokkit._files import parse_json
 from tokkit.errors import TokkitError
 
-TASKS = ("classify", "tag", "qa")
 _MISSING = object()
 
 
@@ -38,20 +39,6 @@ class Fields:
     context: str = "context"
     answers: str = "answers"
     id: str = "id"
-
-
-def make_row(task: str, record: dict, where: str, line: int | None, fields: Fields, labelled: bool, *,
-             from_table: bool = False, index: int = 0) -> dict:
-    """The row of `task` for one record; `index` (the record's place in its file) is a qa row's id
-    when the record has none."""
-    if task == "classify":
-        row = _classify(record, where, fields, labelled)
-    elif task == "tag":
-        row = _tag(record, where, fields, labelled, from_table)
-    else:
-        row = _qa(record, where, fields, labelled, from_table, index)
-    row["line"] = line
-    return row
 
 
 def _field(record: dict, name: str, where: str, required: bool):
@@ -90,14 +77,16 @@ def text_row(record: dict, where: str, f: Fields) -> dict:
     return {"text": text, "text_pair": None if pair is None else _text(pair, f.text_pair, where)}
 
 
-def _classify(record: dict, where: str, f: Fields, labelled: bool) -> dict:
+def classify_row(record: dict, where: str, f: Fields, labelled: bool, from_table: bool, index: int) -> dict:
+    """A text (or pair) and its label."""
     row = text_row(record, where, f)
     label = _field(record, f.label, where, labelled)
     row["label"] = None if label is None else _label(label, f.label, where)
     return row
 
 
-def _tag(record: dict, where: str, f: Fields, labelled: bool, from_table: bool) -> dict:
+def tag_row(record: dict, where: str, f: Fields, labelled: bool, from_table: bool, index: int) -> dict:
+    """Words and a tag for each."""
     tokens = _words(_field(record, f.tokens, where, True), f.tokens, where, from_table, _text)
     tags = _field(record, f.tags, where, labelled)
     if tags is None:
@@ -117,7 +106,8 @@ def _words(value, name: str, where: str, from_table: bool, check) -> list[str]:
     return [check(item, f"{name}[{i}]", where) for i, item in enumerate(value)]
 
 
-def _qa(record: dict, where: str, f: Fields, labelled: bool, from_table: bool, index: int) -> dict:
+def qa_row(record: dict, where: str, f: Fields, labelled: bool, from_table: bool, index: int) -> dict:
+    """A question, its context and the answers found in it; `index` is the id of a record without one."""
     context = _text(_field(record, f.context, where, True), f.context, where)
     question = _text(_field(record, f.question, where, True), f.question, where)
     qid = _field(record, f.id, where, False)
@@ -162,3 +152,15 @@ def _answers(value, context: str, name: str, where: str) -> dict:
             raise TokkitError(f"{where}: field {name!r}: answer {i} {text!r} is not in the context at "
                               f"answer_start={start} (the context has {found!r} there)")
     return {"text": list(texts), "answer_start": list(starts)}
+
+
+def text_pairs(rows: list[dict]) -> list[str] | None:
+    """The rows' second texts, or None when no row has one; some rows with and some without is an error."""
+    has_pair = [r.get("text_pair") is not None for r in rows]
+    if not any(has_pair):
+        return None
+    if not all(has_pair):
+        single = rows[has_pair.index(False)]
+        raise TokkitError(f"line {single.get('line')}: this row has no text_pair while others have one; "
+                          "give every row a text_pair, or none")
+    return [r["text_pair"] for r in rows]

@@ -10,8 +10,7 @@ here, over the character tables the compiled pipeline reads (tokkit._native.unic
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import List, Tuple
 
 import numpy as np
@@ -82,46 +81,80 @@ def origin_of(text: Aligned, origin: int | None) -> int:
 
 # ------------------------------------------------------------------------------------ tables
 
-@dataclass(frozen=True)
 class UnicodeData:
-    """The character tables the twins read, as dicts (from the same arrays the compiled code reads)."""
+    """The character tables the twins read, as dicts (from the same arrays the compiled code reads).
 
-    nfd: dict  # code point -> full canonical decomposition (str)
-    nfkd: dict  # code point -> full compatibility decomposition
-    lower: dict  # code point -> lowercase (str)
-    ccc: dict  # code point -> canonical combining class (non-starters only)
-    compose: dict  # (first, second) -> composite code point
-    flags: np.ndarray  # uint16 per code point: unicode_tables.WHITESPACE, PUNCT, NUMERIC, WORD, ...
+    Each dict is built on first use: a pipeline whose twins only ask for `flags` (a pre-tokenizer's
+    character classes) never pays for the decomposition maps.
+
+    - nfd, nfkd: code point -> full canonical / compatibility decomposition (str);
+    - lower: code point -> lowercase (str);
+    - ccc: code point -> canonical combining class (non-starters only);
+    - compose: (first, second) -> composite code point;
+    - flags: uint16 per code point: unicode_tables.WHITESPACE, PUNCT, NUMERIC, WORD, ...
+    """
+
+    @cached_property
+    def flags(self) -> np.ndarray:
+        return ut.norm_tables()["flags"]
+
+    @cached_property
+    def nfd(self) -> dict:
+        return _char_map(*_sparse(*ut.bert_maps()["maps"]["nfd"]), ut.bert_maps()["pool"])
+
+    @cached_property
+    def nfkd(self) -> dict:
+        index = ut.norm_tables()["nfkd_index"]
+        cps = np.flatnonzero(index)
+        return _char_map(cps, index[cps], ut.norm_tables()["nfkd_pool"])
+
+    @cached_property
+    def lower(self) -> dict:
+        return _char_map(*_sparse(*ut.bert_maps()["maps"]["lower"]), ut.bert_maps()["pool"])
+
+    @cached_property
+    def ccc(self) -> dict:
+        cps, marks = _sparse(*ut.bert_maps()["marks"])
+        ccc = marks & 0xFF
+        return dict(zip(cps[ccc != 0].tolist(), ccc[ccc != 0].tolist()))
+
+    @cached_property
+    def compose(self) -> dict:
+        norm = ut.norm_tables()
+        keys = norm["compose_keys"]
+        pairs = zip((keys >> np.uint64(21)).tolist(), (keys & np.uint64(0x1FFFFF)).tolist())
+        return dict(zip(pairs, norm["compose_values"].tolist()))
 
 
-def _char_map(index: np.ndarray, pool: np.ndarray) -> dict:
-    """{code point: result} from a per-code-point pool index (0 = unchanged) and its pool."""
-    cps = np.flatnonzero(index)
-    starts = index[cps].astype(np.int64)
-    return {int(c): "".join(map(chr, pool[s + 1:s + 1 + int(pool[s])].tolist())) for c, s in zip(cps, starts)}
+def _char_map(cps: np.ndarray, starts: np.ndarray, pool: np.ndarray) -> dict:
+    """{code point: result} from the code points a map changes, their entries' starts and the pool.
+
+    The pool is decoded as one string (its length entries become characters that are never read), so
+    each result is a slice of it.
+    """
+    starts = starts.astype(np.int64)
+    lengths = pool[starts].tolist()
+    text = pool.astype("<u4").tobytes().decode("utf-32-le")
+    return dict(zip(cps.tolist(), [text[s + 1:s + 1 + n] for s, n in zip(starts.tolist(), lengths)]))
 
 
-def _full(stage1: np.ndarray, stage2: np.ndarray) -> np.ndarray:
-    return stage2.reshape(-1, 256)[stage1].reshape(-1)
+def _sparse(stage1: np.ndarray, stage2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The code points a two-stage table holds a non-zero value for, and those values (reading only
+    the blocks that are not the shared all-zero one)."""
+    blocks = np.flatnonzero(stage1)
+    rows = stage2.reshape(-1, 256)[stage1[blocks]]
+    row, col = np.nonzero(rows)
+    return blocks[row] * 256 + col, rows[row, col]
 
 
 @lru_cache(maxsize=1)
 def unicode_data() -> UnicodeData:
-    """The tables, loaded once.
+    """The tables, each loaded once.
 
     >>> unicode_data().nfkd[0xFB01], unicode_data().compose[(ord("e"), 0x301)] == ord("é")
     ('fi', True)
     """
-    bert = ut.build_tables({"L": 1, "N": 1, "S": 1, "clean_remove": 2, "clean_space": 2, "cjk": 2,
-                            "split_space": 2, "punct": 2})
-    norm = ut.norm_tables()
-    marks = _full(*bert["marks"])
-    ccc = {int(c): int(marks[c] & 0xFF) for c in np.flatnonzero(marks & 0xFF)}
-    compose = {(int(k) >> 21, int(k) & 0x1FFFFF): int(v) for k, v in zip(norm["compose_keys"], norm["compose_values"])}
-    return UnicodeData(nfd=_char_map(_full(*bert["maps"]["nfd"]), bert["pool"]),
-                       nfkd=_char_map(norm["nfkd_index"], norm["nfkd_pool"]),
-                       lower=_char_map(_full(*bert["maps"]["lower"]), bert["pool"]),
-                       ccc=ccc, compose=compose, flags=norm["flags"])
+    return UnicodeData()
 
 
 # ------------------------------------------------------------------------------------ Unicode forms

@@ -7,9 +7,14 @@ encoder as it is. For ids, a text NFC might change is normalized in the stretche
 fast encoder takes the result. Offsets need tokenizers' alignments, so a call asking for them
 with such a text runs on the general path.
 
-Added tokens are found in the text before it is normalized, so normalizing first is exact only
-where no stretch NFC changes touches an added token, before or after: a text where one does takes
-the general path for its ids too (`touches`).
+Added tokens are found in the text before it is normalized (a `normalized: true` one, in NFC form,
+in the text between the others), so normalizing first is exact only where no stretch NFC changes
+touches an added token, before or after: a text where one does takes the general path for its ids
+too (`touches`). A single_word token reads the chars next to it, whose class NFC may change
+("=\u0338", whose mark is a word char, becomes "≠", which is none): with such a token a stretch
+next to an occurrence touches it too. lstrip and rstrip need no more: NFC keeps white space white
+(U+2000 and U+2001 become U+2002 and U+2003) and makes none of other chars, so they take the same
+run of it.
 
 >>> from tokkit._native.encode import texts_nfc_may_change
 >>> from tokkit._native.pipeline_tables import nfc_table
@@ -26,26 +31,31 @@ from tokkit._native.encode import nfc_windows, texts_nfc_may_change
 from tokkit._native.pipeline_tables import nfc_table
 
 
-def touches(tokens: list[str], text: str, a: int, b: int) -> bool:
-    """Whether an occurrence of one of `tokens` in `text` overlaps text[a:b].
+def touches(tokens: list[str], text: str, a: int, b: int, near: int = 0) -> bool:
+    """Whether an occurrence of one of `tokens` in `text` overlaps text[a:b], or (near=1) ends or
+    starts right next to it.
 
     >>> touches(["<s>"], "x<s>\u0338", 4, 5), touches(["<s>"], "x<s> e\u0301", 5, 7)
     (False, False)
-    >>> touches(["<s>"], "x<s>\u0338", 3, 5)
-    True
+    >>> touches(["<s>"], "x<s>\u0338", 3, 5), touches(["<s>"], "x<s>e\u0301", 4, 6, near=1)
+    (True, True)
     """
-    return any(token and token in text[max(a - len(token) + 1, 0):b + len(token) - 1] for token in tokens)
+    return any(token and token in text[max(a - len(token) - near + 1, 0):b + len(token) + near - 1]
+               for token in tokens)
 
 
 class NfcEncoder:
     """The compiled Encoder's interface: `fast` for texts NFC leaves alone, `general()` for the rest."""
 
-    def __init__(self, fast, general: Callable[[], object], added: Iterable[str]):
+    def __init__(self, fast, general: Callable[[], object], added: Iterable[str], single_word: bool = False):
+        """`added`: every form an added token is matched in (a normalized one's NFC form too);
+        `single_word`: some token reads the chars next to it."""
         self._fast = fast
         self._make_general = general
         self._general = None
         self._table = nfc_table()
         self._added = [t for t in added if t]
+        self._near = int(single_word)
         self._longest = max(map(len, self._added), default=1)
 
     @property
@@ -74,11 +84,12 @@ class NfcEncoder:
         """(the stretches NFC might change, what NFC makes of each): _nfc()'s edits, not applied."""
         windows = nfc_windows(text, self._table)
         news = []
-        reach = self._longest - 1  # the chars around a stretch an added token could take in
+        reach = self._longest - 1 + self._near  # the chars around a stretch an added token could take in
         for a, b in windows:
             new = self.general.inspect(text[a:b], False)[0][0]
             around, lead = text[max(a - reach, 0):a] + new + text[b:b + reach], min(a, reach)
-            if touches(self._added, text, a, b) or touches(self._added, around, lead, lead + len(new)):
+            if (touches(self._added, text, a, b, self._near)
+                    or touches(self._added, around, lead, lead + len(new), self._near)):
                 return None
             news.append(new)
         return windows, news

@@ -13,17 +13,28 @@ Two compiled engines run a tokenizer's pipeline:
   bytelevel  none or NFC             ByteLevel with its regex, or a Split regex BPE (no prefix nor suffix)
                                      (Isolated) then ByteLevel without it
 
-  and only when every added token is without flags (they need the general path's matching) and is
-  either a model token at its own id or, past the vocabulary's ids, a token the model lacks (Llama 3's
-  specials); an added token at another model token's id is left to the general path. A BPE with byte fallback,
-  fuse_unk, dropout or a continuing-subword prefix, and a WordPiece token longer than MAX_TOKEN_CHARS
-  (the fast tables hold every prefix of every token), take the general path.
+  and only when every added token is either a model token at its own id or, past the vocabulary's
+  ids, a token the model lacks (Llama 3's specials); an added token at another model token's id is
+  left to the general path. A BPE with byte fallback, fuse_unk, dropout or a continuing-subword prefix,
+  and a WordPiece token longer than MAX_TOKEN_CHARS (the fast tables hold every prefix of every token),
+  take the general path.
+
+  Added tokens' flags: both engines find the tokens with one matcher (added_tokens.hpp), whose
+  single_word, lstrip and rstrip read the chars around a token through the general path's class
+  table (MPNet's `<mask>` with lstrip runs on the fast WordPiece). A `normalized` token is matched
+  after the raw ones, in the text between them, in its normalized form; the fast encoder matches
+  the raw text, which is the normalized text only without a normalizer or, in the NFC lane, for
+  the texts NFC leaves alone (GPT-NeoX's runs of spaces). Behind BertNormalizer a normalized token
+  takes the general path (a lowercasing one makes "Hello" of "hello"), and so do add_prefix_space
+  with a single_word or rstrip token or one holding a space (they would read the spaces the lane
+  puts in).
 
 Lanes decide how a text goes through an engine:
 
 - around the byte-level fast path, per text: PrefixSpaceEncoder (prefix_space.py) puts ByteLevel's
-  `add_prefix_space` space before each text part; NfcEncoder (nfc_lane.py) gives the few texts NFC
-  may change to the general path's normalizer (or, when an added token is near, to the general path);
+  `add_prefix_space` space before each text part (the parts between the Encoder's own matches);
+  NfcEncoder (nfc_lane.py) gives the few texts NFC may change to the general path's normalizer (or,
+  when an added token is near, to the general path);
 - inside the general path: the chunk lane (`chunk_lane`) encodes the ids of a text without offsets
   chunk by chunk between spaces, through a memo of chunks, where that gives the whole text's ids;
   the UTF-8 lane (`utf8_lane`) normalizes and pre-tokenizes a text whose offsets nobody asked for as
@@ -41,7 +52,7 @@ in words why a pipeline runs where it does; `build_encoder` builds what the plan
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
@@ -99,9 +110,6 @@ class FastForm:
     pattern: regex.Pattern | None = None  # ... or a Split regex none of them covers
     ignore_merges: bool = False
 
-    def token_ids(self) -> dict[str, int]:
-        return {tok: i for i, tok in enumerate(self.vocab) if tok is not None}
-
 
 @dataclass(frozen=True)
 class Plan:
@@ -119,8 +127,8 @@ class Plan:
 
 def _fast_added(spec: Spec) -> bool:
     """Whether the fast encoders take the added tokens: each the model's token at the same id, or a
-    token the model does not have at an id past its vocabulary (Llama 3's 256 specials). The fast
-    encoders find either in the raw text, before the model, and write its id."""
+    token the model does not have at an id past its vocabulary (Llama 3's 256 specials; GPT-NeoX's
+    runs of spaces). The fast encoders find either in the text, before the model, and write its id."""
     tokens = spec.pipeline.model.tokens
     if not all(tokens[a.id] == a.content for a in spec.added if a.id < len(tokens)):
         return False
@@ -145,9 +153,7 @@ def model_vocab(spec: Spec) -> list[str | None]:
 
 def plan(spec: Spec) -> Plan:
     """The engine and lanes for `spec`'s pipeline (see the module docstring)."""
-    model, tokens = spec.pipeline.model, spec.pipeline.model.tokens
-    if not all(a.plain for a in spec.added):
-        return general(spec, "an added token has flags (single_word, lstrip, rstrip or normalized)")
+    model = spec.pipeline.model
     if not _fast_added(spec):
         return general(spec, "an added token names a model token at another id")
     if isinstance(model, WordPiece):
@@ -162,14 +168,40 @@ def general(spec: Spec, reason: str) -> Plan:
     return Plan("general", reason, chunk_lane=chunk_lane(spec), utf8_ids=utf8_ids, utf8_reason=utf8_reason)
 
 
+def _normalized_behind(spec: Spec) -> str | None:
+    """Why the fast encoder cannot match a `normalized` added token behind BERT's normalizer, or None.
+    tokenizers matches such a token in the normalized text ("Hello" is "hello" behind a lowercasing
+    one), and the fast encoder matches every token in the raw text: the same only without a normalizer
+    (or in the NFC lane's texts, which NFC leaves as they are)."""
+    if spec.pipeline.normalizer is not None and any(a.normalized for a in spec.added):
+        return ("an added token with normalized: true behind BertNormalizer (tokenizers matches it in the "
+                "normalized text; the fast encoder matches the raw text)")
+    return None
+
+
+def fast_added(spec: Spec) -> tuple[AddedToken, ...]:
+    """The added tokens as the fast encoder matches them: a `normalized` one in its normalized form
+    (added_native's content).
+
+    >>> from tokkit.tokenizer.recipes import byte_level_spec
+    >>> spec = byte_level_spec(["a"], [], [])
+    >>> fast_added(replace(spec, pipeline=replace(spec.pipeline, normalizer=norm.NFC()),
+    ...                    added=(AddedToken(1, "e\u0301", normalized=True),)))[0].content
+    'é'
+    """
+    return tuple(replace(a, content=matched_content(a, spec.pipeline.normalizer)) for a in spec.added)
+
+
 def _wordpiece(spec: Spec) -> Plan:
     p, model = spec.pipeline, spec.pipeline.model
     if not _bert_or_none(p.normalizer) or not isinstance(p.pre_tokenizer, pre.BertPreTokenizer):
         return general(spec, "WordPiece behind another normalizer or pre-tokenizer than BERT's")
+    if why := _normalized_behind(spec):
+        return general(spec, why)
     if max(len(t) for t in model.tokens if t) > MAX_TOKEN_CHARS:
         return general(spec, f"a token longer than {MAX_TOKEN_CHARS} characters (the fast tables hold every "
                              "prefix of every token)")
-    form = FastForm("wordpiece", model_vocab(spec), spec.added, model.unk_token, _bert_options(p.normalizer),
+    form = FastForm("wordpiece", model_vocab(spec), fast_added(spec), model.unk_token, _bert_options(p.normalizer),
                     prefix=model.continuing_subword_prefix, max_input_chars_per_word=model.max_input_chars_per_word)
     return Plan("wordpiece", "BERT's normalizer and split, then WordPiece", form)
 
@@ -182,7 +214,9 @@ def _bpe(spec: Spec) -> Plan:
         return _byte_level(spec)
     if model.ignore_merges or not _bert_or_none(p.normalizer):
         return general(spec, "a BPE behind BERT's split with ignore_merges, or another normalizer than BERT's")
-    form = FastForm("bpe", model_vocab(spec), spec.added, model.unk_token, _bert_options(p.normalizer),
+    if why := _normalized_behind(spec):
+        return general(spec, why)
+    form = FastForm("bpe", model_vocab(spec), fast_added(spec), model.unk_token, _bert_options(p.normalizer),
                     merge_ids=model.merge_ids, suffix=model.end_of_word_suffix or None)
     return Plan("bpe", "BERT's normalizer and split, then character BPE", form)
 
@@ -193,10 +227,9 @@ def _byte_level(spec: Spec) -> Plan:
     if split is None or not (p.normalizer is None or isinstance(p.normalizer, norm.NFC)) or model.end_of_word_suffix:
         return general(spec, "a BPE behind a normalizer or pre-tokenizer no fast path runs")
     scanner, pattern, prefix_space = split
-    if prefix_space and any(a.content.startswith(" ") for a in spec.added):
-        # the space put before the text after such a token would let it match where it did not
-        return general(spec, "add_prefix_space with an added token that starts with a space")
-    form = FastForm("bytelevel", model_vocab(spec), spec.added, model.unk_token, merge_ids=model.merge_ids,
+    if prefix_space and (why := _spaced_apart(spec)):
+        return general(spec, why)
+    form = FastForm("bytelevel", model_vocab(spec), fast_added(spec), model.unk_token, merge_ids=model.merge_ids,
                     family=SCANNER_FAMILIES[scanner or "gpt2"],
                     pattern=None if scanner else regex_of({"Regex": pattern}),  # read as Oniguruma reads it
                     ignore_merges=model.ignore_merges)
@@ -204,6 +237,20 @@ def _byte_level(spec: Spec) -> Plan:
     lanes = " and ".join(name for name, on in (("NFC", nfc), ("add_prefix_space", prefix_space)) if on)
     reason = f"a byte-level BPE{f', with {lanes} as lanes around it' if lanes else ''}"
     return Plan("bytelevel", reason, form, prefix_space=prefix_space, nfc=nfc)
+
+
+def _spaced_apart(spec: Spec) -> str | None:
+    """Why PrefixSpaceEncoder's spaced text would match other added tokens than the text, or None.
+    It puts a space before each text part that does not start with one, right after a match (or at
+    the start), and the fast encoder matches the tokens again in the spaced text: a token holding a
+    space could then match across it, single_word would see it as the char after a token, and rstrip
+    would take it (lstrip never reaches back past a match, and a part starts with no white space it
+    could take)."""
+    if any(" " in a.content for a in spec.added):
+        return "add_prefix_space with an added token that holds a space"
+    if any(a.single_word or a.rstrip for a in spec.added):
+        return "add_prefix_space with a single_word or rstrip added token (it reads the space put after it)"
+    return None
 
 
 def byte_level_split(pre_tokenizer) -> tuple[str | None, str | None, bool] | None:
@@ -241,11 +288,12 @@ def build_encoder(spec: Spec, split_special_tokens: bool) -> TokenEncoder:
         return general_encoder(spec, split_special_tokens, the_plan.chunk_lane, the_plan.utf8_ids)
     encoder = Encoder.build(the_plan.form, split_special_tokens)
     if the_plan.prefix_space:
-        encoder = PrefixSpaceEncoder(encoder, [a.content for a in spec.added
-                                               if not (split_special_tokens and a.special)])
+        encoder = PrefixSpaceEncoder(encoder)
     if the_plan.nfc:
+        added = the_plan.form.added
         encoder = NfcEncoder(encoder, lambda: general_encoder(spec, split_special_tokens),
-                             [a.content for a in spec.added])
+                             [a.content for a in spec.added] + [a.content for a in added if a.normalized],
+                             any(a.single_word for a in added))
     return encoder
 
 
@@ -282,12 +330,17 @@ def native(component) -> list[dict]:
     return [] if component is None else component.native()
 
 
-def added_native(token: AddedToken, normalizer) -> dict:
-    """An added token as the general path matches it: a normalized one in its normalized form."""
-    content = token.content
+def matched_content(token: AddedToken, normalizer) -> str:
+    """An added token's content as both engines match it: a normalized one in its normalized form."""
     if token.normalized and normalizer is not None:
-        content = normalizer.normalize(aligned(content))[0]
-    return {"content": code_points(content), "id": token.id, "single_word": token.single_word,
+        return normalizer.normalize(aligned(token.content))[0]
+    return token.content
+
+
+def added_native(token: AddedToken, normalizer) -> dict:
+    """An added token as the general path matches it."""
+    return {"content": code_points(matched_content(token, normalizer)), "id": token.id,
+            "single_word": token.single_word,
             "lstrip": token.lstrip, "rstrip": token.rstrip, "normalized": token.normalized, "special": token.special}
 
 

@@ -2,25 +2,24 @@
 
 tokenizers' ByteLevel pre-tokenizer adds the space to each part of the text between added
 tokens, so "hi<mask>there" is read as " hi", "<mask>", " there". `PrefixSpaceEncoder` wraps the
-compiled Encoder: it hands it the spaced text and maps offsets back, so that an added space
-counts as part of the character after it (as tokenizers aligns it).
+compiled Encoder: it finds the parts with the Encoder's own added-token matcher (`added_spans`,
+flags applied), hands it the spaced text and maps offsets back, so that an added space counts as
+part of the character after it (as tokenizers aligns it). The planner keeps this lane to tokens
+the added spaces cannot change the matches of (plan.py's `_spaced_apart`).
 
->>> spaced("hi<mask>there <mask>", re.compile(re.escape("<mask>")))
+>>> spaced("hi<mask>there <mask>", [(2, 8), (14, 20)])
 (' hi<mask> there <mask>', [0, 9])
 """
 from __future__ import annotations
 
-import re
+from typing import Iterable
 
 import numpy as np
 
 
-def spaced(text: str, added: re.Pattern | None) -> tuple[str, list[int]]:
-    """`text` with the spaces added, and where they are in the new text."""
-    if added is None:
-        if not text or text[0] == " ":
-            return text, []
-        return " " + text, [0]
+def spaced(text: str, spans: Iterable[tuple[int, int]]) -> tuple[str, list[int]]:
+    """`text` with the spaces added before the parts between the added tokens at `spans` (sorted
+    (start, end) code-point spans), and where the spaces are in the new text."""
     parts: list[str] = []
     where: list[int] = []
     at = size = 0
@@ -34,11 +33,11 @@ def spaced(text: str, added: re.Pattern | None) -> tuple[str, list[int]]:
         parts.append(text[a:b])
         size += b - a
 
-    for m in added.finditer(text):
-        part(at, m.start())
-        parts.append(m.group())
-        size += m.end() - m.start()
-        at = m.end()
+    for a, b in spans:
+        part(at, a)
+        parts.append(text[a:b])
+        size += b - a
+        at = b
     part(at, len(text))
     return "".join(parts), where
 
@@ -59,20 +58,20 @@ def unshift(starts: np.ndarray, ends: np.ndarray, spaces: np.ndarray) -> tuple[n
 class PrefixSpaceEncoder:
     """The compiled Encoder's interface, for a tokenizer whose pre-tokenizer adds prefix spaces."""
 
-    def __init__(self, encoder, added_tokens: list[str]):
+    def __init__(self, encoder):
         self._inner = encoder
-        # Longest first: at one place the longest added token wins, as in the compiled matcher.
-        names = sorted(set(added_tokens), key=len, reverse=True)
-        self._added = re.compile("|".join(map(re.escape, names))) if names else None
+
+    def _spaced(self, text: str) -> tuple[str, list[int]]:
+        return spaced(text, self._inner.added_spans(text))
 
     def _texts(self, texts: list[str], a: int, b: int) -> list[str]:
-        return [spaced(texts[k], self._added)[0] for k in range(a, b)]
+        return [self._spaced(texts[k])[0] for k in range(a, b)]
 
     def encode(self, text: str) -> list:
-        return self._inner.encode(spaced(text, self._added)[0])
+        return self._inner.encode(self._spaced(text)[0])
 
     def encode_numpy(self, text: str):
-        return self._inner.encode_numpy(spaced(text, self._added)[0])
+        return self._inner.encode_numpy(self._spaced(text)[0])
 
     def encode_many(self, texts: list[str], a: int, b: int) -> list:
         return self._inner.encode_many(self._texts(texts, a, b), 0, b - a)
@@ -84,13 +83,13 @@ class PrefixSpaceEncoder:
         return None  # each slice's texts are spaced first: encode_flat
 
     def encode_full(self, text: str) -> tuple:
-        new, where = spaced(text, self._added)
+        new, where = self._spaced(text)
         ids, starts, ends, words = self._inner.encode_full(new)
         s, e = unshift(np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64), np.array(where))
         return ids, s.tolist(), e.tolist(), words
 
     def encode_rows(self, texts: list[str], a: int, b: int, offsets: bool = True) -> _Arrays:
-        pairs = [spaced(texts[k], self._added) for k in range(a, b)]
+        pairs = [self._spaced(texts[k]) for k in range(a, b)]
         arrays = self._inner.encode_rows([p[0] for p in pairs], 0, b - a, offsets).arrays()
         if offsets and arrays["ids"].size:
             # One searchsorted over the whole slice: each row's spaces and offsets move to the row's

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -64,7 +65,6 @@ class Tokenizer:
         self._spec = spec
         self.split_special_tokens = bool(split_special_tokens)
         self._vocab = spec.vocab
-        self._ids = spec.token_ids()
         self._template = spec.template
         self._kernel = None
         self._spaces = None
@@ -130,6 +130,12 @@ class Tokenizer:
     @property
     def spec(self) -> Spec:
         return self._spec
+
+    @cached_property
+    def _ids(self) -> dict[str, int]:
+        """token -> id, built on first use (encoding never reads it; a 128k vocabulary's dict is a
+        part of a load worth skipping)."""
+        return self._spec.token_ids()
 
     def get_vocab(self) -> dict[str, int]:
         return dict(self._ids)

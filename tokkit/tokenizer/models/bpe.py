@@ -48,7 +48,12 @@ def metaspace_cut_is_safe(tokens) -> bool:
     >>> metaspace_cut_is_safe(["\u2581", "\u2581a", "b"]), metaspace_cut_is_safe(["\u2581", "a\u2581"])
     (True, False)
     """
-    return "\u2581" in tokens and not any(tok and "\u2581" in tok[1:] for tok in tokens)
+    if "\u2581" not in tokens:
+        return False
+    present = list(filter(None, tokens))
+    # a token holds U+2581 past its first char when it holds more of them than the one it may start with
+    marks = itertools.repeat("\u2581")
+    return sum(map(str.count, present, marks)) == sum(map(str.startswith, present, marks))
 
 
 def utf8_len(ch: str) -> int:
@@ -239,11 +244,12 @@ def merge_ids(vocab, ids: dict[str, int], merges, prefix: str | None, where: str
         else:
             joined = list(map(operator.add, lefts[a:b], rights[a:b]))
         merged += merged_token_ids(vocab, ids, joined)
-    found = [list(map(ids.get, lefts)), list(map(ids.get, rights)), merged]
-    if any(None in side for side in found):  # checked again one by one for the error's message
+    try:  # an array takes no None: a merge naming no token stops it
+        return array("i", list(map(ids.get, lefts))), array("i", list(map(ids.get, rights))), array("i", merged)
+    except TypeError:  # checked again one by one for the error's message
         for rank, pair in enumerate(merges):
             check_merge(pair, ids.keys(), f"{where}: merges[{rank}]")
-    return array("i", found[0]), array("i", found[1]), array("i", found[2])
+        raise
 
 
 JOIN_BLOCK = 1 << 22  # chars of merged tokens spelled out at once
@@ -257,6 +263,8 @@ def _join_blocks(lefts: list[str], rights: list[str]) -> list[tuple[int, int]]:
     >>> _join_blocks(["a"] * 5, ["b"] * 5)
     [(0, 5)]
     """
+    if sum(map(len, lefts)) + sum(map(len, rights)) <= JOIN_BLOCK:  # the usual file: one range
+        return [(0, len(lefts))] if lefts else []
     ends = list(itertools.accumulate(map(operator.add, map(len, lefts), map(len, rights))))
     blocks, a = [], 0
     while a < len(ends):
