@@ -17,8 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import statistics
-import time
 
 N_ADDED = 6415
 MARKERS = ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>", "[@BOS@]", "<start_of_turn>", "<end_of_turn>",
@@ -68,39 +66,36 @@ def near_miss_text(n_bytes: int, seed: int = 1) -> str:
     return "".join(parts)
 
 
-def timed(fn, text: str) -> float:
-    t0 = time.perf_counter()
-    fn(text)
-    return time.perf_counter() - t0
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kb", type=int, default=100, help="KB of text encoded per round")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
+    # tokkit is imported here, not at the top: bench_real_shapes.py imports this module and times
+    # tokkit's import in fresh processes
+    from tokkit.bench.contenders import require, tokenizers_file
+    from tokkit.bench.timing import medians, time_calls
+
+    require("tokenizers")  # the ids reference and the contender
     import tempfile
     from pathlib import Path
-
-    from tokenizers import Tokenizer
 
     import tokkit
     text = near_miss_text(args.kb * 1024)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "tokenizer.json"
         path.write_text(gemma_like_json(), encoding="utf-8")
-        hf = Tokenizer.from_file(str(path))
+        hf = tokenizers_file(path)
         tok = tokkit.load(path)
     want = hf.encode(text, add_special_tokens=False).ids
     assert tok.encode(text) == want, "ids differ from tokenizers"
-    ours, theirs = [], []
-    for _ in range(args.rounds):
-        ours.append(timed(tok.encode, text))
-        theirs.append(timed(lambda t: hf.encode(t, add_special_tokens=False), text))
+    times = medians(time_calls({"tokkit": lambda: tok.encode(text),
+                                "tokenizers": lambda: hf.encode(text, add_special_tokens=False)},
+                               rounds=args.rounds, warmup=0))
     mb = len(text.encode()) / 1e6
     result = {"added_tokens": len(added_contents()), "bytes": len(text.encode()), "ids": len(want),
-              "tokkit_s": statistics.median(ours), "tokenizers_s": statistics.median(theirs)}
+              "tokkit_s": times["tokkit"], "tokenizers_s": times["tokenizers"]}
     result["ratio"] = result["tokkit_s"] / result["tokenizers_s"]
     if args.json:
         print(json.dumps(result))

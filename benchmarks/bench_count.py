@@ -2,6 +2,8 @@
 
     python benchmarks/bench_count.py                 # 100 MB of ../shared/corpus/en/wiki, 2 threads
     python benchmarks/bench_count.py --mb 10 --repeat 3
+    tokkit bench --suite count --corpus ../shared/corpus/en/wiki --size 10MB
+        # the same suite through tokkit bench (a 10 MB slice unless --size)
 
 tokkit: one WordCounter per thread, each counting alternate ~4 MB chunks that end at a line end,
 then `update` and `to_arrays`. Reference (one thread, same bytes): gpt2 = regex.findall per line +

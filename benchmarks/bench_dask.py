@@ -1,6 +1,8 @@
 """Dask counting overhead and a scaling estimate for a 1 TB corpus.
 
     python benchmarks/bench_dask.py                 # ../shared/corpus/en/wiki, bytelevel (gpt2) counting
+    tokkit bench --suite dask --corpus ../shared/corpus/en/wiki
+        # the counting phase through tokkit bench (a 10 MB slice unless --size)
 
 1. Counting phase, median of --repeat runs after a warm-up round, the two contenders alternating,
    each in its own worker process: tokkit's local threads (--workers 2) against a Dask

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
+
+from tokkit.bench import encode_tasks as tasks
+from tokkit.bench.contenders import require, skip_note
+from tokkit.bench.timing import medians, time_calls
 
 os.environ.setdefault("RAYON_NUM_THREADS", "2")  # tokenizers' thread pool: 2 threads, like tokkit
 
@@ -94,20 +96,8 @@ def parallel_control(repeat: int) -> float:
 
 
 def timed(fns: dict, repeat: int) -> dict:
-    """Median wall time of each callable over `repeat` rounds, after one warm-up round.
-
-    The contenders alternate within each round, so a change in the machine's load during the
-    run touches all of them alike instead of the one that happened to run then.
-    """
-    for fn in fns.values():
-        fn()
-    times = {name: [] for name in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(t) for name, t in times.items()}
+    """Median wall time of each callable over `repeat` alternating rounds, after one warm-up round."""
+    return medians(time_calls(fns, rounds=repeat))
 
 
 def main(argv=None) -> None:
@@ -120,40 +110,32 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if not CORPUS.is_dir():
         sys.exit(f"corpus not found: {CORPUS}")
-    import numpy as np
-    import tokenizers
-
-    import tokkit
-
+    require("tokenizers")  # the reference of every comparison (and the default trainer)
     text = read_slice(int(args.mb * 1e6))
-    mb = len(text.encode()) / 1e6
-    lines = [line for line in text.split("\n") if line]
-    paths = train_vocabs(text, Path(args.cache), args.trainer)
-    only = set(args.only.split(","))
+    slice_path = Path(args.cache) / f"encode-slice-{args.mb:g}MB.txt"
+    slice_path.parent.mkdir(parents=True, exist_ok=True)
+    slice_path.write_text(text, encoding="utf-8")
+    mb, lines = len(text.encode()) / 1e6, tasks.lines_of(text)
+    paths = {k: str(v) for k, v in train_vocabs(text, Path(args.cache), args.trainer).items()}
+    del text
+    only, at = set(args.only.split(",")), str(slice_path)
     print(f"corpus: {mb:.1f} MB, {len(lines)} lines; vocabularies by {args.trainer}; median of {args.repeat}")
-    rows = []
 
     def report(name, ours, theirs, target, anchor):
-        ratio = theirs / ours
-        rows.append((name, mb / ours, mb / theirs, ratio, target))
         print(f"{name:<34} tokkit {mb / ours:7.2f} MB/s   {anchor:<22} {mb / theirs:7.2f} MB/s   "
-              f"ratio {ratio:5.2f}x (target {target}x)", flush=True)
+              f"ratio {theirs / ours:5.2f}x (target {target}x)", flush=True)
 
-    if "bytelevel" in only:
-        tok = tokkit.load(paths["bytelevel"])
-        from tokkit.bench.encode_tasks import tiktoken_from_bytelevel
-
-        enc = tiktoken_from_bytelevel(str(paths["bytelevel"]))
-        t = timed({"tokkit": lambda: tok.encode(text), "tiktoken": lambda: enc.encode_ordinary(text)}, args.repeat)
+    bl, wp = paths["bytelevel"], paths["wordpiece"]
+    if "bytelevel" in only and not skip("tiktoken"):
+        t = timed({"tokkit": tasks.tokkit_encode(bl, at, "whole"), "tiktoken": tasks.tiktoken_encode(bl, at)},
+                  args.repeat)
         report("bytelevel encode(10 MB str), 1 thr", t["tokkit"], t["tiktoken"], 1.0, "tiktoken r50k")
     if "wordpiece" in only or "threads" in only:
-        tok = tokkit.load(paths["wordpiece"])
-        ref = tokenizers.Tokenizer.from_file(str(paths["wordpiece"] / "tokenizer.json"))
-        fns = {"two": lambda: tok.encode_batch(lines, num_threads=2)}
+        fns = {"two": tasks.tokkit_encode(wp, at, "lines", threads=2)}
         if "wordpiece" in only:
-            fns["tokenizers"] = lambda: ref.encode_batch(lines, add_special_tokens=False)
+            fns["tokenizers"] = tasks.tokenizers_encode(wp, at, "lines")
         if "threads" in only:
-            fns["one"] = lambda: tok.encode_batch(lines, num_threads=1)
+            fns["one"] = tasks.tokkit_encode(wp, at, "lines", threads=1)
         t = timed(fns, args.repeat)
         if "wordpiece" in only:
             report("wordpiece encode_batch, 2 thr", t["two"], t["tokenizers"], 5.0, "tokenizers")
@@ -163,22 +145,17 @@ def main(argv=None) -> None:
             print(f"{'  control: sha256 2 vs 1 thr':<34} {control:5.2f}x  (what this machine gives two "
                   "GIL-free threads right now)", flush=True)
     if "pairs" in only:
-        tok = tokkit.load(paths["wordpiece"])
-        ref = tokenizers.Tokenizer.from_file(str(paths["wordpiece"] / "tokenizer.json"))
-        ref.enable_truncation(128, strategy="longest_first")
-        ref.enable_padding(length=128, pad_id=tok.token_to_id("[PAD]"), pad_token="[PAD]")
-        a, b = lines[0::2], lines[1::2]
-        a = a[: len(b)]
-        pairs = list(zip(a, b))
-
-        def theirs():
-            encs = ref.encode_batch(pairs)
-            return (np.array([e.ids for e in encs]), np.array([e.type_ids for e in encs]),
-                    np.array([e.attention_mask for e in encs]))
-
-        t = timed({"tokkit": lambda: tokkit.encode(tok, a, b, max_length=128, padding="max_length", num_threads=2),
-                   "tokenizers": theirs}, args.repeat)
+        t = timed({"tokkit": tasks.tokkit_pairs(wp, at, threads=2), "tokenizers": tasks.tokenizers_pairs(wp, at)},
+                  args.repeat)
         report("pairs -> padded numpy, 2 thr", t["tokkit"], t["tokenizers"], 3.0, "tokenizers + numpy")
+
+
+def skip(need: str) -> bool:
+    """Say in one line that a contender is not installed; True when it is not."""
+    note = skip_note(need)
+    if note:
+        print(f"{need}: {note}", flush=True)
+    return bool(note)
 
 
 if __name__ == "__main__":

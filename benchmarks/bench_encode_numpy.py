@@ -4,6 +4,8 @@ A thin front end to tokkit.bench.encode_numpy (see its docstring for the method)
 markdown table per measurement and writes the rows as JSON to --out.
 
     python benchmarks/bench_encode_numpy.py [--repeat 3] [--before /path/to/older/tokkit] [--only lines,pairs]
+    tokkit bench --suite encode-numpy --corpus ../shared/corpus/en/wiki
+        # the same suite through tokkit bench (a 10 MB slice unless --size)
 """
 from __future__ import annotations
 

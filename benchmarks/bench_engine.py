@@ -8,6 +8,8 @@ words is its setup, then --repeat timed runs; prints the median wall and CPU tim
 of the process. Example:
 
     python benchmarks/bench_engine.py --vocab-size 32000 --scoring frequency
+    tokkit bench --suite engine --corpus ../shared/corpus/en/wiki
+        # the same suite through tokkit bench (a 10 MB slice unless --size)
 """
 import argparse
 import sys

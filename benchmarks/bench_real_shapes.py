@@ -33,10 +33,10 @@ llama3 tokkit's load + first pass over tokenizers' load alone (the target: at mo
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import time
@@ -262,22 +262,22 @@ def shape_file(name: str, vocab_size: int) -> Path:
     path = CACHE / f"{name}-{vocab_size}.json"
     if not path.exists():
         CACHE.mkdir(parents=True, exist_ok=True)
-        t0 = time.perf_counter()
-        text = SHAPES[name](vocab_size, training_lines())
+        from tokkit.bench.timing import timed_once  # not at the top: see _named
+
+        seconds, text = timed_once(lambda: SHAPES[name](vocab_size, training_lines()))
         tmp = path.with_suffix(".tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
-        print(f"# trained {path} in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        print(f"# trained {path} in {seconds:.0f} s", file=sys.stderr)
     return path
 
 
 # ------------------------------------------------------------------------------ timing
 def check_equal(name: str, path: Path, lines: list[str]) -> None:
     """Both libraries' ids on every line, or an AssertionError naming the first line that differs."""
-    from tokenizers import Tokenizer
-
     import tokkit
-    hf, tok = Tokenizer.from_file(str(path)), tokkit.load(path)
+    from tokkit.bench.contenders import tokenizers_file
+    hf, tok = tokenizers_file(path), tokkit.load(path)
     want = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
     got = tok.encode_batch(lines, num_threads=1)
     for i, (a, b) in enumerate(zip(got, want)):
@@ -286,22 +286,15 @@ def check_equal(name: str, path: Path, lines: list[str]) -> None:
 
 def warm(path: Path, lines: list[str], rounds: int) -> tuple[float, float]:
     """Median seconds of one encode_batch of `lines` on one thread: (tokkit, tokenizers), rounds alternating."""
-    from tokenizers import Tokenizer
-
     import tokkit
-    hf, tok = Tokenizer.from_file(str(path)), tokkit.load(path)
+    from tokkit.bench.contenders import tokenizers_file
+    from tokkit.bench.timing import medians, time_calls
+    hf, tok = tokenizers_file(path), tokkit.load(path)
     tok.encode_batch(lines[:10], num_threads=1)  # build the encoder before the rounds
-    ours, theirs = [], []
-    for _ in range(rounds):
-        ours.append(_timed(lambda: tok.encode_batch(lines, num_threads=1)))
-        theirs.append(_timed(lambda: hf.encode_batch(lines, add_special_tokens=False)))
-    return statistics.median(ours), statistics.median(theirs)
-
-
-def _timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+    times = medians(time_calls({"tokkit": lambda: tok.encode_batch(lines, num_threads=1),
+                                "tokenizers": lambda: hf.encode_batch(lines, add_special_tokens=False)},
+                               rounds=rounds, warmup=0))
+    return times["tokkit"], times["tokenizers"]
 
 
 def child(library: str, path: str, lines_file: str) -> None:
@@ -328,15 +321,14 @@ def child(library: str, path: str, lines_file: str) -> None:
 
 def cold(path: Path, lines_file: Path, rounds: int) -> dict:
     """Medians of load and of the first pass in fresh processes, tokkit and tokenizers alternating."""
+    from tokkit.bench.timing import median, turns
     runs = {"tokkit": [], "tokenizers": []}
     env = {**os.environ, "RAYON_NUM_THREADS": "1"}
-    for _ in range(rounds):
-        for library, found in runs.items():
-            out = subprocess.run([sys.executable, __file__, "--child", library, str(path), str(lines_file)],
-                                 env=env, check=True, capture_output=True, text=True).stdout
-            found.append(json.loads(out.strip().splitlines()[-1]))
-    return {lib: {k: statistics.median(r[k] for r in rs) for k in ("import_s", "load_s", "first_s")}
-            for lib, rs in runs.items()}
+    for _, library, _ in turns(runs, rounds=rounds, warmup=0):
+        out = subprocess.run([sys.executable, __file__, "--child", library, str(path), str(lines_file)],
+                             env=env, check=True, capture_output=True, text=True).stdout
+        runs[library].append(json.loads(out.strip().splitlines()[-1]))
+    return {lib: {k: median(r[k] for r in rs) for k in ("import_s", "load_s", "first_s")} for lib, rs in runs.items()}
 
 
 def report(name: str, n_lines: int, mb: float, w: tuple[float, float], c: dict) -> dict:
@@ -376,12 +368,13 @@ def main(argv=None) -> None:
         return
     if os.environ.get("RAYON_NUM_THREADS") != "1":
         parser.error("run with RAYON_NUM_THREADS=1 (tokenizers on one thread)")
+    from tokkit.bench.contenders import require
+    require("tokenizers")  # it trains the shapes and is the contender
     lines, unseen = bench_lines(seed=1), bench_lines(seed=2)
     CACHE.mkdir(parents=True, exist_ok=True)
     unseen_file = CACHE / "unseen-lines.json"
     unseen_file.write_text(json.dumps(unseen, ensure_ascii=False), encoding="utf-8")
     mb = sum(len(s.encode()) for s in lines) / 1e6
-    import tokenizers
     rows = []
     for name in args.shape or SHAPES:
         path = shape_file(name, args.vocab or VOCAB[name])
@@ -389,7 +382,7 @@ def main(argv=None) -> None:
         check_equal(name, path, unseen)
         rows.append(report(name, len(lines), mb, warm(path, lines, args.rounds),
                            cold(path, unseen_file, args.cold_rounds)))
-    print(summary(rows, tokenizers.__version__))
+    print(summary(rows, importlib.metadata.version("tokenizers")))
 
 
 if __name__ == "__main__":

@@ -8,10 +8,9 @@ alternate round by round, so the machine's load touches both alike.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import tokkit
+from tokkit.bench.timing import medians, time_calls
 
 
 def main() -> None:
@@ -23,14 +22,8 @@ def main() -> None:
     tok = tokkit.load(args.tokenizer)
     with open(args.lines, encoding="utf-8") as f:
         lines = f.read().splitlines()
-    times = {1: [], 2: []}
-    for rnd in range(args.rounds + 1):
-        for threads in times:
-            start = time.perf_counter()
-            tok.encode_batch_flat(lines, num_threads=threads)
-            if rnd:
-                times[threads].append(time.perf_counter() - start)
-    one, two = (statistics.median(times[t]) for t in (1, 2))
+    one, two = medians(time_calls({t: lambda t=t: tok.encode_batch_flat(lines, num_threads=t) for t in (1, 2)},
+                                  rounds=args.rounds)).values()
     print(f"{len(lines):,} lines: 1 thread {one * 1e3:.1f} ms, 2 threads {two * 1e3:.1f} ms, speed-up {one / two:.2f}x")
 
 

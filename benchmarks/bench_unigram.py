@@ -17,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tokkit.bench.contenders import installed, sentencepiece_model, skip_note, tokenizers_file
 from tokkit.bench.corpus_slice import corpus_mb
 from tokkit.bench.harness import measure_alternating, python_cmd
 from tokkit.bench.report import format_table, group_rows, write_json
@@ -70,15 +71,11 @@ def encoders(out: str) -> dict:
 
         tok = tokkit.load(Path(out, "tokkit"))
         found["tokkit"] = (tok.encode, tok.token_to_id(UNK))
-    if Path(out, "spm.model").exists():
-        import sentencepiece
-
-        sp = sentencepiece.SentencePieceProcessor(model_file=str(Path(out, "spm.model")))
+    if Path(out, "spm.model").exists() and installed("sentencepiece"):
+        sp = sentencepiece_model(Path(out, "spm.model"))
         found["sentencepiece"] = (sp.encode, sp.unk_id())
-    if Path(out, "tokenizer.json").exists():
-        import tokenizers
-
-        hf = tokenizers.Tokenizer.from_file(str(Path(out, "tokenizer.json")))
+    if Path(out, "tokenizer.json").exists() and installed("tokenizers"):
+        hf = tokenizers_file(out)
         found["tokenizers UnigramTrainer"] = (lambda text: hf.encode(text).ids, hf.token_to_id(UNK))
     return found
 
@@ -107,14 +104,14 @@ def quality(out: str, heldout: dict, max_lines: int) -> dict[str, dict[str, tupl
 
 def interop(out: str, heldout: dict, max_lines: int) -> str:
     """Whether `tokenizers` reads tokkit's tokenizer.json with tokkit's ids on every held-out line."""
-    import tokenizers
-
     import tokkit
 
     path = Path(out, "tokkit", "tokenizer.json")
     if not path.exists():
         return "no tokkit output"
-    ours, theirs = tokkit.load(path.parent), tokenizers.Tokenizer.from_file(str(path))
+    if not installed("tokenizers"):
+        return skip_note("tokenizers")
+    ours, theirs = tokkit.load(path.parent), tokenizers_file(path)
     lines = [line for files in heldout.values() if files for line in heldout_lines(files, max_lines)]
     differ = sum(ours.encode(line) != theirs.encode(line, add_special_tokens=False).ids for line in lines)
     return f"{len(lines) - differ:,} of {len(lines):,} held-out lines have the same ids in tokenizers"

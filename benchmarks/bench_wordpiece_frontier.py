@@ -20,17 +20,18 @@ from __future__ import annotations
 
 import argparse
 import glob
+import importlib.metadata
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 from tokkit._files import atomic_write
 from tokkit.bench.encode_suite import train_with_tokenizers
+from tokkit.bench.contenders import split_installed
 from tokkit.bench.encode_tasks import input_mb, lines_of, nanotoken_flat, read_text, tokenizers_encode, tokkit_flat
+from tokkit.bench.timing import medians, ratio_line, time_calls
 
 CACHE = Path.home() / ".cache" / "tokkit-bench" / "wordpiece-frontier"
 CORPUS = str(Path(__file__).resolve().parents[2] / "shared" / "corpus" / "en" / "wiki")  # ../shared beside the repo
@@ -110,37 +111,24 @@ def one_thread(name: str, work):
 
 def contenders(vocab: str, text: str, threads: int) -> dict:
     """name -> zero-argument call encoding the lines on `threads` threads."""
-    import tokenizers
-
-    works = {"tokkit": tokkit_flat(vocab, text, threads=threads),
-             "nanotoken": nanotoken_flat(vocab, text, threads=threads),
-             f"tokenizers {tokenizers.__version__}": tokenizers_encode(vocab, text, mode="lines")}
+    builders = {"tokkit": (None, lambda: tokkit_flat(vocab, text, threads=threads)),
+                "nanotoken": ("nanotoken", lambda: nanotoken_flat(vocab, text, threads=threads)),
+                "tokenizers": ("tokenizers", lambda: tokenizers_encode(vocab, text, mode="lines"))}
+    runnable, _ = split_installed(builders, log=print)
+    works = {_label(name): make() for name, (make,) in runnable.items()}
     return {name: one_thread(name, w) if threads == 1 else w for name, w in works.items()}
 
 
-def timed(works: dict, rounds: int) -> dict[str, float]:
-    """Median seconds of each call, the calls taking turns for `rounds` rounds after one warm-up round."""
-    times = {name: [] for name in works}
-    for rnd in range(rounds + 1):
-        for name, work in works.items():
-            time.sleep(IDLE_S)  # the previous contender's idle pool threads stop spinning first
-            start = time.perf_counter()
-            work()
-            if rnd:
-                times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(t) for name, t in times.items()}
+def _label(name: str) -> str:
+    """tokenizers' row names its version: the frontier moves with it."""
+    return f"tokenizers {importlib.metadata.version('tokenizers')}" if name == "tokenizers" else name
 
 
-def report(threads: int, medians: dict[str, float], mb: float) -> None:
+def report(threads: int, medians_s: dict[str, float], mb: float) -> None:
     print(f"\n{threads} thread{'s' * (threads > 1)}: {mb:.1f} MB of lines")
-    for name, sec in medians.items():
-        line = f"  {name:<22} {mb / sec:8.1f} MB/s"
-        if name != "tokkit":
-            ratio = sec / medians["tokkit"]
-            target = next((t for key, t in TARGETS.items() if name.startswith(key)), None)
-            line += f"   tokkit {ratio:.2f}x" + (f" (target >= {target:.1f}x: {'met' if ratio >= target else 'MISSED'})"
-                                                   if target else "")
-        print(line)
+    for name, sec in medians_s.items():
+        target = next((t for key, t in TARGETS.items() if name.startswith(key)), None)
+        print(ratio_line(name, sec, medians_s["tokkit"], work=mb, unit="MB/s", target=target))
 
 
 def main() -> None:
@@ -163,7 +151,8 @@ def main() -> None:
         for name, work in works.items():
             if name != "tokkit":
                 check_same(name, work(), want, lines)
-        report(threads, timed(works, args.rounds), mb)
+        # the previous contender's idle pool threads stop spinning before each run
+        report(threads, medians(time_calls(works, rounds=args.rounds, pause=IDLE_S)), mb)
 
 
 if __name__ == "__main__":

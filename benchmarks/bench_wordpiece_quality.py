@@ -24,12 +24,12 @@ training <= 1.2x the pmi time. --chart plots tokens per word against vocab size 
 import argparse
 import json
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from tokkit.bench.timing import medians, time_calls, timed_once
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parents[1] / "shared" / "corpus"
@@ -46,9 +46,8 @@ def tokkit(*args) -> None:
 def train(files, out: Path, vocab_size: int, scoring: str) -> float:
     """Train into `out`; return wall seconds."""
     extra = [] if scoring == "default" else ["--scoring", scoring]
-    t = time.perf_counter()
-    tokkit("train", "--algo", "wordpiece", "--vocab-size", vocab_size, *extra, "-q", "--force", "-o", out, *files)
-    return time.perf_counter() - t
+    args = ("train", "--algo", "wordpiece", "--vocab-size", vocab_size, *extra, "-q", "--force", "-o", out, *files)
+    return timed_once(lambda: tokkit(*args))[0]
 
 
 def stats(tok_dir: Path, text_files, out: Path = None) -> dict:
@@ -131,14 +130,12 @@ def verdict(rows) -> list[str]:
 def timing(corpus: Path, repeat: int) -> dict:
     """Median `tokkit train` wall seconds at 32,000 on all of en/wiki: likelihood vs pmi, alternating."""
     files = sorted((corpus / "en" / "wiki").glob("*.txt"))
-    times = {"likelihood": [], "pmi": []}
     with tempfile.TemporaryDirectory() as tmp:
         train(files, Path(tmp) / "warm", 32000, "pmi")  # warm the page cache
-        for i in range(repeat):
-            for scoring in (("likelihood", "pmi") if i % 2 == 0 else ("pmi", "likelihood")):
-                times[scoring].append(train(files, Path(tmp) / scoring, 32000, scoring))
-                print(f"timing {scoring}: {times[scoring][-1]:.2f} s", file=sys.stderr, flush=True)
-    med = {k: statistics.median(v) for k, v in times.items()}
+        runs = time_calls({s: (lambda s=s: train(files, Path(tmp) / s, 32000, s)) for s in ("likelihood", "pmi")},
+                          rounds=repeat, warmup=0, order="reverse", log=lambda m: print(m, file=sys.stderr, flush=True))
+    times = {k: r.times for k, r in runs.items()}
+    med = medians(runs)
     return {"seconds": times, "median": med, "ratio": med["likelihood"] / med["pmi"]}
 
 
@@ -147,8 +144,6 @@ def engine_timing(corpus: Path, repeat: int) -> dict:
 
     Medians of wall and CPU seconds (CPU time is steadier than wall time on a shared machine).
     """
-    import resource
-
     import numpy as np
 
     import tokkit
@@ -171,18 +166,16 @@ def engine_timing(corpus: Path, repeat: int) -> dict:
     finally:
         core.get_engine = real
     engine = get_engine()
-    out = {"wall": {"pmi": [], "likelihood": []}, "cpu": {"pmi": [], "likelihood": []}}
-    for i in range(repeat):
-        for scoring in (("likelihood", "pmi") if i % 2 == 0 else ("pmi", "likelihood")):
-            r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-            engine.train_merges(table["symbols"], table["offsets"], table["counts"], vocab_len=table["vocab_len"],
-                                vocab_size=32000, scoring=scoring)
-            r1, t1 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-            out["wall"][scoring].append(t1 - t0)
-            out["cpu"][scoring].append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
-            print(f"engine {scoring}: wall {t1 - t0:.2f} s, cpu {out['cpu'][scoring][-1]:.2f} s",
-                  file=sys.stderr, flush=True)
-    out["median"] = {k: {s: statistics.median(v) for s, v in d.items()} for k, d in out.items()}
+    order = ("likelihood", "pmi")
+    runs = time_calls({s: (lambda s=s: engine.train_merges(table["symbols"], table["offsets"], table["counts"],
+                                                            vocab_len=table["vocab_len"], vocab_size=32000,
+                                                            scoring=s)) for s in order},
+                      rounds=repeat, warmup=0, order="reverse", cpu=True,
+                      log=lambda m: print(m, file=sys.stderr, flush=True))
+    out = {"wall": {s: runs[s].times for s in ("pmi", "likelihood")},
+           "cpu": {s: runs[s].cpu_times for s in ("pmi", "likelihood")}}
+    out["median"] = {"wall": {s: runs[s].median for s in out["wall"]},
+                     "cpu": {s: runs[s].cpu_median for s in out["cpu"]}}
     return out
 
 

@@ -18,7 +18,7 @@ from tokkit.bench.hub_files import (MODEL_NAMES, build_files, check_file, folder
 from tokkit.bench.hub_suite import (REFERENCE, TARGET, TOKKIT, Encoding, bench_lines, corpus_root, fingerprint,
                                     id_remarks, lines_mb, mark_targets, markdown, run_suite, split_flat)
 from tokkit.bench.report import group_rows
-from tokkit.bench.run import DESCRIPTIONS, SUITES
+from tokkit.bench.registry import SUITES, names
 from tokkit.errors import TokkitError
 
 BUILD_NEEDS = ("sentencepiece", "transformers", "tokenizers", "google.protobuf")
@@ -145,7 +145,7 @@ def test_targets_are_judged_per_contender_and_summed_up_on_tokkits_row():
 
 
 def test_hub_is_a_suite_of_tokkit_bench_with_a_description():
-    assert SUITES["hub"] == ("hub",) and "hub" not in SUITES["all"] and "1 thread" in DESCRIPTIONS["hub"]
+    assert names("hub") == ("hub",) and "hub" not in names("all") and "1 thread" in SUITES["hub"].description
 
 
 # ------------------------------------------------------------------------------ bad input

@@ -13,7 +13,7 @@ from helpers.paths import SHARED, needs_corpus
 from tokkit.bench.pattern_files import KINDS, build_files, training_prefix
 from tokkit.bench.pattern_suite import (GIGATOKEN, TIKTOKEN, TOKENIZERS, TOKKIT, bench_text, check_files,
                                         differing_lines, ids_line, plan, table, text_mb, tiktoken_encoding)
-from tokkit.bench.run import DESCRIPTIONS, SUITES
+from tokkit.bench.registry import SUITES, names as suite_names
 
 needs_tokenizers = pytest.mark.skipif(importlib.util.find_spec("tokenizers") is None, reason="needs tokenizers")
 
@@ -52,7 +52,7 @@ def test_plan_gives_tiktoken_to_the_files_without_a_normalizer_it_can_run():
     names = {kind: list(tasks) for _, kind, tasks in groups}
     assert names["o200k"] == names["llama3"] == [TOKKIT, GIGATOKEN, TOKENIZERS, TIKTOKEN]
     assert names["gpt2"] == names["modernbert"] == names["qwen2"] == [TOKKIT, GIGATOKEN, TOKENIZERS]
-    assert "patterns" in SUITES and "patterns" in DESCRIPTIONS and "patterns" not in SUITES["all"]
+    assert "patterns" in SUITES and SUITES["patterns"].description and "patterns" not in suite_names("all")
 
 
 def test_a_mismatch_is_counted_by_line_and_said_loudly():

@@ -9,8 +9,7 @@ see `run_bert_suite`).
 """
 from __future__ import annotations
 
-import importlib.util
-
+from tokkit.bench.contenders import skip_note
 from tokkit.bench.harness import measure_tasks
 from tokkit.bench.report import group_rows
 
@@ -99,15 +98,15 @@ def run_bert_suite(*, threads: int = 2, repeat: int = 8, warmup: int = 2, log=pr
     """
     notes, tasks = {}, {}
     B = "tokkit.bench.bert_suite:step_task"
-    if importlib.util.find_spec("torch") is None:
+    if skip_note("torch"):
         return group_rows("bert", "BERT training step", {}, baseline="tokkit",
-                          notes={"tokkit": "skipped: torch is not installed (pip install 'tokkit[bert]')"})
+                          notes={"tokkit": skip_note("torch") + " (pip install 'tokkit[bert]')"})
     shape = {"vocab": vocab, "batch": batch, "seq": seq, "threads": threads}
     tasks["tokkit"] = (B, {"impl": "tokkit", "compile_": compile_, **shape})
-    if importlib.util.find_spec("transformers"):
-        tasks[TRANSFORMERS] = (B, {"impl": "transformers", **shape})
+    if skip_note("transformers"):
+        notes[TRANSFORMERS] = skip_note("transformers")
     else:
-        notes[TRANSFORMERS] = "skipped: transformers is not installed"
+        tasks[TRANSFORMERS] = (B, {"impl": "transformers", **shape})
     if bf16:
         tasks[BF16] = (B, {"impl": "tokkit", "bf16": True, "compile_": compile_, **shape})
     group = f"BERT pretraining step: 4 x 256, batch {batch} x {seq}, vocab {vocab:,}, {threads} threads"

@@ -16,13 +16,13 @@ The counts of both are checked for equality on a prefix first, outside any timin
 """
 from __future__ import annotations
 
-import importlib.util
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import regex
 
 from tokkit._native.counting import WordCounter
+from tokkit.bench.contenders import skip_note
 from tokkit.bench.harness import measure_tasks
 from tokkit.bench.report import group_rows
 from tokkit.text.pretokenize import GPT2_PATTERN
@@ -138,8 +138,8 @@ def run_count_suite(path: str, mb: float, *, check_path: str, check_mb: float, m
         ref = REFERENCES[mode]
         tasks = {"tokkit": (C + "tokkit_task", {"path": path, "mode": mode, "threads": threads})}
         work, notes = {"tokkit": mb}, {}
-        if mode == "bert" and importlib.util.find_spec("tokenizers") is None:
-            notes[ref] = "skipped: tokenizers is not installed"
+        if mode == "bert" and skip_note("tokenizers"):
+            notes[ref] = skip_note("tokenizers")
             checks[mode] = None
         else:
             checks[mode] = counts_match(check_path, mode, threads)

@@ -13,10 +13,10 @@ read the slice from a file: the only copy of the text this suite writes, into `w
 from __future__ import annotations
 
 import glob
-import importlib.util
 import os
 
 import tokkit
+from tokkit.bench.contenders import gigatoken_file, skip_note, tokie_file
 from tokkit.bench.encode_suite import WARMUP, train_vocab
 from tokkit.bench.encode_tasks import lines_of, pairs_of
 from tokkit.bench.harness import measure_tasks
@@ -100,9 +100,7 @@ def gigatoken_task(vocab_dir: str, corpus: str, nbytes: int, api: str, calls: in
     """gigatoken: "numpy" (encode, whole text), "fresh" (the same on a new str each call), "list"
     (encode(...).tolist()), "padded"
     (encode_batch_padded over lines, max_length=128) or "batch_list" (encode_batch_list)."""
-    import gigatoken
-
-    tok = gigatoken.Tokenizer(os.path.join(vocab_dir, "tokenizer.json"))
+    tok = gigatoken_file(vocab_dir)
     if api == "fresh":
         take = fresh_copies(_data(corpus, nbytes, "whole"), calls)
         return lambda: tok.encode(take())
@@ -118,9 +116,7 @@ def gigatoken_task(vocab_dir: str, corpus: str, nbytes: int, api: str, calls: in
 def tokie_task(vocab_dir: str, corpus: str, nbytes: int, api: str):
     """tokie (Tokenizer.from_json): "numpy" (encode, whole text) or "flat" (encode_batch_flat over lines);
     without template specials. Its threads follow RAYON_NUM_THREADS."""
-    import tokie
-
-    tok = tokie.Tokenizer.from_json(os.path.join(vocab_dir, "tokenizer.json"))
+    tok = tokie_file(vocab_dir)
     if api == "numpy":
         text = _data(corpus, nbytes, "whole")
         return lambda: tok.encode(text, add_special_tokens=False).ids
@@ -203,8 +199,9 @@ def run_suite(corpus: str, workdir: str, *, mb: float = 10.0, repeat: int = 3, b
         env = dict(os.environ, RAYON_NUM_THREADS=str(threads), OMP_NUM_THREADS="1")
         envs, tasks, notes = {}, {}, {}
         for name, (module, setup, kwargs, is_old) in candidates.items():
-            if module and importlib.util.find_spec(module) is None:
-                notes[name] = f"skipped: {module} is not installed"
+            note = skip_note(module)
+            if note:
+                notes[name] = note
                 continue
             tasks[name] = (setup, kwargs)
             if is_old:

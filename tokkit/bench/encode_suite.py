@@ -20,13 +20,11 @@ The vocabularies (byte-level and WordPiece, `vocab_size` each) are trained by to
 """
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import os
-import re
 import subprocess
 import sys
 
+from tokkit.bench.contenders import installed, split_installed
 from tokkit.bench.encode_tasks import input_mb
 from tokkit.bench.harness import measure_tasks
 from tokkit.bench.report import group_rows
@@ -72,7 +70,7 @@ def train_vocab(text_path: str, algo: str, vocab_size: int, out: str, *, workers
     if proc.returncode == 0:
         return ""
     why = next((x for x in reversed(proc.stderr.splitlines()) if x.strip()), "no message").strip()[:200]
-    if importlib.util.find_spec("tokenizers") is None:
+    if not installed("tokenizers"):
         raise RuntimeError(f"tokkit train --algo {algo} failed: {why}")
     train_with_tokenizers([text_path], algo, vocab_size, out)
     return f"tokkit could not train the {algo} vocabulary ({why}); its vocabulary was trained by tokenizers"
@@ -85,41 +83,10 @@ def train_with_tokenizers(paths: list[str], algo: str, vocab_size: int, out: str
     subprocess.run([python, "-c", FALLBACK, out, algo, str(vocab_size), *paths], check=True, capture_output=True)
 
 
-def _have(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None
-
-
-def missing(need: str) -> str | None:
-    """Why a contender needing `need` ("module" or "module>=X.Y") cannot run here, or None.
-
-    >>> missing("json"), missing("no_such_module_here")
-    (None, 'no_such_module_here is not installed')
-    """
-    module, _, least = need.partition(">=")
-    if not _have(module):
-        return f"{module} is not installed"
-    if least:
-        have = importlib.metadata.version(module)
-        if _release(have) < _release(least):
-            return f"{module} {have} is installed; this contender is {module} >= {least}"
-    return None
-
-
-def _release(version: str) -> tuple[int, ...]:
-    """The leading numbers of a version ("1.0.0rc3" -> (1, 0, 0))."""
-    return tuple(int(x) for x in re.match(r"[\d.]*\d", version).group().split("."))
-
-
 def _tasks(candidates: dict, notes: dict, log=print) -> dict:
     """Keep the contenders whose module is installed; note the others as skipped, and say so."""
-    tasks = {}
-    for name, (need, setup, kwargs) in candidates.items():
-        why = need and missing(need)
-        if why:
-            notes[name] = f"skipped: {why}"
-            log(f"encode: {name} skipped: {why}")
-        else:
-            tasks[name] = (setup, kwargs)
+    tasks, skipped = split_installed(candidates, log=lambda m: log(f"encode: {m}"))
+    notes.update(skipped)
     return tasks
 
 

@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 import tokkit
-from tokkit.tokenizer.tiktoken_file import ranks_from_vocab
+from tokkit.bench.contenders import nanotoken_file, tiktoken_from_bytelevel, tokenizers_file, transformers_fast
 
 
 def read_text(path: str) -> str:
@@ -82,9 +82,7 @@ def tokenizers_encode(vocab_dir: str, text_path: str, mode: str = "lines"):
 
     Its thread count is RAYON_NUM_THREADS, set by the suite in this worker's environment.
     """
-    from tokenizers import Tokenizer
-
-    tok = Tokenizer.from_file(os.path.join(vocab_dir, "tokenizer.json"))
+    tok = tokenizers_file(vocab_dir)
     data = _texts(text_path, mode)
     if mode == "whole":
         return lambda: tok.encode(data, add_special_tokens=False)
@@ -93,9 +91,7 @@ def tokenizers_encode(vocab_dir: str, text_path: str, mode: str = "lines"):
 
 def tokenizers_pairs(vocab_dir: str, text_path: str, max_length: int = 128):
     """tokenizers: encode_batch of pairs with truncation and padding, then the numpy arrays."""
-    from tokenizers import Tokenizer
-
-    tok = Tokenizer.from_file(os.path.join(vocab_dir, "tokenizer.json"))
+    tok = tokenizers_file(vocab_dir)
     tok.enable_truncation(max_length, strategy="longest_first")
     tok.enable_padding(length=max_length, pad_id=tok.token_to_id("[PAD]") or 0, pad_token="[PAD]")
     pairs = list(zip(*_texts(text_path, "pairs")))
@@ -114,50 +110,28 @@ def nanotoken_flat(vocab_dir: str, text_path: str, threads: int = 1):
     One thread is its `parallel=False`; more is its pool, sized by RAYON_NUM_THREADS, set by the
     suite in this worker's environment.
     """
-    from nanotoken import Tokenizer
-
-    tok = Tokenizer(os.path.join(vocab_dir, "tokenizer.json"))
+    tok = nanotoken_file(vocab_dir)
     lines = _texts(text_path, "lines")
     return lambda: tok.encode_batch(lines, add_special_tokens=False, parallel=threads > 1)
 
 
 # ---------------------------------------------------------------------------------- transformers
-def _hf_tokenizer(vocab_dir: str):
-    from transformers import PreTrainedTokenizerFast
-
-    return PreTrainedTokenizerFast(tokenizer_file=os.path.join(vocab_dir, "tokenizer.json"), unk_token="[UNK]",
-                                   pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
-
-
 def transformers_lines(vocab_dir: str, text_path: str):
     """transformers' fast tokenizer called on the lines (it runs `tokenizers` underneath)."""
-    tok = _hf_tokenizer(vocab_dir)
+    tok = transformers_fast(vocab_dir)
     lines = _texts(text_path, "lines")
     return lambda: tok(lines, add_special_tokens=False)["input_ids"]
 
 
 def transformers_pairs(vocab_dir: str, text_path: str, max_length: int = 128):
     """transformers' fast tokenizer: pairs, longest_first, padded, return_tensors="np"."""
-    tok = _hf_tokenizer(vocab_dir)
+    tok = transformers_fast(vocab_dir)
     a, b = _texts(text_path, "pairs")
     return lambda: tok(a, b, max_length=max_length, truncation="longest_first", padding="max_length",
                        return_tensors="np", return_special_tokens_mask=True)
 
 
 # -------------------------------------------------------------------------------------- tiktoken
-def tiktoken_from_bytelevel(vocab_dir: str, pattern: str | None = None):
-    """A tiktoken Encoding over the folder's byte-level vocabulary: every non-special token ranked by its
-    id (tiktoken_file.ranks_from_vocab), split by `pattern` (default: r50k_base's spelling of GPT-2's).
-    The one builder of the tiktoken contender."""
-    import tiktoken
-    from tiktoken_ext.openai_public import r50k_pat_str  # the pattern only: no download
-
-    spec = tokkit.load(vocab_dir).spec
-    ranks = ranks_from_vocab(spec.pipeline.model.ids, [a.content for a in spec.added])
-    return tiktoken.Encoding("tokkit-bench", pat_str=pattern or r50k_pat_str, mergeable_ranks=ranks,
-                             special_tokens={})
-
-
 def tiktoken_encode(vocab_dir: str, text_path: str):
     """tiktoken `encode_ordinary(whole string)`, one thread."""
     enc = tiktoken_from_bytelevel(vocab_dir)

@@ -11,12 +11,12 @@ many steps from the same start on the same batches, and both are scored on the e
 """
 from __future__ import annotations
 
-import statistics
-import time
+import itertools
 
 import numpy as np
 import torch
 
+from tokkit.bench.timing import time_calls
 from tokkit.bert import HeadConfig, TaskModel, save_hf
 from tokkit.bert import task_data as td
 from tokkit.bert.ddp import task_step
@@ -100,21 +100,14 @@ def run_finetune_steps(*, tokenizer, train_file: str, dev_file: str, task: str =
     batches = [td.batch(data, order[i * batch_size:(i + 1) * batch_size]) for i in range(n_batches)]
     ours, theirs = _models(tok, arch, head, folder)
     step = _steppers(ours, theirs, arch, bf16)
-    times: dict[str, list[float]] = {name: [] for name in step}
     per_block = max(1, steps // rounds)
-    at = 0
-    for r in range(rounds):
-        for name in (list(step) if r % 2 == 0 else list(step)[::-1]):
-            step[name](batches[at % n_batches])  # warm-up step: caches hold this model's weights again
-            for i in range(per_block):
-                t0 = time.perf_counter()
-                step[name](batches[(at + 1 + i) % n_batches])
-                times[name].append(time.perf_counter() - t0)
-            log(f"round {r + 1}: {name} {statistics.median(times[name][-per_block:]) * 1000:.1f} ms/step")
-        at += per_block + 1
+    feeds = {name: itertools.cycle(batches) for name in step}  # every contender steps through the same batches
+    calls = {name: (lambda name=name: step[name](next(feeds[name]))) for name in step}
+    # each turn starts with an untimed step so the caches hold this model's weights again
+    times = time_calls(calls, rounds=rounds, warmup=0, block=per_block, block_warmup=1, order="reverse", log=log)
     out = {"task": task, "arch": arch, "bf16": bf16, "batch_size": batch_size, "threads": threads,
            "real_tokens_per_row": float(data.features["attention_mask"].sum(1).mean()),
-           **{f"{name}_s_per_step": statistics.median(t) for name, t in times.items()}}
+           **{f"{name}_s_per_step": res.median for name, res in times.items()}}
     out["ratio"] = out["transformers_s_per_step"] / out["tokkit_s_per_step"]
     if parity_steps:
         out.update(_parity(tok, arch, head, data, batches, bf16, parity_steps, task, dev_file, max_length, folder))

@@ -12,57 +12,18 @@ from __future__ import annotations
 import json
 import os
 import select
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 
+from tokkit.bench.timing import Result, turn_label, turns
 from tokkit.errors import TokkitError
 
 try:
     import psutil
 except ImportError:  # the bench extra is not installed: require_psutil says so in one line
     psutil = None
-
-
-@dataclass
-class Result:
-    """Wall times (s) and peak RSS (MB) of repeated runs of one contender."""
-
-    name: str
-    times: list = field(default_factory=list)
-    rss_mb: list = field(default_factory=list)
-    note: str = ""
-    cpu_times: list = field(default_factory=list)  # CPU seconds of the same runs (in-process tasks only)
-    setup_s: float | None = None  # how long the task's setup took (in-process tasks only)
-    summary: dict | None = None  # what the task said about its last run (see tokkit.bench.worker)
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.times) if self.times else float("nan")
-
-    @property
-    def cpu_median(self) -> float:
-        """Median CPU seconds of a run, all threads of the process summed (a load-independent figure)."""
-        return statistics.median(self.cpu_times) if self.cpu_times else float("nan")
-
-    @property
-    def peak_rss_mb(self) -> float:
-        return max(self.rss_mb) if self.rss_mb else float("nan")
-
-    def as_dict(self) -> dict:
-        out = {"name": self.name, "times": self.times, "min": min(self.times, default=None),
-               "median": self.median, "max": max(self.times, default=None), "peak_rss_mb": self.peak_rss_mb,
-               "note": self.note}
-        if self.cpu_times:
-            out.update(cpu_times=self.cpu_times, cpu_median=self.cpu_median)
-        if self.setup_s is not None:
-            out["setup_s"] = self.setup_s
-        if self.summary is not None:
-            out["summary"] = self.summary
-        return out
 
 
 def require_psutil() -> None:
@@ -124,21 +85,19 @@ def measure_alternating(commands: dict[str, list[str]], *, repeat=3, env=None, c
                         warmup: bool = True) -> dict[str, Result]:
     """Warm every command up once (unless `warmup` is false), then run them in turn `repeat` times."""
     results = {name: Result(name) for name in commands}
-    first = 0 if warmup else 1
-    for rnd in range(first, repeat + 1):
-        for name, cmd in commands.items():
-            if results[name].note:
-                continue
-            try:
-                wall, rss = run_once(cmd, env=env, cwd=cwd)
-            except (RuntimeError, TimeoutError) as exc:
-                results[name].note = f"failed: {str(exc).splitlines()[0]}"
-                continue
-            if rnd > 0:
-                results[name].times.append(wall)
-                results[name].rss_mb.append(rss)
-            if log:
-                log(f"  {'warm-up' if rnd == 0 else f'round {rnd}'}: {name}: {wall:.2f} s, {rss:.0f} MB")
+    for rnd, name, timed in turns(commands, rounds=repeat, warmup=int(warmup)):
+        if results[name].note:
+            continue
+        try:
+            wall, rss = run_once(commands[name], env=env, cwd=cwd)
+        except (RuntimeError, TimeoutError) as exc:
+            results[name].note = f"failed: {str(exc).splitlines()[0]}"
+            continue
+        if timed:
+            results[name].times.append(wall)
+            results[name].rss_mb.append(rss)
+        if log:
+            log(f"  {turn_label(rnd)}: {name}: {wall:.2f} s, {rss:.0f} MB")
     return results
 
 
@@ -243,38 +202,37 @@ def measure_tasks(tasks: dict[str, tuple[str, dict]], *, repeat: int = 5, warmup
                 results[name].setup_s = workers[name].setup_s
             except (RuntimeError, TimeoutError) as exc:
                 results[name].note = f"failed: {str(exc).splitlines()[0]}"
-        names = list(workers)
-        for rnd in range(warmup + repeat):
-            order = names[rnd % len(names):] + names[:rnd % len(names)] if rotate and names else names
-            for name in order:
-                worker = workers.get(name)
-                for k in range(block_warmup + block):
-                    if worker is None:
-                        break
-                    timed = rnd >= warmup and k >= block_warmup
-                    try:
-                        seconds = worker.run()
-                    except (RuntimeError, TimeoutError) as exc:
-                        results[name].note = f"failed: {str(exc).splitlines()[0]}"
-                        worker.close()
-                        del workers[name]
-                        worker = None
-                        continue
-                    res = results[name]
-                    if timed:
-                        res.times.append(seconds)
-                        res.rss_mb.append(worker.peak / 1e6)
-                        if "cpu_seconds" in worker.last:
-                            res.cpu_times.append(worker.last["cpu_seconds"])
-                    if "summary" in worker.last:
-                        res.summary = worker.last["summary"]
-                    if log:
-                        label = f"round {rnd - warmup + 1}" if timed else "warm-up"
-                        log(f"  {label}: {name}: {seconds:.3f} s, {worker.peak / 1e6:.0f} MB")
+        order = "rotate" if rotate else "same"
+        for rnd, name, timed in turns(list(workers), rounds=repeat, warmup=warmup, block=block,
+                                      block_warmup=block_warmup, order=order):
+            worker = workers.get(name)
+            if worker is None:  # it failed earlier in this block or round
+                continue
+            try:
+                seconds = worker.run()
+            except (RuntimeError, TimeoutError) as exc:
+                results[name].note = f"failed: {str(exc).splitlines()[0]}"
+                worker.close()
+                del workers[name]
+                continue
+            _keep(results[name], worker, seconds, timed)
+            if log:
+                log(f"  {turn_label(rnd if timed else 0)}: {name}: {seconds:.3f} s, {worker.peak / 1e6:.0f} MB")
     finally:
         for worker in workers.values():
             worker.close()
     return results
+
+
+def _keep(res: Result, worker: Worker, seconds: float, timed: bool) -> None:
+    """Record one worker run in its Result: times and memory when timed, the task's summary always."""
+    if timed:
+        res.times.append(seconds)
+        res.rss_mb.append(worker.peak / 1e6)
+        if "cpu_seconds" in worker.last:
+            res.cpu_times.append(worker.last["cpu_seconds"])
+    if "summary" in worker.last:
+        res.summary = worker.last["summary"]
 
 
 def python_cmd(code: str) -> list[str]:

@@ -36,6 +36,7 @@ import shutil
 from pathlib import Path
 
 from tokkit._files import atomic_dir
+from tokkit.bench.contenders import sentencepiece_model, tokenizers_file
 from tokkit.errors import TokkitError
 
 KINDS = ("xlmr", "llama")
@@ -128,15 +129,11 @@ def check_file(kind: str, folder: str, lines: list[str]) -> None:
     Lines starting with whitespace are left out: Llama's Metaspace (prepend_scheme "first") adds
     no "▁" before a text that already starts with one, where sentencepiece adds its dummy prefix.
     """
-    import sentencepiece as spm
-    from tokenizers import Tokenizer
-
     sample = [line for line in lines if line[:1].strip()]
     step = max(1, len(sample) // CHECK_LINES)
     sample = sample[::step][:CHECK_LINES]
-    got = [e.ids for e in Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
-           .encode_batch(sample, add_special_tokens=False)]
-    sp = spm.SentencePieceProcessor(model_file=os.path.join(folder, MODEL_NAMES[kind]))
+    got = [e.ids for e in tokenizers_file(folder).encode_batch(sample, add_special_tokens=False)]
+    sp = sentencepiece_model(os.path.join(folder, MODEL_NAMES[kind]))
     want = [hub_ids(kind, ids) for ids in sp.encode(sample, num_threads=1)]
     if not any(got):
         raise TokkitError(f"{kind}: the converted tokenizer.json encodes every text to no ids")

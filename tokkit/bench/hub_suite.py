@@ -20,7 +20,6 @@ the lines where a contender's ids differ from tokenizers'.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import zlib
 from pathlib import Path
@@ -28,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 import tokkit
+from tokkit.bench.contenders import sentencepiece_model, split_installed, tokenizers_file, tokie_file
 from tokkit.bench.encode_suite import WARMUP
 from tokkit.bench.harness import measure_tasks
 from tokkit.bench.hub_files import (KINDS, MODEL_NAMES, TITLES, TRAIN_MB, VOCAB_SIZE, build_files, fraction_lines,
@@ -140,27 +140,21 @@ def tokkit_cold_task(folder: str, corpus: str, nbytes: int):
 
 def tokenizers_task(folder: str, corpus: str, nbytes: int):
     """tokenizers: encode_batch(lines, add_special_tokens=False); its threads follow RAYON_NUM_THREADS."""
-    from tokenizers import Tokenizer
-
-    tok = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    tok = tokenizers_file(folder)
     lines = bench_lines(corpus, nbytes)
     return Encoding(lambda: tok.encode_batch(lines, add_special_tokens=False), lambda out: [e.ids for e in out])
 
 
 def sentencepiece_task(folder: str, corpus: str, nbytes: int, kind: str):
     """sentencepiece: encode(lines, num_threads=1) on the .model; ids mapped to the file's for the check."""
-    import sentencepiece as spm
-
-    sp = spm.SentencePieceProcessor(model_file=os.path.join(folder, MODEL_NAMES[kind]))
+    sp = sentencepiece_model(os.path.join(folder, MODEL_NAMES[kind]))
     lines = bench_lines(corpus, nbytes)
     return Encoding(lambda: sp.encode(lines, num_threads=1), lambda out: [hub_ids(kind, ids) for ids in out])
 
 
 def tokie_task(folder: str, corpus: str, nbytes: int):
     """tokie: Tokenizer.from_json(...).encode_batch_flat(lines, add_special_tokens=False) -> (ids, lengths)."""
-    import tokie
-
-    tok = tokie.Tokenizer.from_json(os.path.join(folder, "tokenizer.json"))
+    tok = tokie_file(folder)
     lines = bench_lines(corpus, nbytes)
     return Encoding(lambda: tok.encode_batch_flat(lines, add_special_tokens=False),
                     lambda out: split_flat(*out, len(lines)))
@@ -244,12 +238,7 @@ def run_suite(corpus: str, workdir: str, *, mb: float = DEFAULT_MB, repeat: int 
 def measure_group(group: str, kind: str, contenders: dict, *, work: float, repeat: int, warmup: int, env: dict,
                   log) -> list[dict]:
     """Time the installed contenders of one file side by side; rows with ids remarks and targets."""
-    tasks, notes = {}, {}
-    for name, (module, setup, kwargs) in contenders.items():
-        if module and importlib.util.find_spec(module) is None:
-            notes[name] = f"skipped: {module} is not installed"
-        else:
-            tasks[name] = (setup, kwargs)
+    tasks, notes = split_installed(contenders)
     results = measure_tasks(tasks, repeat=repeat, warmup=warmup, env=env, log=log)
     for res in results.values():
         if res.setup_s is None and res.note.startswith("failed: "):  # tokie, say, refusing a component

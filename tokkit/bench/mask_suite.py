@@ -7,13 +7,13 @@ outside the timer. Throughput = sequences / median wall time of one pass over al
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import tempfile
 
 import numpy as np
 
 import tokkit
+from tokkit.bench.contenders import skip_note
 from tokkit.bench.harness import measure_tasks
 from tokkit.bench.report import group_rows
 
@@ -126,10 +126,11 @@ def run_mask_suite(*, sequences: int = 16384, threads: int = 2, repeat: int = 5,
     shape = {"sequences": sequences, "batch": batch, "length": length}
     tasks = {"tokkit": (M + "tokkit_task", {**shape, "threads": threads})}
     notes = {}
-    if importlib.util.find_spec("transformers") and importlib.util.find_spec("torch"):
-        tasks[HF] = (M + "transformers_task", {**shape, "threads": threads})
+    note = skip_note("transformers") or skip_note("torch")
+    if note:
+        notes[HF] = note
     else:
-        notes[HF] = "skipped: transformers or torch is not installed"
+        tasks[HF] = (M + "transformers_task", {**shape, "threads": threads})
     if numpy:
         tasks["numpy (plain vectorised)"] = (M + "numpy_task", shape)
     n = masked_sequences(sequences, batch)

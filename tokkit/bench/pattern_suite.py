@@ -25,15 +25,14 @@ so Python's cached UTF-8 of it serves them all alike.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
 import numpy as np
 
 import tokkit
+from tokkit.bench.contenders import gigatoken_file, missing, split_installed, tiktoken_from_bytelevel, tokenizers_file
 from tokkit.bench.encode_suite import WARMUP
-from tokkit.bench.encode_tasks import tiktoken_from_bytelevel
 from tokkit.bench.harness import measure_tasks
 from tokkit.bench.hub_files import fraction_lines
 from tokkit.bench.hub_suite import mark_targets
@@ -98,13 +97,9 @@ def encoder(name: str, folder: str, kind: str):
     if name == TOKKIT:
         return tokkit.load(folder).encode_to_numpy
     if name == GIGATOKEN:
-        import gigatoken
-
-        return gigatoken.Tokenizer(os.path.join(folder, "tokenizer.json")).encode
+        return gigatoken_file(folder).encode
     if name == TOKENIZERS:
-        from tokenizers import Tokenizer
-
-        tok = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+        tok = tokenizers_file(folder)
         return lambda text: tok.encode(text, add_special_tokens=False)
     return tiktoken_encoding(folder, kind).encode_ordinary
 
@@ -136,8 +131,9 @@ def check_ids(kind: str, folder: str, text: str, names: list[str] | None = None)
     ours = as_ids(TOKKIT, mine(text))
     out = {}
     for name in (names or contenders(kind))[1:]:
-        if MODULES[name] and importlib.util.find_spec(MODULES[name]) is None:
-            out[name] = {"identical": None, "note": f"{MODULES[name]} is not installed"}
+        why = missing(MODULES[name])
+        if why:
+            out[name] = {"identical": None, "note": why}
             continue
         try:
             encode = encoder(name, folder, kind)
@@ -227,12 +223,7 @@ def run_suite(corpus: str, workdir: str, *, mb: float = DEFAULT_MB, repeat: int 
 def measure_group(group: str, kind: str, tasks: dict, checks: dict, *, work: float, repeat: int, warmup: int,
                   env: dict, log) -> list[dict]:
     """Time the installed contenders of one file side by side; rows with the ids check and targets."""
-    runnable, notes = {}, {}
-    for name, (module, setup, kwargs) in tasks.items():
-        if module and importlib.util.find_spec(module) is None:
-            notes[name] = f"skipped: {module} is not installed"
-        else:
-            runnable[name] = (setup, kwargs)
+    runnable, notes = split_installed(tasks)
     results = measure_tasks(runnable, repeat=repeat, warmup=warmup, env=env, log=log)
     remarks = {name: f"ids identical: {ids_words(c)}" for name, c in checks.items()}
     rows = group_rows("patterns", group, results, baseline=TOKKIT, work=work, unit="MB/s", notes=notes,

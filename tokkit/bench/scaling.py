@@ -14,7 +14,6 @@ means linear cost. One PNG line chart per experiment.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import tempfile
@@ -22,8 +21,8 @@ import tempfile
 import tokkit
 from tokkit.bench.charts import line_chart
 from tokkit.bench.corpus_slice import slice_file
+from tokkit.bench.contenders import installed, tiktoken_from_bytelevel, tokenizers_file
 from tokkit.bench.encode_suite import train_vocab
-from tokkit.bench.encode_tasks import tiktoken_from_bytelevel
 from tokkit.bench.harness import measure_alternating, measure_tasks, python_cmd
 from tokkit.bench.report import group_rows
 from tokkit.bench.train_suite import TOKKIT, contenders
@@ -66,9 +65,7 @@ def encode_task(impl: str, vocab_dir: str, kind: str, nbytes: int, text_path: st
     if impl == "tiktoken":
         enc = tiktoken_from_bytelevel(vocab_dir)
         return lambda: enc.encode_ordinary(text)
-    from tokenizers import Tokenizer
-
-    tok = Tokenizer.from_file(os.path.join(vocab_dir, "tokenizer.json"))
+    tok = tokenizers_file(vocab_dir)
     return lambda: tok.encode(text, add_special_tokens=False)
 
 
@@ -93,7 +90,7 @@ def train_scaling(full, workdir: str, *, algos, sizes_mb, vocab_size: int, vocab
     """Train time against corpus size, then against vocab size; tokkit and tokenizers for each of `algos`."""
     rows, notes = [], []
     env = dict(os.environ, RAYON_NUM_THREADS=str(workers), OMP_NUM_THREADS=str(workers))
-    have_tokenizers = importlib.util.find_spec("tokenizers") is not None
+    have_tokenizers = installed("tokenizers")
     if not have_tokenizers:
         notes.append("tokenizers is not installed: the train scaling shows tokkit alone")
     if "wordpiece" in algos:
@@ -154,7 +151,7 @@ def encode_scaling(text_path: str, workdir: str, *, vocab_size: int, lengths, th
             notes.append(note)
     impls = [("bytelevel", "tokkit"), ("bytelevel", "tiktoken"), ("bytelevel", "tokenizers"),
              ("wordpiece", "tokkit"), ("wordpiece", "tokenizers")]
-    impls = [(a, i) for a, i in impls if i == "tokkit" or importlib.util.find_spec(i)]
+    impls = [(a, i) for a, i in impls if i == "tokkit" or installed(i)]
     env = dict(os.environ, RAYON_NUM_THREADS="1", OMP_NUM_THREADS="1")
     for kind in KINDS:
         dropped: set[str] = set()

@@ -6,12 +6,12 @@ of its process tree every 20 ms.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 import tempfile
 
 from tokkit._native.patterns import O200K_PATTERN
+from tokkit.bench.contenders import skip_note
 from tokkit.bench.harness import measure_alternating, python_cmd
 from tokkit.bench.report import group_rows
 
@@ -146,8 +146,9 @@ def run_train_suite(files: list[str], *, algos=("bytelevel", "bpe", "wordpiece")
                                                         *TOKKIT_OPTIONS.get(algo, []), *files]}
             notes = {}
             for name, (code, module) in contenders(algo).items():
-                if importlib.util.find_spec(module) is None:
-                    notes[name] = f"skipped: {module} is not installed"
+                note = skip_note(module)
+                if note:
+                    notes[name] = note
                     continue
                 commands[name] = python_cmd(code) + [tmp, str(vocab_size), *files]
             log(f"train {algo}: vocab {vocab_size}, {workers} threads, {len(files)} files")

@@ -7,6 +7,7 @@ import click
 
 from tokkit._files import check_output_not_input
 from tokkit._threads import available_cores
+from tokkit.bench.registry import SUITES, choices, listing, names
 from tokkit.bench.run import parse_algos, run_bench
 from tokkit.errors import TokkitError
 from tokkit.text.corpus import parse_size
@@ -14,12 +15,10 @@ from tokkit.train import MAX_VOCAB_SIZE
 
 
 @click.command("bench")
-@click.option("--suite", type=click.Choice(["train", "encode", "mask", "bert", "all", "scaling", "hub",
-                                                   "patterns"]),
-              default="all", show_default=True,
-              help="What to measure; 'all' is train+encode+mask+bert, 'scaling', 'hub' (Hub-style "
-                   "SentencePiece files, 1 thread) and 'patterns' (GPT-2, ModernBERT, Llama 3, Qwen2 and "
-                   "o200k byte-level files, whole text, 1 thread) run alone.")
+@click.option("--suite", type=click.Choice(choices()), default="all", show_default=True,
+              help="What to measure (see --list); 'all' is " + "+".join(names("all")) + ", the others run alone.")
+@click.option("--list", "list_suites", is_flag=True,
+              help="List the suites: what each measures, its contenders, what it checks before timing.")
 @click.option("--corpus", "corpus", multiple=True, metavar="PATH",
               help="Corpus file, directory or glob (repeatable). Default: the embedded corpus. "
                    "hub, patterns: the shared corpus folder (en/wiki, multilingual), default ../shared/corpus.")
@@ -28,8 +27,8 @@ from tokkit.train import MAX_VOCAB_SIZE
                    "its largest point; hub: 2.6MB of lines; patterns: 10MB).")
 @click.option("--vocab-size", type=click.IntRange(1, MAX_VOCAB_SIZE), default=32000, show_default=True, metavar="N")
 @click.option("--repeat", type=click.IntRange(1), default=None, metavar="N",
-              help="Timed runs per contender after the warm-up (default: train 3, encode 5, mask 5, "
-                   "bert 8 steps, scaling 1, hub 5, patterns 3).")
+              help="Timed runs per contender after the warm-up (default: "
+                   + ", ".join(f"{s.name} {s.repeat}" for s in SUITES.values()) + "; bert counts steps).")
 @click.option("--threads", type=click.IntRange(1), default=None, metavar="N",
               help="Threads for every multi-threaded contender, at most the cores (default: 2, or 1 on one core).")
 @click.option("--algos", default=None, metavar="LIST",
@@ -38,13 +37,16 @@ from tokkit.train import MAX_VOCAB_SIZE
 @click.option("-o", "--output", default="tokkit-bench", show_default=True, metavar="DIR",
               help="Folder for results.json, results.md and the PNG charts.")
 @click.option("-q", "--quiet", is_flag=True, help="No per-run progress lines on stderr.")
-def command(suite, corpus, size, vocab_size, repeat, threads, algos, output, quiet):
+def command(suite, list_suites, corpus, size, vocab_size, repeat, threads, algos, output, quiet):
     """Benchmark tokkit against tokenizers, tiktoken, sentencepiece, bpeasy and transformers.
 
     Every contender runs on the same input with the same vocab size and thread count, alternating,
     a warm-up first; the table gives min/median/max, throughput, peak RSS and tokkit/contender
     ratios. Missing contenders are skipped with a note.
     """
+    if list_suites:
+        click.echo(listing())
+        return
 
     cores = available_cores()
     if threads is not None and threads > cores:
