@@ -11,7 +11,9 @@ Two compiled engines run a tokenizer's pipeline:
   wordpiece  none or BertNormalizer  BertPreTokenizer                           WordPiece
   bpe        none or BertNormalizer  BertPreTokenizer                           BPE (an end-of-word suffix at most)
   bytelevel  none or NFC             ByteLevel with its regex, or a Split regex BPE (no prefix nor suffix)
-                                     (Isolated) then ByteLevel without it
+                                     (Isolated, or any behaviour that cuts
+                                     as it: _cuts_as_isolated) then
+                                     ByteLevel without it
 
   and only when every added token is either a model token at its own id or, past the vocabulary's
   ids, a token the model lacks (Llama 3's specials); an added token at another model token's id is
@@ -61,6 +63,7 @@ import regex
 from tokkit._native import unicode_tables as ut
 from tokkit._native.byte_symbols import bytes_to_unicode
 from tokkit._native.encode import Encoder
+from tokkit._native.patterns import NAMED
 from tokkit._native.pipeline import SCANNER_FAMILIES, NormKind, PipelineEncoder, PreKind, ScanKind
 from tokkit.text.normalize import BertNorm
 from tokkit.tokenizer import normalizers as norm
@@ -266,10 +269,27 @@ def byte_level_split(pre_tokenizer) -> tuple[str | None, str | None, bool] | Non
         return None
     split, byte_level = pre_tokenizer.pretokenizers
     if not (isinstance(byte_level, pre.ByteLevel) and not byte_level.use_regex and not byte_level.add_prefix_space
-            and isinstance(split, pre.Split) and "Regex" in split.pattern and split.behavior == "Isolated"
-            and not split.invert):
+            and isinstance(split, pre.Split) and "Regex" in split.pattern and _cuts_as_isolated(split)):
         return None
     return split.scanner, split.pattern["Regex"], False
+
+
+def _cuts_as_isolated(split: pre.Split) -> bool:
+    """Whether a Split cuts as the fast path's Isolated split does. The compiled families' patterns
+    (gpt2, cl100k, qwen2, o200k) match at every char, so they leave no text between matches: then
+    Removed with invert (OLMo 2's: the matches kept, the nothing between them removed) and the
+    merging behaviours (nothing to merge with) give the Isolated pieces too; Contiguous does not.
+
+    >>> _cuts_as_isolated(pre.Split({"Regex": NAMED["cl100k"]}, "Removed", True))
+    True
+    >>> _cuts_as_isolated(pre.Split({"Regex": r"\\w+"}, "Removed", True))
+    False
+    """
+    if split.behavior == "Isolated" and not split.invert:
+        return True
+    if split.scanner is None or split.behavior == "Contiguous":
+        return False
+    return split.behavior != "Removed" or split.invert
 
 
 def _bert_or_none(normalizer) -> bool:
