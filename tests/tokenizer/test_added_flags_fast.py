@@ -114,11 +114,17 @@ def test_a_normalized_token_behind_a_lowercasing_bert_normalizer_keeps_the_gener
     assert disagreements(oracle, ours, ["Hello hello HELLO", "xhello"]) == []
 
 
-def test_prefix_space_keeps_the_fast_path_for_lstrip_and_normalized_tokens(tmp_path):
+def prefix_space_bpe() -> tokenizers.Tokenizer:
+    """A byte-level BPE whose ByteLevel puts a space before the text (add_prefix_space)."""
     tok = tokenizers.Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
     tok.train_from_iterator(corpus(), trainers.BpeTrainer(vocab_size=400,
                                                           initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    return tok
+
+
+def test_prefix_space_keeps_the_fast_path_for_lstrip_and_normalized_tokens(tmp_path):
+    tok = prefix_space_bpe()
     tok.add_special_tokens([AddedToken("<mask>", lstrip=True)])
     tok.add_tokens([AddedToken("wor", normalized=True), AddedToken("ld", normalized=False)])
     oracle, ours = _save(tok, tmp_path)
@@ -128,10 +134,7 @@ def test_prefix_space_keeps_the_fast_path_for_lstrip_and_normalized_tokens(tmp_p
 
 
 def test_prefix_space_with_rstrip_or_single_word_keeps_the_general_path(tmp_path):
-    tok = tokenizers.Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
-    tok.train_from_iterator(corpus(), trainers.BpeTrainer(vocab_size=400,
-                                                          initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok = prefix_space_bpe()
     tok.add_special_tokens([AddedToken("<m>", rstrip=True)])
     oracle, ours = _save(tok, tmp_path)
     assert plan(ours.spec).engine == "general" and "rstrip" in plan(ours.spec).reason
