@@ -57,37 +57,19 @@ inline void push_stored(size_t a, size_t b, size_t start, Origin origin, BytePie
     if (b > a) out.list.push_back({(uint32_t)a, (uint32_t)b, a == start ? origin : dropped_lead(origin)});
 }
 
-// Metaspace: spaces become the replacement, which is put first as the scheme says, and (split) each
-// replacement starts a piece. Written straight into out's store.
-inline StepResult metaspace_utf8(const PreStep& st, const uint8_t* p, size_t n, Origin origin, BytePieces& out) {
+// Metaspace (metaspace_step, metaspace_cuts) written straight into out's store.
+inline StepResult metaspace_utf8(const PreStep& st, const uint8_t* p, size_t n, Origin origin, BytePieces& out,
+                                 Utf8Scratch& s) {
     const std::string& rep = st.replacement8;
     const bool leads = n && (p[0] == ' ' || (n >= rep.size() && std::memcmp(p, rep.data(), rep.size()) == 0));
+    if (n && !leads && st.prepend_scheme == 1 && origin == UNSURE) return STEP_SPANS;  // "first": reads the span
     std::vector<uint8_t>& o = out.store;
     const size_t start = o.size();
-    if (n && !leads) {
-        if (st.prepend_scheme == 1 && origin == UNSURE) return STEP_SPANS;  // "first": reads the span
-        if (st.prepend_scheme == 0 || (st.prepend_scheme == 1 && origin == AT_ZERO))
-            o.insert(o.end(), rep.begin(), rep.end());
-    }
-    for (size_t i = 0; i < n;) {
-        const void* hit = std::memchr(p + i, ' ', n - i);
-        const size_t at = hit ? (size_t)((const uint8_t*)hit - p) : n;
-        o.insert(o.end(), p + i, p + at);
-        if (at < n) o.insert(o.end(), rep.begin(), rep.end());
-        i = at + 1;
-    }
-    const size_t end = o.size();
-    size_t a = start;
-    for (size_t i = start + 1; st.split && i < end;) {
-        const void* hit = std::memchr(o.data() + i, (uint8_t)rep[0], end - i);
-        if (!hit) break;
-        const size_t at = (size_t)((const uint8_t*)hit - o.data());
-        i = at + 1;
-        if (at + rep.size() > end || std::memcmp(o.data() + at, rep.data(), rep.size()) != 0) continue;
-        push_stored(a, at, start, origin, out);
-        a = at;
-    }
-    push_stored(a, end, start, origin, out);
+    Origin first = origin;  // the pieces' origins are push_stored's
+    Utf8Out w{o, first, origin, 0, start};
+    metaspace_step(st.replacement, n && metaspace_prepends(st, leads, origin == AT_ZERO), Utf8In{p, n, s}, w);
+    const Utf8In text{o.data() + start, o.size() - start, s};
+    metaspace_cuts(text, st, [&](size_t a, size_t b) { push_stored(start + a, start + b, start, origin, out); });
     return STEP_OK;
 }
 
@@ -139,7 +121,7 @@ inline StepResult pre_tokenize_utf8(const PreStep& st, const UnicodeTables& T, c
         const uint8_t* p = in.store.data() + r.a;
         const size_t n = r.b - r.a;
         if (st.kind == P_METASPACE) {
-            if (metaspace_utf8(st, p, n, r.origin, out) == STEP_SPANS) return STEP_SPANS;
+            if (metaspace_utf8(st, p, n, r.origin, out, s) == STEP_SPANS) return STEP_SPANS;
         } else if (st.kind == P_BYTELEVEL) {
             bytelevel_utf8(st, ctx, p, n, r.origin, out, ss, s, s.tmp);
         } else if (!split_utf8(st, T, ctx, pyctx, p, n, r.origin, out, ss, s)) {

@@ -214,18 +214,47 @@ inline char32_t byte_symbol(uint8_t b) {
     return table[b];
 }
 
-// tokenizers' NormalizedString::prepend of `content` (nothing on an empty string).
-inline void prepend_text(const Text& in, const std::u32string& content, Text& out, Edits& ed) {
-    ed.clear();
-    if (in.size() && !content.empty()) {
-        ed.keep(content[0]);
-        for (size_t k = 1; k < content.size(); k++) ed.insert(content[k]);
-        ed.insert(in.c[0]);
-        for (size_t i = 1; i < in.size(); i++) ed.keep(in.c[i]);
-    } else {
-        for (size_t i = 0; i < in.size(); i++) ed.keep(in.c[i]);
+// Metaspace's text: each space becomes the replacement, which also goes first when `prepend` (the
+// first char is then no space). Over either text (see AlignedIn / Utf8In).
+template <class In, class Out>
+inline void metaspace_step(char32_t rep, bool prepend, const In& in, Out& out) {
+    size_t i = 0;
+    if (prepend && in.end()) {  // tokenizers' prepend: the replacement takes the first char's span
+        const char32_t first = in.next(i);
+        out.keep(rep);
+        out.insert(first);
     }
-    ed.apply(in, out);
+    while (i < in.end()) {
+        const size_t at = in.find(U' ', ' ', i);
+        out.copy(in, i, at);
+        if (at == in.end()) break;
+        out.remove(1);
+        out.insert(rep);
+        i = at + 1;
+    }
+}
+
+// Whether Metaspace puts its replacement first: the scheme ("always", "first": only at the text's
+// own start, "never") and the text does not start with a space or the replacement already.
+inline bool metaspace_prepends(const PreStep& st, bool leads, bool at_zero) {
+    return !leads && (st.prepend_scheme == 0 || (st.prepend_scheme == 1 && at_zero));
+}
+
+// Metaspace's split: a piece starts at each replacement but one at the very start (each replacement
+// merged with what follows it); cut(a, b) for each piece of the text `t`.
+template <class In, class Cut>
+inline void metaspace_cuts(const In& t, const PreStep& st, Cut cut) {
+    const std::u32string rep(1, st.replacement);
+    size_t a = 0;
+    for (size_t i = 1; st.split && i < t.end();) {
+        const size_t at = t.find(st.replacement, (uint8_t)st.replacement8[0], i);
+        if (at == t.end()) break;
+        i = at + 1;
+        if (!t.match(rep, st.replacement8, at)) continue;
+        cut(a, at);
+        a = at;
+    }
+    cut(a, t.end());
 }
 
 struct SplitContext {
@@ -320,30 +349,22 @@ inline bool pre_tokenize_step(const PreStep& st, const UnicodeTables& T, const S
         case P_METASPACE: {
             Edits& ed = s.edits;
             ed.clear();
-            for (size_t i = 0; i < n; i++) {
-                if (c[i] == U' ') { ed.remove(1); ed.insert(st.replacement); }
-                else ed.keep(c[i]);
-            }
+            AlignedOut w{ed};
+            const bool leads = n && (c[0] == U' ' || c[0] == st.replacement);
+            metaspace_step(st.replacement, n && metaspace_prepends(st, leads, r.orig_start == 0), AlignedIn{piece}, w);
             ed.apply(piece, s.tmp);
-            bool prepend = s.tmp.size() && s.tmp.c[0] != st.replacement &&
-                           (st.prepend_scheme == 0 || (st.prepend_scheme == 1 && r.orig_start == 0));
-            if (prepend) prepend_text(s.tmp, std::u32string(1, st.replacement), piece, ed);
-            else piece = s.tmp;
+            piece = s.tmp;
             piece.base = r.orig_start;
-            c = piece.c.data();
-            n = piece.size();
-            if (st.split) {
-                char32_t rep = st.replacement;
-                segments_by(c, n, [&](char32_t x) { return x == rep; }, s.segs);
-                apply_behavior(s.segs, B_MERGED_NEXT, false, s.merged);
-            } else {
-                s.merged.assign(1, Segment{0, n, false});
-            }
+            s.merged.clear();
+            metaspace_cuts(AlignedIn{piece}, st, [&](size_t a, size_t b) { s.merged.push_back({a, b, false}); });
             break;
         }
         case P_BYTELEVEL: {
             if (st.add_prefix_space && n && c[0] != U' ') {
-                prepend_text(piece, std::u32string(1, U' '), s.tmp, s.edits);
+                s.edits.clear();
+                AlignedOut w{s.edits};
+                prepend_step(U" ", AlignedIn{piece}, w);
+                s.edits.apply(piece, s.tmp);
                 piece = s.tmp;
                 piece.base = r.orig_start;
                 c = piece.c.data();

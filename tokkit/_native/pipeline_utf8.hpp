@@ -154,15 +154,16 @@ struct Utf8Out {
     Origin& origin;
     Origin base;
     size_t removed = 0;  // chars removed before the first char written
+    size_t start = 0;    // where this text starts in `out`
 
     void starting(bool inserted) {
-        if (!out.empty()) return;
+        if (out.size() != start) return;
         if (inserted) origin = removed == 0 ? base : removed == 1 ? origin : dropped_lead(origin);
         else if (removed) origin = dropped_lead(origin);
     }
     void keep(char32_t c) { starting(false); put_utf8(c, out); }
     void insert(char32_t c) { starting(true); put_utf8(c, out); }
-    void remove(size_t k) { if (out.empty()) removed += k; }
+    void remove(size_t k) { if (out.size() == start) removed += k; }
     void copy(const Utf8In& in, size_t a, size_t b) {
         if (a == b) return;
         starting(false);
