@@ -2,15 +2,19 @@
 labelled text, beside the same model from random init with the same budget and seeds.
 
 The protocol:
-- vocabulary: `tokkit train --algo wordpiece --vocab-size 8000 --scoring frequency` on en/wiki/000-019;
-- pretraining: the default `tokkit pretrain` for --pretrain-time seconds (600) on the same files,
-  held-out text en/wiki/096.txt (or --pretrained RUN to reuse a run);
+- vocabulary: `tokkit train --algo wordpiece --vocab-size N --scoring frequency` (--vocab-size, 16000) on
+  --vocab-on (wiki+task: en/wiki/000-019 and rt-polarity's training texts);
+- pretraining: for each seed, `tokkit pretrain --seed S` for --pretrain-time seconds (600) on --pretrain-on
+  (task: rt-polarity's train.jsonl, read for its texts, its labels never; wiki; film: the paragraphs of
+  en/wiki/020-095 that name a film; joined by +), with --pretrain-args (--max-length auto: fitted to the
+  task's rows); held-out text the task's dev texts, or en/wiki/096.txt for general text alone (or
+  --pretrained RUN to reuse one run for every seed);
 - sentence classification: `tokkit finetune --task classify` on rt-polarity (train, best model
-  by dev accuracy) for at most --finetune-time seconds (300), once from the pretrained run and once
-  `--from-scratch` (the same architecture and shape at random init), for each of --seeds; scored on
-  test with `tokkit evaluate`; medians beside the majority class's share of test;
+  by dev accuracy) for at most --finetune-time seconds (300), once from seed S's run and once
+  `--from-scratch` (the same architecture and shape at random init), with seed S, for each of --seeds;
+  scored on test with `tokkit evaluate`; medians beside the majority class's share of test;
 - word tagging: `tokkit finetune --task tag` on brown-pos for at most --tag-time seconds (600)
-  from the pretrained run (and with --tag-scratch from scratch), scored per word on test (tags that
+  from the first seed's run (and with --tag-scratch from scratch), scored per word on test (tags that
   train never saw count as errors), beside the most-frequent-tag-per-word baseline;
 - fewer labels: --labels 500,2000,full runs the classification arms (and the baseline) on seeded
   samples of that many training rows (OUT/rt-polarity-N/train.jsonl; dev and test unchanged);
@@ -24,8 +28,9 @@ The protocol:
 
 Every run is its own process, one after another. Writes OUT/results.json and prints a Markdown table.
 
-    python benchmarks/bench_finetune_story.py --out /tmp/story [--seeds 0,1,2] [--pretrained RUN]
-        [--labels 500,2000,full] [--transformers] [--tag-scratch] [-- EXTRA FINETUNE OPTIONS]
+    python benchmarks/bench_finetune_story.py --out /tmp/story [--seeds 0,1,2] [--pretrain-on task]
+        [--vocab-size 16000 --vocab-on wiki+task] [--pretrained RUN] [--labels 500,2000,full]
+        [--transformers] [--tag-scratch] [-- EXTRA FINETUNE OPTIONS]
     python benchmarks/bench_finetune_story.py --out /tmp/story --baseline-only --labels 500,2000,full
 """
 from __future__ import annotations
@@ -53,20 +58,47 @@ def wiki(i: int) -> str:
     return str(SHARED / "corpus" / "en" / "wiki" / f"{i:03d}.txt")
 
 
-def tokenizer(out: Path) -> Path:
-    tok = out / "tok8k"
+RT = SHARED / "tasks" / "rt-polarity"
+FILM_WORDS = ("film", "movie", "cinema")
+
+
+def film_paragraphs(out: Path) -> Path:
+    """The paragraphs of en/wiki 020-095 that name a film, a movie or the cinema (each its own document):
+    general text chosen for the task's subject, none of it in the vocabulary's files or the held-out 096."""
+    path = out / "film-paragraphs.txt"
+    if not path.exists():
+        keep = [line for i in range(20, 96) for line in Path(wiki(i)).read_text(encoding="utf-8").split("\n")
+                if len(line) > 200 and any(w in line.lower() for w in FILM_WORDS)]
+        path.write_text("\n\n".join(keep) + "\n", encoding="utf-8")
+    return path
+
+
+def sources(out: Path, names: str) -> list[str]:
+    """Corpus files by name: wiki (en/wiki 000-019), task (rt-polarity's train.jsonl, read for its texts),
+    film (film_paragraphs), joined by +."""
+    files = {"wiki": lambda: [wiki(i) for i in range(20)], "task": lambda: [str(RT / "train.jsonl")],
+             "film": lambda: [str(film_paragraphs(out))]}
+    return [f for name in names.split("+") for f in files[name]()]
+
+
+def tokenizer(out: Path, size: int, on: str) -> Path:
+    """The WordPiece vocabulary of `size` pieces trained on the `on` sources."""
+    tok = out / f"tok{size // 1000}k-{on}"
     if not (tok / "tokenizer.json").exists():
-        run([*TOKKIT, "train", "--algo", "wordpiece", "--vocab-size", "8000", "--scoring", "frequency", "-q",
-             "-o", str(tok), *[wiki(i) for i in range(20)]], out / "tok8k.log")
+        run([*TOKKIT, "train", "--algo", "wordpiece", "--vocab-size", str(size), "--scoring", "frequency", "-q",
+             "-o", str(tok), *sources(out, on)], out / f"{tok.name}.log")
     return tok
 
 
-def pretrained(out: Path, tok: Path, seconds: float, threads: int, extra: list[str]) -> Path:
-    run_dir = out / "pretrain"
+def pretrained(out: Path, tok: Path, on: str, seconds: float, threads: int, seed: int, extra: list[str]) -> Path:
+    """The pretraining run of `seed` on the `on` sources, held-out text the task's dev texts (a task) or
+    en/wiki/096 (general text alone)."""
+    run_dir = out / f"pretrain-{seed}"
+    held_out = str(RT / "dev.jsonl") if "task" in on else wiki(96)
     if not (run_dir / "summary.json").exists():
-        run([*TOKKIT, "pretrain", "-t", str(tok), "-o", str(run_dir), "--force", *[wiki(i) for i in range(20)],
-             "--eval-file", wiki(96), "--max-time", str(seconds), "--threads", str(threads), "-q", *extra],
-            out / "pretrain.log")
+        run([*TOKKIT, "pretrain", "-t", str(tok), "-o", str(run_dir), "--force", *sources(out, on),
+             "--eval-file", held_out, "--max-time", str(seconds), "--threads", str(threads), "--seed", str(seed),
+             "-q", *extra], out / f"pretrain-{seed}.log")
     return run_dir
 
 
@@ -145,57 +177,78 @@ def median(runs: list[dict], key: str = "test") -> float:
 
 
 def main(argv=None) -> int:
+    args = options().parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    seeds = [int(s) for s in args.seeds.split(",")]
+    sizes = args.labels.split(",")
+    baselines = {n: tfidf_baseline(task_files(out, RT, n)) for n in sizes}
+    if args.baseline_only:
+        print("\n".join(f"| rt-polarity, {n} labels, TF-IDF + logistic regression (C={b['C']}) | {b['test']:.4f} |"
+                        for n, b in baselines.items()))
+        return 0
+    tok = None if args.pretrained else tokenizer(out, args.vocab_size, args.vocab_on)
+    runs = {s: Path(args.pretrained) if args.pretrained else
+            pretrained(out, tok, args.pretrain_on, args.pretrain_time, args.threads, s, args.pretrain_args.split())
+            for s in seeds}
+    results: dict = {"pretrain": {s: pretrain_summary(r) for s, r in runs.items()},
+                     "majority": majority_share(RT / "test.jsonl"), "classify": {}, "tag": {},
+                     "baseline": baselines, "settings": vars(args)}
+    for n in sizes:
+        files, tag = task_files(out, RT, n), "" if n == "full" else f"-{n}"
+        for kind, scratch in (("pretrained", []), ("scratch", ["--from-scratch"])):
+            results["classify"][kind + tag] = [finetune(out, f"rt{tag}-{kind}-{s}", "classify", files,
+                                                        args.finetune_time, args.threads, s,
+                                                        ["-m", str(runs[s]), *scratch], args.extra) for s in seeds]
+    if not args.skip_tag:
+        tag_arms(results, out, runs[seeds[0]], args)
+    if args.transformers:
+        from story_transformers import transformers_check
+
+        results["transformers"] = transformers_check(out, runs[seeds[0]], RT, results["classify"]["pretrained"][0],
+                                                     args)
+    (out / "results.json").write_text(json.dumps(results, indent=1, sort_keys=True), encoding="utf-8")
+    print(report(results))
+    return 0
+
+
+def options() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--seeds", default="0,1,2")
+    ap.add_argument("--seeds", default="0,1,2", help="each seed pretrains its own run and fine-tunes both arms")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--vocab-size", type=int, default=16000)
+    ap.add_argument("--vocab-on", default="wiki+task", help="the vocabulary's sources (wiki, task, film, joined by +)")
+    ap.add_argument("--pretrain-on", default="task", help="the pretraining sources (wiki, task, film, joined by +)")
     ap.add_argument("--pretrain-time", type=float, default=600)
     ap.add_argument("--finetune-time", type=float, default=300)
     ap.add_argument("--tag-time", type=float, default=600)
-    ap.add_argument("--pretrained", default=None, help="reuse this pretraining run")
-    ap.add_argument("--pretrain-args", default="", help="extra `tokkit pretrain` options, space-separated")
+    ap.add_argument("--pretrained", default=None, help="reuse this pretraining run for every seed")
+    ap.add_argument("--pretrain-args", default="--max-length auto",
+                    help="extra `tokkit pretrain` options, space-separated")
     ap.add_argument("--skip-tag", action="store_true")
     ap.add_argument("--tag-scratch", action="store_true", help="also tag from random init")
     ap.add_argument("--transformers", action="store_true", help="also fine-tune with transformers")
     ap.add_argument("--labels", default="full", help="training-set sizes for classification, e.g. 500,2000,full")
     ap.add_argument("--baseline-only", action="store_true", help="only the TF-IDF baseline at each --labels")
     ap.add_argument("extra", nargs="*", help="extra `tokkit finetune` options (after --)")
-    args = ap.parse_args(argv)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    seeds = [int(s) for s in args.seeds.split(",")]
-    rt, brown = SHARED / "tasks" / "rt-polarity", SHARED / "tasks" / "brown-pos"
-    sizes = args.labels.split(",")
-    baselines = {n: tfidf_baseline(task_files(out, rt, n)) for n in sizes}
-    if args.baseline_only:
-        print("\n".join(f"| rt-polarity, {n} labels, TF-IDF + logistic regression (C={b['C']}) | {b['test']:.4f} |"
-                        for n, b in baselines.items()))
-        return 0
-    pre = Path(args.pretrained) if args.pretrained else pretrained(out, tokenizer(out), args.pretrain_time,
-                                                                   args.threads, args.pretrain_args.split())
-    results: dict = {"pretrain": json.loads((pre / "summary.json").read_text()).get("final_eval"),
-                     "majority": majority_share(rt / "test.jsonl"), "classify": {}, "tag": {},
-                     "baseline": baselines}
-    for n in sizes:
-        files, tag = task_files(out, rt, n), "" if n == "full" else f"-{n}"
-        for kind, model in (("pretrained", ["-m", str(pre)]), ("scratch", ["-m", str(pre), "--from-scratch"])):
-            results["classify"][kind + tag] = [finetune(out, f"rt{tag}-{kind}-{s}", "classify", files,
-                                                        args.finetune_time, args.threads, s, model, args.extra)
-                                               for s in seeds]
-    if not args.skip_tag:
-        results["tag_floor"] = most_frequent_tag(brown)
-        kinds = [("pretrained", ["-m", str(pre)])] + ([("scratch", ["-m", str(pre), "--from-scratch"])]
-                                                      if args.tag_scratch else [])
-        for kind, model in kinds:
-            results["tag"][kind] = [finetune(out, f"brown-{kind}-0", "tag", brown, args.tag_time, args.threads, 0,
-                                             model, args.extra)]
-    if args.transformers:
-        from story_transformers import transformers_check
+    return ap
 
-        results["transformers"] = transformers_check(out, pre, rt, results["classify"]["pretrained"][0], args)
-    (out / "results.json").write_text(json.dumps(results, indent=1, sort_keys=True), encoding="utf-8")
-    print(report(results))
-    return 0
+
+def pretrain_summary(run_dir: Path) -> dict:
+    summary = json.loads((run_dir / "summary.json").read_text())
+    return {"steps": summary["steps"], "train_seconds": summary["train_seconds"],
+            "final_eval": summary.get("final_eval")}
+
+
+def tag_arms(results: dict, out: Path, run_dir: Path, args) -> None:
+    """brown-pos from the first seed's run (and from random init with --tag-scratch), beside the floor."""
+    brown = SHARED / "tasks" / "brown-pos"
+    results["tag_floor"] = most_frequent_tag(brown)
+    kinds = [("pretrained", [])] + ([("scratch", ["--from-scratch"])] if args.tag_scratch else [])
+    for kind, scratch in kinds:
+        results["tag"][kind] = [finetune(out, f"brown-{kind}-0", "tag", brown, args.tag_time, args.threads, 0,
+                                         ["-m", str(run_dir), *scratch], args.extra)]
 
 
 def report(results: dict) -> str:
@@ -219,6 +272,8 @@ def report(results: dict) -> str:
                      f"{t['steps']} |")
         lines.append(f"| tokkit's fine-tuned folder through AutoModelForSequenceClassification: same label | "
                      f"{t['agreement']:.4f} | | |")
+    for seed, p in results.get("pretrain", {}).items():
+        lines.append(f"\npretraining, seed {seed}: {p['steps']} steps in {p['train_seconds']:.0f} s")
     for kind in (k for k in c if k.startswith("pretrained")):
         scratch, size = c.get(kind.replace("pretrained", "scratch")), kind[len("pretrained-"):] or "full"
         if scratch:

@@ -240,3 +240,25 @@ def test_finetune_under_torchrun_matches_one_process(task_files, tmp_path):
     one = load_file(str(tmp_path / "one" / "model.safetensors"))
     for k, v in one.items():
         assert torch.allclose(two[k], v, atol=1e-5, rtol=0), k
+
+
+def test_freeze_embeddings_keeps_them_for_the_first_steps(task_files, tmp_path):
+    """Frozen for the whole run, the embeddings stay at the (seeded) init whatever the lr, while the
+    layers above them move; frozen for 2 steps only, they move after."""
+    from safetensors.torch import load_file
+
+    def weights(name, *extra):
+        out = tmp_path / name
+        assert finetune_cli(task_files, out, "train.jsonl", "dev.jsonl", "--task", "classify", "--epochs", "1",
+                            "--batch-size", "8", *extra) == 0
+        state = load_file(str(out / "model.safetensors"))
+        emb = [k for k in state if "embeddings" in k and k.endswith("weight")]
+        layer = [k for k in state if ".layers.0." in k and k.endswith("weight")]
+        assert emb and layer
+        return state[emb[0]], state[layer[0]]
+
+    low, high = weights("low", "--lr", "1e-3", "--freeze-embeddings", "1000"), weights(
+        "high", "--lr", "3e-3", "--freeze-embeddings", "1000")
+    assert torch.equal(low[0], high[0]) and not torch.equal(low[1], high[1])
+    thawed = weights("thawed", "--lr", "3e-3", "--freeze-embeddings", "2")
+    assert not torch.equal(thawed[0], high[0])

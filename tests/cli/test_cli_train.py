@@ -183,3 +183,26 @@ def test_tokenizer_json_loads_in_tokenizers(tmp_path, small):
         spec = json.loads((tmp_path / algo / "tokenizer.json").read_text(encoding="utf-8"))
         assert [t["content"] for t in spec["added_tokens"]][:1] == ["[PAD]"]
         assert tok.encode("the cat sat").ids
+
+
+def test_labelled_files_are_read_for_their_texts(tmp_path, small):
+    rows = [{"text": "a brilliant film", "label": "fresh"}, {"text": "a dull film", "label": "rotten"}] * 40
+    (tmp_path / "task.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (tmp_path / "task.txt").write_text("".join(r["text"] + "\n" for r in rows), encoding="utf-8")
+    for name in ("task.jsonl", "task.txt"):
+        proc = run(["train", "small.txt", name, "--vocab-size", "80", "-q", "-o", name + ".tok"], tmp_path)
+        assert proc.returncode == 0, proc.stderr.decode()
+    vocab = (tmp_path / "task.jsonl.tok" / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    assert "film" in vocab and not {"label", "fresh", "text", '"', "{"} & set(vocab)
+    # the same vocabulary as from the texts written out by hand: only the text field was read
+    assert ((tmp_path / "task.jsonl.tok" / "tokenizer.json").read_bytes()
+            == (tmp_path / "task.txt.tok" / "tokenizer.json").read_bytes())
+
+
+def test_labelled_file_without_its_text_field(tmp_path):
+    (tmp_path / "task.jsonl").write_text('{"sentence": "a fine film", "label": 1}\n', encoding="utf-8")
+    proc = run(["train", "task.jsonl"], tmp_path)
+    assert proc.returncode == 2 and "text" in error_line(proc)
+    proc = run(["train", "task.jsonl", "--text-field", "sentence", "--vocab-size", "40", "-q"], tmp_path)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert not (tmp_path / "task.jsonl.tok").exists()

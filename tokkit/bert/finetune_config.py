@@ -43,6 +43,7 @@ class FinetuneConfig:
     weight_decay: float = 0.01
     clip: float = 1.0
     layer_decay: float = 1.0              # each layer below the top trains at this factor of the lr above it
+    freeze_embeddings: int = 0            # steps the embeddings stay at lr 0 while the layers above settle
     seed: int = 0
     pooling: str = "cls"                  # sentence vector: "cls", or "mean" (ModernBERT)
     head_dropout: Optional[float] = None  # None: the architecture's default
@@ -66,7 +67,8 @@ class FinetuneConfig:
             raise TokkitError(f"max_length (--max-length) auto applies to {', '.join(most)} and {last}, "
                               f"not {self.task!r}")
         least = {"epochs": 1, "batch_size": 1, "max_length": 2, "stride": 0, "seed": 0, "checkpoint_every": 0,
-                 "log_every": 1, "n_best": 1, "max_answer_length": 1, "threads": 1, "train_limit": 1}
+                 "log_every": 1, "n_best": 1, "max_answer_length": 1, "threads": 1, "train_limit": 1,
+                 "freeze_embeddings": 0}
         if self.max_length == AUTO:
             del least["max_length"]
         check_whole(self, least, optional=("max_length", "threads", "train_limit"), most=BOUNDS)

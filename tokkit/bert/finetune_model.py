@@ -136,12 +136,15 @@ def depth(name: str, num_layers: int) -> int:
 def layerwise_optimizer(model: TaskModel, cfg: FinetuneConfig) -> torch.optim.AdamW:
     """AdamW (transformers' fine-tuning defaults: betas 0.9/0.999, eps 1e-8), weight decay on matrices
     only, and each group's `lr_scale` = layer_decay ** (depth below the head): 1 everywhere when
-    layer_decay is 1."""
+    layer_decay is 1. The embeddings' groups hold `frozen_steps` (cfg.freeze_embeddings): the steps they
+    wait at lr 0 while the head and the layers above them settle."""
     L = model.config.num_layers
     groups: dict[tuple, dict] = {}
     for name, p in model.named_parameters():
-        scale = cfg.layer_decay ** (L + 1 - depth(name, L))
+        d = depth(name, L)
+        scale, frozen = cfg.layer_decay ** (L + 1 - d), cfg.freeze_embeddings if d == 0 else 0
         decay = cfg.weight_decay if p.ndim >= 2 else 0.0
-        group = groups.setdefault((scale, decay), {"params": [], "weight_decay": decay, "lr_scale": scale})
+        group = groups.setdefault((scale, decay, frozen), {"params": [], "weight_decay": decay, "lr_scale": scale,
+                                                           "frozen_steps": frozen})
         group["params"].append(p)
     return adamw(list(groups.values()), cfg.lr, betas=(0.9, 0.999), eps=1e-8)

@@ -178,11 +178,13 @@ def _everyone_stops(run: Run, over: bool) -> bool:
 
 def timed_step(run: Run, draw: Callable[[], dict], lr: float, update: Callable[[dict], object]):
     """One optimizer step: the batch drawn, each parameter group's lr set (`lr` times its
-    `lr_scale`), `update(batch)` run; all of it counts as training time. Returns what `update` returns."""
+    `lr_scale`, or 0 while the step is below its `frozen_steps`), `update(batch)` run; all of it counts
+    as training time. Returns what `update` returns."""
     t0 = time.perf_counter()
     batch = draw()
     for group in run.opt.param_groups:
-        group["lr"] = lr * group.get("lr_scale", 1.0)
+        frozen = run.step < group.get("frozen_steps", 0)
+        group["lr"] = 0.0 if frozen else lr * group.get("lr_scale", 1.0)
     stats = update(batch)
     run.train_time += time.perf_counter() - t0
     run.step += 1

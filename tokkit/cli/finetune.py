@@ -51,6 +51,9 @@ from tokkit.errors import TokkitError
 @click.option("--clip", type=float, default=1.0, show_default=True, help="Gradient-norm clipping (0: off).")
 @click.option("--layer-decay", type=float, default=1.0, show_default=True,
               help="Each layer below the head trains at this factor of the lr of the one above (1: off).")
+@click.option("--freeze-embeddings", type=int, default=0, show_default=True, metavar="N",
+              help="Keep the token and position embeddings at lr 0 for the first N steps, so a pretrained body's "
+                   "word vectors survive the head's first, noisy gradients.")
 @click.option("--pooling", type=click.Choice(["cls", "mean"]), default="cls", show_default=True,
               help="Sentence vector of classify/regress (mean: ModernBERT only).")
 @click.option("--head-dropout", type=float, default=None, help="Dropout before the head (default: the model's).")

@@ -1,12 +1,16 @@
 """`tokkit train`: train a vocabulary and write it to a folder."""
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 
 import click
 
 from tokkit._files import atomic_dir, check_destination, check_output_not_input
 from tokkit.errors import TokkitError
+from tokkit.labelled import Fields
+from tokkit.labelled.files import is_labelled_file, read_texts
 from tokkit.text.default_corpus import default_texts
 from tokkit.train import MAX_COUNT, MAX_VOCAB_SIZE, train
 from tokkit.train.dask_count import connect
@@ -77,11 +81,18 @@ def unigram_options(algo, character_coverage, max_piece_length, byte_fallback, s
               help="Count on a Dask cluster (tcp://host:8786, or 'local' to start one).")
 @click.option("--min-word-count", type=click.IntRange(0, MAX_COUNT), default=0, metavar="N",
               help="With --scheduler: prune words seen fewer than N times while reducing.")
+@click.option("--text-field", default=Fields.text, show_default=True, metavar="NAME",
+              help="Labelled files (.jsonl, .json, .csv, .tsv) in CORPUS: the field holding the text (their labels "
+                   "are never read).")
+@click.option("--text-pair-field", default=Fields.text_pair, show_default=True, metavar="NAME",
+              help="Labelled files: the field holding a pair's second text, when a row has one.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars and no summary.")
 def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_specials, limit_alphabet, cased,
             scoring, lowercase, pattern, character_coverage, max_piece_length, byte_fallback, split_digits, workers,
-            glob_pattern, errors, output, force, scheduler, min_word_count, quiet, sentencepiece_model):
-    """Train a tokenizer on CORPUS (files, directories, globs, - for stdin; .gz/.bz2/.xz read as text).
+            glob_pattern, errors, output, force, scheduler, min_word_count, quiet, sentencepiece_model, text_field,
+            text_pair_field):
+    """Train a tokenizer on CORPUS (files, directories, globs, - for stdin; .gz/.bz2/.xz read as text; labelled
+    .jsonl/.json/.csv/.tsv files read for their texts, so a vocabulary can learn a task's words beside general text).
 
     Without CORPUS, trains on the embedded default corpus (CPython's own reference documentation).
     """
@@ -113,26 +124,49 @@ def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_
     output = output or f"tokkit-{algo}"
     check_destination(output, marker_files=markers, force=force)  # fail before hours of counting
     check_output_not_input(output, corpus)  # the folder is replaced as a whole: it may hold no corpus file
-    if corpus:
-        files, texts = list(corpus), None
-    else:
-        files, texts = None, default_texts()
-    progress = not quiet and sys.stderr.isatty()
-    client = None
-    if scheduler:
-        if not corpus or "-" in corpus:
-            raise TokkitError("--scheduler reads files: give corpus files (not stdin)")
-        client = connect(scheduler, workers=workers, echo=lambda m: click.echo(m, err=True), quiet=quiet)
-    try:
-        tokenizer, summary = train(
-            files, texts=texts, algo=algo, vocab_size=vocab_size, min_frequency=min_frequency,
-            special_tokens=list(special_tokens), default_specials=not no_default_specials,
-            limit_alphabet=limit_alphabet, workers=workers, errors=errors, glob=glob_pattern,
-            progress=progress, client=client, min_word_count=min_word_count, return_summary=True, **options)
-    finally:
-        if client is not None:
-            client.close()
+    if scheduler and any(is_labelled_file(f) for f in corpus):
+        raise TokkitError("--scheduler reads text files: give a labelled file's texts as a .txt file")
+    fields = Fields(text=text_field, text_pair=text_pair_field)
+    with tempfile.TemporaryDirectory(prefix="tokkit-train-") as scratch:  # a labelled file's texts, read once
+        files, texts = (texts_of_labelled(corpus, fields, scratch), None) if corpus else (None, default_texts())
+        progress = not quiet and sys.stderr.isatty()
+        client = None
+        if scheduler:
+            if not corpus or "-" in corpus:
+                raise TokkitError("--scheduler reads files: give corpus files (not stdin)")
+            client = connect(scheduler, workers=workers, echo=lambda m: click.echo(m, err=True), quiet=quiet)
+        try:
+            tokenizer, summary = train(
+                files, texts=texts, algo=algo, vocab_size=vocab_size, min_frequency=min_frequency,
+                special_tokens=list(special_tokens), default_specials=not no_default_specials,
+                limit_alphabet=limit_alphabet, workers=workers, errors=errors, glob=glob_pattern,
+                progress=progress, client=client, min_word_count=min_word_count, return_summary=True, **options)
+        finally:
+            if client is not None:
+                client.close()
     with atomic_dir(output, marker_files=markers, force=force) as tmp:
         tokenizer.save(tmp)
     if not quiet:
         click.echo(f"{summary.line()} -> {output}", err=True)
+
+
+def texts_of_labelled(corpus, fields: Fields, scratch: str) -> list[str]:
+    """CORPUS with each labelled file replaced by a text file under `scratch` holding its rows' texts, one a
+    line: the vocabulary learns the file's words, never its JSON keys, CSV header or labels.
+
+    >>> import tempfile, os
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = open(os.path.join(d, "t.jsonl"), "w").write('{"text": "A fine film.", "label": 1}\\n')
+    ...     [open(f).read() for f in texts_of_labelled([os.path.join(d, "t.jsonl")], Fields(), d)]
+    ['A fine film.\\n']
+    """
+    files = []
+    for i, path in enumerate(corpus):
+        if path != "-" and is_labelled_file(path) and os.path.isfile(path):
+            rows = read_texts(path, fields=fields)
+            lines = [t for row in rows for t in (row["text"], row["text_pair"]) if t]
+            path = os.path.join(scratch, f"{i}.txt")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("".join(line + "\n" for line in lines))
+        files.append(path)
+    return files
