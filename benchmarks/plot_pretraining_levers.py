@@ -6,6 +6,8 @@ chart puts each run's test accuracy beside its random-init twin, with the majori
 +5 point line the recipe aims at.
 
     python benchmarks/plot_pretraining_levers.py [--data FILE] [--out PNG]
+    python benchmarks/plot_pretraining_levers.py --data benchmarks/results/pretraining_task_text.json \
+        --out docs/pretraining-task-text.png    # the runs on the task's own text (with the TF-IDF line)
 """
 from __future__ import annotations
 
@@ -31,10 +33,12 @@ def draw(data: dict, out: Path) -> None:
     ax.bar([x + 0.2 for x in xs], [lever["scratch"] * 100 for lever in levers], 0.4, label="random init")
     ax.axhline(data["majority"] * 100, color="grey", ls=":", label="majority class")
     ax.axhline(data["baseline_scratch"] * 100 + 5, color="red", ls="--", label="random init + 5 points")
+    if "tfidf" in data:
+        ax.axhline(data["tfidf"] * 100, color="green", ls="-.", label="TF-IDF + logistic regression")
     ax.set_xticks(list(xs), names, rotation=20, ha="right", fontsize=8)
     ax.set_ylim(data["majority"] * 100 - 3, data["baseline_scratch"] * 100 + 8)
     ax.set_ylabel("rt-polarity test accuracy, %")
-    ax.set_title("One lever per pretraining run, fine-tuned on rt-polarity")
+    ax.set_title(data.get("title", "One lever per pretraining run, fine-tuned on rt-polarity"))
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     fig.savefig(out, dpi=110, metadata={"Software": None})
