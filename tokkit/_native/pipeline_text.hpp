@@ -117,6 +117,11 @@ struct AlignedOut {
     void keep(char32_t c) { ed.keep(c); }
     void insert(char32_t c) { ed.insert(c); }
     void remove(size_t k) { ed.remove((int32_t)k); }
+    // k chars gone into the last char written (lost when none was: later chars then take the spans
+    // of earlier ones, as tokenizers' Precompiled does)
+    void absorb(size_t k) {
+        if (!ed.list.empty()) ed.list.back().change -= (int32_t)k;
+    }
     void copy(const AlignedIn& in, size_t a, size_t b) {
         for (size_t i = a; i < b; i++) ed.keep(in.t.c[i]);
     }
@@ -330,9 +335,8 @@ struct Charsmap {
         });
     }
 
-    // Each ASCII char alone, as replace_utf8 writes it (its own bytes when unmapped): a char followed
-    // by ASCII is a grapheme cluster of its own (but CR), so ASCII text needs no trie walk.
-    std::string ascii[128];
+    // Each ASCII char alone, kept as it is or not: a char followed by ASCII is a grapheme cluster of
+    // its own (but CR), so most of an ASCII run needs no trie walk.
     uint64_t ascii_kept[2] = {0, 0};  // bit b: ASCII b is its own replacement (runs of them copy at once)
     bool kept(uint8_t b) const { return b < 128 && ((ascii_kept[b >> 6] >> (b & 63)) & 1); }
     void index_ascii() {
@@ -340,7 +344,6 @@ struct Charsmap {
             std::vector<uint8_t> out;
             uint8_t c = (uint8_t)b;
             if (!replace_utf8(&c, 1, out)) out.assign(1, c);
-            ascii[b].assign(out.begin(), out.end());
             if (out.size() == 1 && out[0] == c) ascii_kept[b >> 6] |= 1ULL << (b & 63);
         }
     }
@@ -370,6 +373,7 @@ struct NormScratch {
     Edits edits;
     std::vector<char32_t> buf, repl;
     std::vector<uint8_t> bytes;
+    std::vector<uint32_t> at;       // Precompiled over code points: each char's position (its index)
     std::vector<uint32_t> chars;    // BertNormalizer's chars ...
     std::vector<ptrdiff_t> source;  // ... and where each comes from
 };
@@ -434,43 +438,106 @@ inline void compose(const UnicodeTables& T, NormScratch& s) {
     e.resize(w);
 }
 
-// tokenizers' Precompiled `replace`: the new chars change 0, the last (new - old) of them become
-// insertions, or the last edit written so far absorbs the removals. When nothing new is written
-// that is the previous chunk's last char; when nothing at all was written yet, the removal is lost
-// and later chars take the spans of earlier ones (tokenizers does the same).
-inline void precompiled_replace(Edits& ed, size_t old_count, const std::vector<char32_t>& repl) {
-    for (char32_t c : repl) ed.keep(c);
-    long diff = (long)repl.size() - (long)old_count;
-    if (diff > 0) {
-        for (long k = 0; k < diff; k++) ed.list[ed.list.size() - 1 - k].change = 1;
-    } else if (diff < 0 && !ed.list.empty()) {
-        ed.list.back().change += (int32_t)diff;
+// A text's code points c[0:m] and where each starts in the text (at[m]: its end): the
+// random access grapheme clusters need, over either reader.
+struct Chars {
+    const char32_t* c;
+    const uint32_t* at;
+    size_t m;
+};
+
+inline Chars code_points(const AlignedIn& in, NormScratch& s) {
+    s.at.resize(in.t.size() + 1);
+    for (size_t i = 0; i <= in.t.size(); i++) s.at[i] = (uint32_t)i;
+    return {in.t.c.data(), s.at.data(), in.t.size()};
+}
+
+// The UTF-8 of chars [i, j) (the charsmap's keys are UTF-8), in s.bytes.
+inline const uint8_t* chars_utf8(const AlignedIn&, const Chars& cs, size_t i, size_t j, NormScratch& s,
+                                 size_t& len) {
+    s.bytes.clear();
+    for (size_t k = i; k < j; k++) put_utf8(cs.c[k], s.bytes);
+    len = s.bytes.size();
+    return s.bytes.data();
+}
+
+// tokenizers' Precompiled `replace` of `old` chars by r: r's first `old` chars are kept, the rest
+// inserted; a shorter r leaves the removals to the last char written (Out::absorb).
+template <class Out>
+inline void precompiled_replace(Out& out, size_t old, const std::vector<char32_t>& r) {
+    for (size_t k = 0; k < r.size(); k++) {
+        if (k < old) out.keep(r[k]);
+        else out.insert(r[k]);
+    }
+    if (r.size() < old) out.absorb(old - r.size());
+}
+
+// Whether the map changes the cluster [i, j): whole when under 6 bytes, else any char of it.
+template <class In>
+inline bool cluster_changes(const Charsmap& cm, const In& in, const Chars& cs, size_t i, size_t j, NormScratch& s) {
+    size_t len;
+    const uint8_t* u = chars_utf8(in, cs, i, j, s, len);
+    if (len < 6 && cm.replaces(u, len)) return true;
+    if (j - i == 1) return false;
+    for (size_t k = i; k < j; k++) {
+        u = chars_utf8(in, cs, k, k + 1, s, len);  // before len is read: arguments have no order
+        if (cm.replaces(u, len)) return true;
+    }
+    return false;
+}
+
+// One cluster as Precompiled replaces it: whole when under 6 bytes and the map holds it, else char
+// by char (a lone char was just looked up whole).
+template <class In, class Out>
+inline void precompiled_cluster(const Charsmap& cm, const In& in, const Chars& cs, size_t i, size_t j, Out& out,
+                                NormScratch& s) {
+    size_t len;
+    const uint8_t* u = chars_utf8(in, cs, i, j, s, len);
+    if (len < 6 && cm.transform(u, len, s.repl)) return precompiled_replace(out, j - i, s.repl);
+    for (size_t k = i; k < j; k++) {
+        u = chars_utf8(in, cs, k, k + 1, s, len);
+        if (j - i > 1 && cm.transform(u, len, s.repl)) precompiled_replace(out, 1, s.repl);
+        else out.copy(in, cs.at[k], cs.at[k + 1]);
     }
 }
 
-inline void precompiled(const Charsmap& cm, const UnicodeTables& T, const Text& in, NormScratch& s) {
-    Edits& ed = s.edits;
-    size_t i = 0, n = in.size();
-    while (i < n) {
-        size_t j = grapheme_end(T, in.c.data(), i, n);
-        s.bytes.clear();
-        for (size_t k = i; k < j; k++) {
-            uint8_t u[4];
-            int m = utf8_encode(in.c[k], u);
-            s.bytes.insert(s.bytes.end(), u, u + m);
-        }
-        if (s.bytes.size() < 6 && cm.transform(s.bytes.data(), s.bytes.size(), s.repl)) {
-            precompiled_replace(ed, j - i, s.repl);
-        } else {
-            for (size_t k = i; k < j; k++) {
-                uint8_t u[4];
-                int m = utf8_encode(in.c[k], u);
-                if (cm.transform(u, (size_t)m, s.repl)) precompiled_replace(ed, 1, s.repl);
-                else ed.keep(in.c[k]);
-            }
-        }
-        i = j;
+// ASCII text without CR: every char a cluster of its own, most of them kept (Charsmap::kept).
+template <class In, class Out>
+inline void precompiled_ascii(const Charsmap& cm, const In& in, Out& out, NormScratch& s) {
+    size_t run = 0;  // chars [run, a) come out as they are
+    for (size_t i = 0; i < in.end();) {
+        const size_t a = i;
+        const uint8_t b = (uint8_t)in.next(i);
+        if (cm.kept(b)) continue;
+        out.copy(in, run, a);
+        if (cm.transform(&b, 1, s.repl)) precompiled_replace(out, 1, s.repl);
+        else out.copy(in, a, i);
+        run = i;
     }
+    out.copy(in, run, in.end());
+}
+
+// SentencePiece's precompiled_charsmap as tokenizers applies it, grapheme cluster by cluster; runs
+// the map leaves as they are are copied at once. An ASCII char followed by ASCII is a cluster of its
+// own (but CR), so such chars need no cluster search and no trie walk.
+template <class In, class Out>
+inline void precompiled_step(const Charsmap& cm, const UnicodeTables& T, const In& in, Out& out, NormScratch& s) {
+    if (in.ascii() && in.find(U'\r', '\r', 0) == in.end()) return precompiled_ascii(cm, in, out, s);
+    const Chars cs = code_points(in, s);
+    const char32_t* c = cs.c;
+    size_t run = 0;  // chars [run, i) come out as they are
+    for (size_t i = 0; i < cs.m;) {
+        const bool alone = c[i] < 0x80 && c[i] != U'\r' && (i + 1 == cs.m || c[i + 1] < 0x80);
+        const size_t j = alone ? i + 1 : grapheme_end(T, c, i, cs.m);
+        if (alone ? cm.kept((uint8_t)c[i]) : !cluster_changes(cm, in, cs, i, j, s)) {
+            i = j;
+            continue;
+        }
+        out.copy(in, cs.at[run], cs.at[i]);
+        precompiled_cluster(cm, in, cs, i, j, out, s);
+        run = i = j;
+    }
+    out.copy(in, cs.at[run], cs.at[cs.m]);
 }
 
 // Each char mapped through `map` (Lowercase).
@@ -634,7 +701,7 @@ inline void normalize_step(const NormStep& st, const UnicodeTables& T, const std
     }
     switch (st.kind) {
     case N_PRECOMPILED:
-        precompiled(maps[st.charsmap], T, in, s);
+        precompiled_step(maps[st.charsmap], T, AlignedIn{in}, writer, s);
         ed.apply(in, out);
         return;
     case N_BERT: {  // the fast paths' BertNormalizer: each char takes the span of the char it comes from

@@ -56,61 +56,6 @@ inline bool utf8_covers(const NormStep& st) {
     }
 }
 
-// One grapheme cluster of `chars` chars (starting at bytes at[0], at[1]...) as `precompiled` replaces it:
-// whole when under 6 bytes and the map holds it, else char by char (one char was just looked up whole).
-inline void precompiled_cluster(const Charsmap& cm, const uint8_t* p, const uint32_t* at, size_t chars,
-                                std::vector<uint8_t>& out) {
-    const size_t len = at[chars] - at[0];
-    if (len < 6 && cm.replace_utf8(p + at[0], len, out)) return;
-    if (chars == 1) { out.insert(out.end(), p + at[0], p + at[1]); return; }
-    for (size_t k = 0; k < chars; k++)
-        if (!cm.replace_utf8(p + at[k], at[k + 1] - at[k], out)) out.insert(out.end(), p + at[k], p + at[k + 1]);
-}
-
-// Whether precompiled_cluster would write anything but the cluster's own bytes.
-inline bool cluster_changes(const Charsmap& cm, const uint8_t* p, const uint32_t* at, size_t chars) {
-    const size_t len = at[chars] - at[0];
-    if (len < 6 && cm.replaces(p + at[0], len)) return true;
-    if (chars == 1) return false;
-    for (size_t k = 0; k < chars; k++)
-        if (cm.replaces(p + at[k], at[k + 1] - at[k])) return true;
-    return false;
-}
-
-// Precompiled over UTF-8: the clusters and replacements of `precompiled`, ASCII from the map's table.
-inline void precompiled_utf8(const Charsmap& cm, const UnicodeTables& T, const uint8_t* p, size_t n,
-                             std::vector<uint8_t>& out, Utf8Scratch& s) {
-    if (ascii_only(p, n) && !std::memchr(p, '\r', n)) {
-        for (size_t i = 0; i < n;) {
-            size_t j = i;
-            while (j < n && cm.kept(p[j])) j++;
-            out.insert(out.end(), p + i, p + j);
-            if (j < n) out.insert(out.end(), cm.ascii[p[j]].begin(), cm.ascii[p[j]].end());
-            i = j + 1;
-        }
-        return;
-    }
-    decode(p, n, s);
-    const size_t m = s.cps.size();
-    const char32_t* c = s.cps.data();
-    const uint32_t* at = s.at.data();
-    size_t run = 0;  // bytes [run, at[i]) come out as they are: written at once
-    for (size_t i = 0; i < m;) {
-        const bool alone = c[i] < 0x80 && c[i] != U'\r' && (i + 1 == m || c[i + 1] < 0x80);
-        const size_t j = alone ? i + 1 : grapheme_end(T, c, i, m);
-        if (alone ? cm.kept((uint8_t)c[i]) : !cluster_changes(cm, p, at + i, j - i)) {
-            i = j;
-            continue;
-        }
-        out.insert(out.end(), p + run, p + at[i]);
-        if (alone) out.insert(out.end(), cm.ascii[c[i]].begin(), cm.ascii[c[i]].end());
-        else precompiled_cluster(cm, p, at + i, j - i, out);
-        run = at[j];
-        i = j;
-    }
-    out.insert(out.end(), p + run, p + n);
-}
-
 // A normalizer step's reader over bare UTF-8 (see AlignedIn): positions are bytes.
 struct Utf8In {
     const uint8_t* p;
@@ -146,6 +91,17 @@ struct Utf8In {
     }
 };
 
+// Precompiled's random access over UTF-8 (see the AlignedIn pair): the code points and their bytes.
+inline Chars code_points(const Utf8In& in, NormScratch&) {
+    decode(in.p, in.n, in.s);
+    return {in.s.cps.data(), in.s.at.data(), in.s.cps.size()};
+}
+
+inline const uint8_t* chars_utf8(const Utf8In& in, const Chars& cs, size_t i, size_t j, NormScratch&, size_t& len) {
+    len = cs.at[j] - cs.at[i];
+    return in.p + cs.at[i];
+}
+
 // A normalizer step's writer of bare UTF-8 (see AlignedOut). Of the spans only the first char's
 // origin is kept, as the alignments would give it: a char kept takes the span of the char at the
 // cursor, one inserted the span of the char before it (`base` at the very start).
@@ -164,6 +120,7 @@ struct Utf8Out {
     void keep(char32_t c) { starting(false); put_utf8(c, out); }
     void insert(char32_t c) { starting(true); put_utf8(c, out); }
     void remove(size_t k) { if (out.size() == start) removed += k; }
+    void absorb(size_t) {}  // into the last char written, or lost: the first char's origin stays
     void copy(const Utf8In& in, size_t a, size_t b) {
         if (a == b) return;
         starting(false);
@@ -189,10 +146,11 @@ inline void normalize_utf8(const NormStep& st, const UnicodeTables& T, const std
                            Utf8Scratch& s) {
     out.clear();
     Utf8Out writer{out, origin, base};
-    if (text_step(st, T, Utf8In{in.data(), in.size(), s}, writer, s.ns)) return;
+    const Utf8In reader{in.data(), in.size(), s};
+    if (text_step(st, T, reader, writer, s.ns)) return;
     if (st.kind != N_PRECOMPILED)  // never: set_utf8_ids refuses a pipeline with a step utf8_covers lacks
         throw std::logic_error("a normalizer step the UTF-8 lane lacks");
-    precompiled_utf8(maps[st.charsmap], T, in.data(), in.size(), out, s);
+    precompiled_step(maps[st.charsmap], T, reader, writer, s.ns);
 }
 
 }  // namespace pipe
