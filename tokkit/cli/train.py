@@ -1,6 +1,7 @@
 """`tokkit train`: train a vocabulary and write it to a folder."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -127,7 +128,9 @@ def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_
     if scheduler and any(is_labelled_file(f) for f in corpus):
         raise TokkitError("--scheduler reads text files: give a labelled file's texts as a .txt file")
     fields = Fields(text=text_field, text_pair=text_pair_field)
-    with tempfile.TemporaryDirectory(prefix="tokkit-train-") as scratch:  # a labelled file's texts, read once
+    labelled = any(_labelled(f) for f in corpus)
+    # a labelled file's texts, written once for the counting passes (no folder for plain text)
+    with tempfile.TemporaryDirectory(prefix="tokkit-train-") if labelled else contextlib.nullcontext() as scratch:
         files, texts = (texts_of_labelled(corpus, fields, scratch), None) if corpus else (None, default_texts())
         progress = not quiet and sys.stderr.isatty()
         client = None
@@ -162,7 +165,7 @@ def texts_of_labelled(corpus, fields: Fields, scratch: str) -> list[str]:
     """
     files = []
     for i, path in enumerate(corpus):
-        if path != "-" and is_labelled_file(path) and os.path.isfile(path):
+        if _labelled(path):
             rows = read_texts(path, fields=fields)
             lines = [t for row in rows for t in (row["text"], row["text_pair"]) if t]
             path = os.path.join(scratch, f"{i}.txt")
@@ -170,3 +173,7 @@ def texts_of_labelled(corpus, fields: Fields, scratch: str) -> list[str]:
                 f.write("".join(line + "\n" for line in lines))
         files.append(path)
     return files
+
+
+def _labelled(path: str) -> bool:
+    return path != "-" and is_labelled_file(path) and os.path.isfile(path)
