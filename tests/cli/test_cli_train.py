@@ -203,6 +203,8 @@ def test_labelled_file_without_its_text_field(tmp_path):
     (tmp_path / "task.jsonl").write_text('{"sentence": "a fine film", "label": 1}\n', encoding="utf-8")
     proc = run(["train", "task.jsonl"], tmp_path)
     assert proc.returncode == 2 and "text" in error_line(proc)
+    assert not (tmp_path / "tokkit-wordpiece").exists()  # nothing half-written
     proc = run(["train", "task.jsonl", "--text-field", "sentence", "--vocab-size", "40", "-q"], tmp_path)
     assert proc.returncode == 0, proc.stderr.decode()
-    assert not (tmp_path / "task.jsonl.tok").exists()
+    vocab = (tmp_path / "tokkit-wordpiece" / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    assert {t for t in vocab if len(t) == 1} == set("a fine film") - {" "}  # the named field's text alone

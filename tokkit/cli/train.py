@@ -125,10 +125,10 @@ def command(corpus, algo, vocab_size, min_frequency, special_tokens, no_default_
     output = output or f"tokkit-{algo}"
     check_destination(output, marker_files=markers, force=force)  # fail before hours of counting
     check_output_not_input(output, corpus)  # the folder is replaced as a whole: it may hold no corpus file
-    if scheduler and any(is_labelled_file(f) for f in corpus):
+    labelled = any(_labelled(f) for f in corpus)
+    if scheduler and labelled:
         raise TokkitError("--scheduler reads text files: give a labelled file's texts as a .txt file")
     fields = Fields(text=text_field, text_pair=text_pair_field)
-    labelled = any(_labelled(f) for f in corpus)
     # a labelled file's texts, written once for the counting passes (no folder for plain text)
     with tempfile.TemporaryDirectory(prefix="tokkit-train-") if labelled else contextlib.nullcontext() as scratch:
         files, texts = (texts_of_labelled(corpus, fields, scratch), None) if corpus else (None, default_texts())
