@@ -1,10 +1,10 @@
-// The GPT-2 pre-tokenizer over UTF-8 bytes, one piece at a time.
+// The GPT-2 pattern's character classes over UTF-8 bytes, and its block classifiers.
 //
 //     's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 //
-// The same scan as gpt2_scan in text.pyx (which reads a str's code points), but over the text's
-// UTF-8 so that the encoder can key its piece cache on the bytes it reads. ASCII bytes are classed
-// through a 256-entry table in which every byte >= 0x80 carries NEEDS_DECODE; only those decode a
+// The scan itself is written once, over either text, in pattern_scan.hpp (gpt2_piece_end); this
+// header gives it the UTF-8 the encoder keys its piece cache on. ASCII bytes are classed through a
+// 256-entry table in which every byte >= 0x80 carries NEEDS_DECODE; only those decode a
 // code point and read the full per-code-point class table. The input must be UTF-8 as tokkit writes
 // it (lone surrogates in their 3-byte form are fine): the decoder trusts lead bytes.
 //
@@ -203,46 +203,16 @@ inline size_t run_end(const Gpt2Classes& cls, const uint8_t* p, size_t j, size_t
     return end;
 }
 
-// Length of 's 't 're 've 'm 'll 'd at p[i] (an apostrophe), or 0. Continuation bytes are never
-// ASCII, so comparing bytes compares characters.
-inline size_t gpt2_contraction(const uint8_t* p, size_t i, size_t end) {
+// Length of 's 't 're 've 'm 'll 'd at u[i] (an apostrophe), or 0: case-sensitive, unlike cl100k's.
+// Over UTF-8 or a str's code units: what follows an ASCII apostrophe compares as characters in both.
+template <class Unit>
+inline size_t gpt2_contraction(const Unit* u, size_t i, size_t end) {
     if (i + 1 >= end) return 0;
-    uint8_t d = p[i + 1];
+    const uint32_t d = u[i + 1];
     if (d == 's' || d == 't' || d == 'm' || d == 'd') return 2;
-    if (i + 2 < end) {
-        if ((d == 'r' || d == 'v') && p[i + 2] == 'e') return 3;
-        if (d == 'l' && p[i + 2] == 'l') return 3;
-    }
-    return 0;
-}
-
-// End of the piece that starts at p[i] (i < end), as regex.findall over p[begin:end] gives it: the
-// look-ahead never sees past `end`.
-inline size_t gpt2_piece_end(const Gpt2Classes& cls, const uint8_t* p, size_t i, size_t end, size_t n) {
-    uint8_t c = p[i];
-    if (c == '\'') {
-        size_t k = gpt2_contraction(p, i, end);
-        if (k) return i + k;
-    }
-    const size_t start = i;
-    size_t j;
-    uint8_t k = cls.at(p, i, &j);
-    if (c == ' ' && j < end) {
-        size_t after;
-        uint8_t next = cls.at(p, j, &after);
-        if (next != GPT2_S) {  // " ?" takes the space into the following letter/number/other run
-            k = next;
-            j = after;
-        }
-    }
-    if (k != GPT2_S) return run_end(cls, p, j, end, n, k);
-    j = run_end(cls, p, j, end, n, GPT2_S);
-    if (j < end) {  // \s+(?!\S): a run of two or more characters leaves its last one for the next word
-        size_t last = j - 1;
-        while ((p[last] & 0xC0) == 0x80) --last;  // back to the last character's lead byte
-        if (last > start) j = last;
-    }
-    return j;
+    if (i + 2 >= end) return 0;
+    const uint32_t e = u[i + 2];
+    return ((d == 'r' || d == 'v') && e == 'e') || (d == 'l' && e == 'l') ? 3 : 0;
 }
 
 // ---- Many pieces at once: 64 bytes of ASCII classed in one go
@@ -334,38 +304,20 @@ inline uint64_t block_starts(const BlockClasses& c, const uint8_t* p, size_t a, 
     return starts & usable;
 }
 
-// Ends of the pieces that follow p[a] (a piece start, a < end) in p[a:end], at most `room` of them,
-// into ends[]; returns how many (at least one). p holds n >= end bytes.
-inline size_t gpt2_piece_ends(const Gpt2Classes& cls, const uint8_t* p, size_t a, size_t end, size_t n,
-                              size_t* ends, size_t room) {
-    size_t count = 0;
-    while (a < end && count < room) {
-        if (cls.mode != SCAN_BYTES && a + 64 <= n && a + 3 <= end) {
-            BlockClasses c;
+// The piece starts that follow p[a] (a piece start) in the block p[a:a+64] (readable; a + 3 <= end),
+// as bits (bit i: p[a+i]); 0 when the block gives none (a non-ASCII byte or the end comes too soon).
+inline uint64_t gpt2_block_starts(const Gpt2Classes& cls, const uint8_t* p, size_t a, size_t end) {
+    BlockClasses c;
 #ifdef TOKKIT_HAVE_SSE2
-            if (cls.mode == SCAN_SSE2)
-                c = sse2_block(p + a);
-            else
+    if (cls.mode == SCAN_SSE2)
+        c = sse2_block(p + a);
+    else
 #endif
-                c = swar_block(p + a);
-            int limit = 62;
-            if (c.high) limit = count_trailing_zeros(c.high) - 2;  // bits up to the first non-ASCII byte - 2
-            if ((size_t)limit + 2 > end - a) limit = (int)(end - a) - 2;
-            uint64_t starts = limit >= 1 ? block_starts(c, p, a, end, limit) : 0;
-            if (starts) {
-                const size_t base = a;
-                while (starts && count < room) {
-                    a = base + count_trailing_zeros(starts);
-                    starts &= starts - 1;
-                    ends[count++] = a;
-                }
-                continue;
-            }
-        }
-        a = gpt2_piece_end(cls, p, a, end, n);
-        ends[count++] = a;
-    }
-    return count;
+        c = swar_block(p + a);
+    int limit = 62;
+    if (c.high) limit = count_trailing_zeros(c.high) - 2;  // bits up to the first non-ASCII byte - 2
+    if ((size_t)limit + 2 > end - a) limit = (int)(end - a) - 2;
+    return limit >= 1 ? block_starts(c, p, a, end, limit) : 0;
 }
 
 }  // namespace tokkit

@@ -130,6 +130,7 @@ struct Utf8Text {
     }
     // The unit at i, for comparing with ASCII characters (UTF-8's other bytes are >= 0x80).
     inline uint32_t unit(size_t i) const { return p[i]; }
+    inline const uint8_t* units() const { return p; }
     // Where the last character before e (> 0) starts.
     inline size_t last_start(size_t e) const {
         --e;
@@ -183,6 +184,7 @@ struct UnitText {
         return c < 0x110000 ? cls.code[c] : 0;
     }
     inline uint32_t unit(size_t i) const { return u[i]; }
+    inline const Unit* units() const { return u; }
     inline size_t last_start(size_t e) const { return e - 1; }
     template <int Set>
     inline size_t run(size_t j, size_t end, uint8_t mask, uint8_t want) const {
@@ -341,6 +343,103 @@ inline size_t o200k_piece_end(const Text& t, size_t i, size_t end) {
     return space_end(t, i, j, end);
 }
 
+// ---- GPT-2: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//
+// One left-to-right pass: at each position the first alternative that matches wins, each + run is
+// maximal, and the only backtrack (\s+(?!\S) giving back one character) moves by one character.
+
+// End of the run from j of characters whose GPT-2 class (L, N, S bits) is k: the reader's run of
+// the set whose block classifier measures it.
+template <class Text>
+inline size_t gpt2_run_end(const Text& t, size_t j, size_t end, uint8_t k) {
+    switch (k) {
+        case PAT_L: return t.template run<SET_LETTER>(j, end, PAT_LNS, PAT_L);
+        case PAT_N: return t.template run<SET_DIGIT>(j, end, PAT_LNS, PAT_N);
+        case PAT_S: return t.template run<SET_SPACE>(j, end, PAT_LNS, PAT_S);
+        default: return t.template run<SET_OTHER>(j, end, PAT_LNS, k);
+    }
+}
+
+// UTF-8 read through gpt2_utf8.hpp's classes, whose runs may read blocks up to p[n - 1] (past `end`).
+struct Gpt2Bytes {
+    static constexpr bool utf8 = true;
+    const Gpt2Classes& cls;
+    const uint8_t* p;
+    size_t n;
+
+    inline uint8_t at(size_t i, size_t* next) const { return cls.at(p, i, next); }
+    inline uint32_t unit(size_t i) const { return p[i]; }
+    inline const uint8_t* units() const { return p; }
+    inline size_t last_start(size_t e) const {
+        --e;
+        while ((p[e] & 0xC0) == 0x80) --e;
+        return e;
+    }
+};
+
+// Its runs: gpt2_utf8.hpp's, one call whatever the class (blocks up to p[n - 1]).
+inline size_t gpt2_run_end(const Gpt2Bytes& t, size_t j, size_t end, uint8_t k) {
+    return run_end(t.cls, t.p, j, end, t.n, k);
+}
+
+// The GPT-2 class (L, N or S bit, or 0) of the character at i; *next receives the index after it.
+template <class Text>
+inline uint8_t gpt2_class(const Text& t, size_t i, size_t* next) { return t.at(i, next) & PAT_LNS; }
+inline uint8_t gpt2_class(const Gpt2Bytes& t, size_t i, size_t* next) { return t.at(i, next); }  // its table's own
+
+// End of the piece that starts at i (i < end), as regex.findall over the text up to `end` gives it.
+template <class Text>
+inline size_t gpt2_piece_end(const Text& t, size_t i, size_t end) {
+    const uint32_t c = t.unit(i);
+    if (c == '\'') {
+        const size_t k = gpt2_contraction(t.units(), i, end);
+        if (k) return i + k;
+    }
+    size_t j;
+    uint8_t k = gpt2_class(t, i, &j);
+    if (c == ' ' && j < end) {
+        size_t after;
+        const uint8_t next = gpt2_class(t, j, &after);
+        if (next != PAT_S) {  // " ?" takes the space into the following letter/number/other run
+            k = next;
+            j = after;
+        }
+    }
+    if (k != PAT_S) return gpt2_run_end(t, j, end, k);
+    j = gpt2_run_end(t, j, end, PAT_S);
+    if (j < end) {  // \s+(?!\S): a run of two or more characters leaves its last one for the next word
+        const size_t last = t.last_start(j);
+        if (last > i) j = last;
+    }
+    return j;
+}
+
+// Ends of the pieces that follow p[a] (a piece start, a < end) in p[a:end], at most `room` of them,
+// into ends[]; returns how many (at least one). p holds n >= end bytes. Stretches of ASCII give many
+// pieces at once (gpt2_utf8.hpp's block_starts).
+inline size_t gpt2_piece_ends(const Gpt2Classes& cls, const uint8_t* p, size_t a, size_t end, size_t n,
+                              size_t* ends, size_t room) {
+    const Gpt2Bytes t{cls, p, n};
+    size_t count = 0;
+    while (a < end && count < room) {
+        if (cls.mode != SCAN_BYTES && a + 64 <= n && a + 3 <= end) {
+            uint64_t starts = gpt2_block_starts(cls, p, a, end);
+            if (starts) {
+                const size_t base = a;
+                while (starts && count < room) {
+                    a = base + count_trailing_zeros(starts);
+                    starts &= starts - 1;
+                    ends[count++] = a;
+                }
+                continue;
+            }
+        }
+        a = gpt2_piece_end(t, a, end);
+        ends[count++] = a;
+    }
+    return count;
+}
+
 // ---- Many pieces at once: 64 bytes of ASCII classed in one go (SSE2)
 //
 // As gpt2_utf8.hpp does for GPT-2: from a known piece start a, the starts of the next pieces in
@@ -494,6 +593,13 @@ inline size_t family_piece_ends(const Text& t, size_t a, size_t end, size_t* end
 }
 
 template <class Text>
+inline size_t gpt2_family_ends(const Text& t, size_t a, size_t end, size_t* ends, int limit) {
+    int count = 0;
+    for (; a < end && count < limit; count++) ends[count] = a = gpt2_piece_end(t, a, end);
+    return (size_t)count;
+}
+
+template <class Text>
 inline size_t text_piece_ends(const Text& t, int family, size_t a, size_t end, size_t* ends, int limit) {
     switch (family) {
         case FAMILY_CL100K:
@@ -502,13 +608,15 @@ inline size_t text_piece_ends(const Text& t, int family, size_t a, size_t end, s
             return family_piece_ends<Text, FAMILY_QWEN2>(t, a, end, ends, limit);
         case FAMILY_O200K:
             return family_piece_ends<Text, FAMILY_O200K>(t, a, end, ends, limit);
+        case FAMILY_GPT2:
+            return gpt2_family_ends(t, a, end, ends, limit);
         default:
-            return 0;  // FAMILY_GPT2: gpt2_piece_ends (gpt2_utf8.hpp)
+            return 0;
     }
 }
 
 // UTF-8: the ends of up to `limit` (>= 1) consecutive pieces of p[a:end), a < end; returns how many
-// were found (>= 1; 0 for FAMILY_GPT2 and unknown families). `end` is the end of the text for the
+// were found (>= 1; 0 for unknown families). `end` is the end of the text for the
 // pattern (\s+(?!\S) sees nothing past it); nothing past p[end - 1] is read. The UTF-8 must be as
 // tokkit writes it (lone surrogates in their 3-byte form are "other" characters): lead bytes are
 // trusted.

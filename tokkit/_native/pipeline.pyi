@@ -23,7 +23,6 @@ class NormKind(IntEnum):
 class PreKind(IntEnum):
     P_METASPACE: int
     P_SPLIT_STRING: int
-    P_SPLIT_GPT2: int
     P_SPLIT_PYTHON: int
     P_BYTELEVEL: int
     P_WHITESPACE: int

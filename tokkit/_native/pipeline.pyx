@@ -28,9 +28,8 @@ from tokkit._native.pipeline_tables import pipeline_tables
 from tokkit._native.rows import rows_to_lists
 from tokkit._native.grow cimport grow_push, throw_bad_alloc
 from tokkit._native.rows cimport Rows
-from tokkit._native.text cimport (FAMILY_CL100K, FAMILY_GPT2, FAMILY_O200K, FAMILY_QWEN2, Piece, TextView,
-                                  bert_normalize,
-                                  gpt2_pieces_tokenizers, pattern_tokenizers_classes, text_at, text_view)
+from tokkit._native.text cimport (FAMILY_CL100K, FAMILY_GPT2, FAMILY_O200K, FAMILY_QWEN2, TextView, bert_normalize,
+                                  pattern_tokenizers_classes, text_at, text_view)
 from tokkit.errors import OutOfMemory, TokkitError
 
 cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
@@ -40,7 +39,7 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
         N_NFD, N_NFKD, N_NFC, N_NFKC, N_LOWER, N_STRIP, N_STRIP_ACCENTS, N_REPLACE, N_PREPEND, N_PRECOMPILED
         N_BERT, N_PYTHON, N_NMT
     cpdef enum PreKind:
-        P_METASPACE, P_SPLIT_STRING, P_SPLIT_GPT2, P_SPLIT_PYTHON, P_BYTELEVEL, P_WHITESPACE
+        P_METASPACE, P_SPLIT_STRING, P_SPLIT_PYTHON, P_BYTELEVEL, P_WHITESPACE
         P_WHITESPACE_SPLIT, P_PUNCTUATION, P_DIGITS, P_BERT, P_SPLIT_FAMILY, P_SPLIT_SCAN
     cpdef enum ScanKind:
         SCAN_DIGITS3, SCAN_KANA_HAN, SCAN_DEEPSEEK
@@ -110,7 +109,7 @@ cdef extern from "pipeline_build.hpp" namespace "tokkit::pipe" nogil:
     void finish_model(Pipeline& P) except +
     void model_merge(Pipeline& P, int32_t a, int32_t b, int32_t rank, int32_t merged) except +
     void set_tables(Pipeline& P, const TableDesc& t)
-    void set_callbacks(Pipeline& P, void* gpt2_fn, void* regex_fn)
+    void set_callbacks(Pipeline& P, void* regex_fn)
     void set_bert_normalizer(Pipeline& P, void* fn)
     void set_pattern_classes(Pipeline& P, const uint8_t* per_code_point)
     void set_punct_symbol(Pipeline& P, const uint8_t* table, size_t end)
@@ -136,22 +135,6 @@ PRE_DEFAULTS = dict(replacement=0x2581, prepend_scheme=PS_ALWAYS, split=True, pa
                     family=0, scan=0)
 MODEL_DEFAULTS = dict(unk_id=-1, byte_fallback=False, fuse_unk=False, ignore_merges=False, prefix=b"", suffix=b"",
                       max_input_chars=100, scores=[], unk_score=0.0, byte_ids=[-1] * 256, cut_at_metaspace=False)
-
-
-cdef void gpt2_scan(const uint32_t* c, size_t n, vector[pair[size_t, size_t]]& out) noexcept nogil:
-    """The GPT-2 pattern's pieces of c[0:n] (tokenizers' classes). The pipeline's C++ calls it inside its
-    `except +` entry points, so memory that runs out goes on up to them as std::bad_alloc."""
-    cdef TextView t
-    cdef vector[Piece] pieces
-    cdef size_t k
-    t.data = c
-    t.kind = 4
-    t.length = n
-    if not gpt2_pieces_tokenizers(t, 0, n, pieces):
-        throw_bad_alloc()
-    for k in range(pieces.size()):
-        if not grow_push(out, pair[size_t, size_t](pieces[k].start, pieces[k].end)):
-            throw_bad_alloc()
 
 
 cdef cbool regex_scan(void* ctx, int index, const uint32_t* c, size_t n,
@@ -290,7 +273,7 @@ cdef class PipelineEncoder:
             token = desc
             add_added(e.p[0], token)
         e.p.split_specials = split_special_tokens
-        set_callbacks(e.p[0], <void*>gpt2_scan, <void*>regex_scan)
+        set_callbacks(e.p[0], <void*>regex_scan)
         set_bert_normalizer(e.p[0], <void*>bert_normalize)
         set_pattern_classes(e.p[0], pattern_tokenizers_classes())
         if any(step.get("kind") == P_SPLIT_SCAN for step in pre_tokenizer):

@@ -198,9 +198,8 @@ inline void set_punct_symbol(Pipeline& P, const uint8_t* table, size_t end) {
     P.ctx.scan.punct_symbol_end = end;
 }
 
-// The GPT-2 scanner and the Python regex callback (Cython functions over uint32_t, the same ABI).
-inline void set_callbacks(Pipeline& P, void* gpt2, void* regex) {
-    P.ctx.gpt2 = reinterpret_cast<ScanFn>(gpt2);
+// The Python regex callback (a Cython function over uint32_t, the same ABI).
+inline void set_callbacks(Pipeline& P, void* regex) {
     P.ctx.regex = reinterpret_cast<RegexFn>(regex);
     P.replace_regex = reinterpret_cast<ReplaceFn>(regex);
 }

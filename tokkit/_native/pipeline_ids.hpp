@@ -82,12 +82,7 @@ inline void bytelevel_utf8(const PreStep& st, const SplitContext& ctx, const uin
     const uint8_t* q = tmp.data();
     const size_t m = tmp.size();
     decode(q, m, s);
-    ss.merged.assign(1, Segment{0, s.cps.size(), false});
-    if (st.use_regex) {
-        ss.found.clear();
-        ctx.gpt2(s.cps.data(), s.cps.size(), ss.found);
-        segments_from(ss.found, s.cps.size(), ss.merged);
-    }
+    bytelevel_segments(st, ctx, s.cps.data(), s.cps.size(), ss);
     for (const Segment& g : ss.merged) {
         const size_t a = s.at[g.a], b = s.at[g.b];
         if (b <= a) continue;

@@ -22,16 +22,14 @@ struct Pieces {
 };
 
 enum PreKind {
-    P_METASPACE, P_SPLIT_STRING, P_SPLIT_GPT2, P_SPLIT_PYTHON, P_BYTELEVEL, P_WHITESPACE,
+    P_METASPACE, P_SPLIT_STRING, P_SPLIT_PYTHON, P_BYTELEVEL, P_WHITESPACE,
     P_WHITESPACE_SPLIT, P_PUNCTUATION, P_DIGITS, P_BERT,
-    P_SPLIT_FAMILY,  // a Split(Regex) whose pattern is cl100k's, qwen2's or o200k's: pattern_scan.hpp
+    P_SPLIT_FAMILY,  // a Split(Regex) whose pattern is GPT-2's, cl100k's, qwen2's or o200k's: pattern_scan.hpp
     P_SPLIT_SCAN,    // a Split(Regex) of character classes pipeline_scan.hpp scans (ScanKind)
 };
 
 enum Behavior { B_REMOVED, B_ISOLATED, B_MERGED_PREVIOUS, B_MERGED_NEXT, B_CONTIGUOUS };
 
-// Finds the pieces of code points c[0:n] the GPT-2 pattern gives, as (start, end) pairs.
-typedef void (*ScanFn)(const char32_t* c, size_t n, std::vector<std::pair<size_t, size_t>>& out);
 // Finds a regex's matches in c[0:n] (a Python callback; returns false when it raised).
 typedef bool (*RegexFn)(void* ctx, int index, const char32_t* c, size_t n,
                         std::vector<std::pair<size_t, size_t>>& out);
@@ -258,9 +256,8 @@ inline void metaspace_cuts(const In& t, const PreStep& st, Cut cut) {
 }
 
 struct SplitContext {
-    ScanFn gpt2 = nullptr;
     RegexFn regex = nullptr;
-    PatternClasses classes{};  // the family scanners' classes, as tokenizers' regex engine has them
+    PatternClasses classes{};  // the family scanners' classes (GPT-2's too), as tokenizers' regex engine has them
     ClassScan scan{};          // the class scanners' (the same table, and [\p{P}\p{S}])
 };
 
@@ -278,6 +275,15 @@ inline void family_matches(const PatternClasses& cls, int family, const char32_t
             a = ends[i];
         }
     }
+}
+
+// ByteLevel's pieces of c[0:n] into s.merged: the GPT-2 pattern's, or the whole text without use_regex.
+inline void bytelevel_segments(const PreStep& st, const SplitContext& ctx, const char32_t* c, size_t n,
+                               SplitScratch& s) {
+    s.found.clear();
+    if (st.use_regex) family_matches(ctx.classes, FAMILY_GPT2, c, n, s.found);
+    else if (n) s.found.push_back({0, n});
+    segments_from(s.found, n, s.merged);
 }
 
 // The pieces a splitting step (every kind but Metaspace and ByteLevel, which also change chars)
@@ -318,13 +324,11 @@ inline bool split_segments(const PreStep& st, const UnicodeTables& T, const Spli
         segments_from(s.found, n, s.segs);
         apply_behavior(s.segs, st.behavior, st.invert, s.merged);
         break;
-    case P_SPLIT_GPT2:
     case P_SPLIT_FAMILY:
     case P_SPLIT_PYTHON:
     case P_SPLIT_SCAN:
         s.found.clear();
-        if (st.kind == P_SPLIT_GPT2) ctx.gpt2(c, n, s.found);
-        else if (st.kind == P_SPLIT_SCAN) class_scan_matches(ctx.scan, st.scan, c, n, s.found);
+        if (st.kind == P_SPLIT_SCAN) class_scan_matches(ctx.scan, st.scan, c, n, s.found);
         else if (st.kind == P_SPLIT_FAMILY) family_matches(ctx.classes, st.family, c, n, s.found);
         else if (!ctx.regex(pyctx, st.python, c, n, s.found)) return false;
         segments_from(s.found, n, s.segs);
@@ -370,14 +374,7 @@ inline bool pre_tokenize_step(const PreStep& st, const UnicodeTables& T, const S
                 c = piece.c.data();
                 n = piece.size();
             }
-            if (st.use_regex) {
-                s.found.clear();
-                ctx.gpt2(c, n, s.found);
-                segments_from(s.found, n, s.segs);
-                apply_behavior(s.segs, B_ISOLATED, false, s.merged);
-            } else {
-                s.merged.assign(1, Segment{0, n, false});
-            }
+            bytelevel_segments(st, ctx, c, n, s);
             // each kept piece becomes its UTF-8 bytes as GPT-2 symbols (later bytes inserted)
             for (const Segment& g : s.merged) {
                 if (g.b <= g.a) continue;

@@ -109,15 +109,14 @@ cdef bint gpt2_pieces_tokenizers(TextView text, Py_ssize_t begin, Py_ssize_t end
 cdef const uint8_t* gpt2_tokenizers_classes() noexcept nogil
 cdef const uint8_t* gpt2_regex_classes() noexcept nogil
 
-# The GPT-2 scanner over UTF-8 bytes (gpt2_utf8.hpp): the same pieces as gpt2_pieces*, found many at a
-# time in blocks. Gpt2Classes.init() takes one of the tables above.
+# The GPT-2 pattern's classes over UTF-8 bytes (gpt2_utf8.hpp); gpt2_piece_ends (pattern_scan.hpp, below)
+# finds the same pieces as gpt2_pieces*, many at a time in blocks. Gpt2Classes.init() takes one of the
+# tables above.
 cdef extern from "gpt2_utf8.hpp" namespace "tokkit" nogil:
     cdef cppclass Gpt2Classes:
         int mode
         void init(const uint8_t* per_code_point)
         int set_mode(int wanted)
-    size_t gpt2_piece_ends(const Gpt2Classes& cls, const uint8_t* p, size_t a, size_t end, size_t n,
-                           size_t* ends, size_t room)
 
 
 # The class table of the cl100k / qwen2 / o200k scanners (pattern_scan.hpp's PAT_* bits per code point,
@@ -141,6 +140,8 @@ cdef extern from "pattern_scan.hpp" namespace "tokkit" nogil:
         int mode
         void init(const uint8_t* per_code_point)
         int set_mode(int wanted)
+    size_t gpt2_piece_ends(const Gpt2Classes& cls, const uint8_t* p, size_t a, size_t end, size_t n,
+                           size_t* ends, size_t room)
     size_t pattern_piece_ends(const PatternClasses& cls, int family, const uint8_t* p, size_t a, size_t end,
                               size_t* ends, int limit)
     size_t pattern_piece_ends_units[Unit](const PatternClasses& cls, int family, const Unit* u, size_t a,

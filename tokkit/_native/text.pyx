@@ -53,15 +53,6 @@ cdef enum:
     FIRST = 0x80000000              # run entries: the first character of an original's NFD
     CP = 0x1FFFFF
     CH_SPACE = 32
-    CH_APOS = 39
-    CH_d = 100
-    CH_e = 101
-    CH_l = 108
-    CH_m = 109
-    CH_r = 114
-    CH_s = 115
-    CH_t = 116
-    CH_v = 118
 
 _keep = {}   # the numpy arrays behind the C pointers, alive as long as the module
 
@@ -114,87 +105,47 @@ cdef TextView text_view(str s) except *:
 
 
 # ---------------------------------------------------------------- GPT-2 pattern
-# 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-# One left-to-right pass: at each position the first alternative that matches wins, each + run is
-# maximal, and the only backtrack (\s+(?!\S) giving back one space) moves by one character.
+# The scan is pattern_scan.hpp's GPT-2 family, over the str's code units; two class tables.
 
-cdef inline bint push_piece(vector[Piece]& out, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
-    # False when memory ran out (grow.hpp)
-    cdef Piece p
-    p.norm_start = a
-    p.norm_end = b
-    p.start = a
-    p.end = b
-    return grow_push[Piece](out, p)
+cdef PatternClasses REGEX_GPT2        # the `regex` package's classes (FLAGS)
+cdef PatternClasses TOKENIZERS_GPT2   # tokenizers' regex engine's (TKCLS)
+REGEX_GPT2.init(FLAGS)
+TOKENIZERS_GPT2.init(TKCLS)
 
 
-cdef inline Py_ssize_t contraction(const char_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    """Length of 's 't 're 've 'm 'll 'd at s[i] (which is an apostrophe), or 0."""
-    if i + 1 >= end:
-        return 0
-    cdef uint32_t d = s[i + 1]
-    if d == CH_s or d == CH_t or d == CH_m or d == CH_d:
-        return 2
-    if i + 2 < end:
-        if (d == CH_r or d == CH_v) and s[i + 2] == CH_e:
-            return 3
-        if d == CH_l and s[i + 2] == CH_l:
-            return 3
-    return 0
-
-
-cdef bint gpt2_scan(const char_t* s, Py_ssize_t begin, Py_ssize_t end, vector[Piece]& out,
-                    const uint8_t* classes) noexcept nogil:
-    cdef Py_ssize_t i = begin, j, start, k
-    cdef uint8_t cls, nxt
-    while i < end:
-        if s[i] == CH_APOS:
-            k = contraction(s, i, end)
-            if k:
-                if not push_piece(out, i, i + k):
-                    return False
-                i += k
-                continue
-        cls = classes[s[i]] & 7
-        start = i
-        if s[i] == CH_SPACE and i + 1 < end:
-            nxt = classes[s[i + 1]] & 7
-            if nxt != G_S:        # " ?" takes the space into the following letter/number/other run
-                cls = nxt
-                i += 1
-        j = i + 1
-        if cls != G_S:
-            while j < end and (classes[s[j]] & 7) == cls:
-                j += 1
-            if not push_piece(out, start, j):
-                return False
-        else:
-            while j < end and (classes[s[j]] & 7) == G_S:
-                j += 1
-            if j < end and j - start > 1:
-                j -= 1            # \s+(?!\S): leave the last space for the next word
-            if not push_piece(out, start, j):
-                return False
-        i = j
-    return True
+cdef inline size_t gpt2_ends(TextView text, size_t a, size_t end, size_t* ends,
+                             const PatternClasses& cls) noexcept nogil:
+    if text.kind == 1:
+        return pattern_piece_ends_units(cls, FAMILY_GPT2, <const uint8_t*>text.data, a, end, ends, 64)
+    if text.kind == 2:
+        return pattern_piece_ends_units(cls, FAMILY_GPT2, <const uint16_t*>text.data, a, end, ends, 64)
+    return pattern_piece_ends_units(cls, FAMILY_GPT2, <const uint32_t*>text.data, a, end, ends, 64)
 
 
 cdef bint gpt2_run(TextView text, Py_ssize_t begin, Py_ssize_t end, vector[Piece]& pieces,
-                   const uint8_t* classes) noexcept nogil:
-    if text.kind == 1:
-        return gpt2_scan(<const uint8_t*>text.data, begin, end, pieces, classes)
-    elif text.kind == 2:
-        return gpt2_scan(<const uint16_t*>text.data, begin, end, pieces, classes)
-    return gpt2_scan(<const uint32_t*>text.data, begin, end, pieces, classes)
+                   const PatternClasses& cls) noexcept nogil:
+    """Appends the pieces of text[begin:end]; False when memory ran out (grow.hpp)."""
+    cdef size_t ends[64]
+    cdef size_t a = begin, k, count
+    cdef Piece p
+    while a < <size_t>end:
+        count = gpt2_ends(text, a, end, ends, cls)
+        for k in range(count):
+            p.start = p.norm_start = a
+            p.end = p.norm_end = ends[k]
+            if not grow_push[Piece](pieces, p):
+                return False
+            a = ends[k]
+    return True
 
 
 cdef bint gpt2_pieces(TextView text, Py_ssize_t begin, Py_ssize_t end, vector[Piece]& pieces) noexcept nogil:
-    return gpt2_run(text, begin, end, pieces, FLAGS)
+    return gpt2_run(text, begin, end, pieces, REGEX_GPT2)
 
 
 cdef bint gpt2_pieces_tokenizers(TextView text, Py_ssize_t begin, Py_ssize_t end,
                                  vector[Piece]& pieces) noexcept nogil:
-    return gpt2_run(text, begin, end, pieces, TKCLS)
+    return gpt2_run(text, begin, end, pieces, TOKENIZERS_GPT2)
 
 
 cdef const uint8_t* gpt2_tokenizers_classes() noexcept nogil:

@@ -40,7 +40,7 @@ PREPEND_SCHEMES = {"always": PrependScheme.PS_ALWAYS, "first": PrependScheme.PS_
                    "never": PrependScheme.PS_NEVER}
 BEHAVIOR_KINDS = dict(zip(BEHAVIORS, (Behavior.B_REMOVED, Behavior.B_ISOLATED, Behavior.B_MERGED_PREVIOUS,
                                       Behavior.B_MERGED_NEXT, Behavior.B_CONTIGUOUS)))
-# The Split patterns the compiled code scans without a regex engine (pattern_scan.hpp, gpt2_utf8.hpp),
+# The Split patterns the compiled code scans without a regex engine (pattern_scan.hpp),
 # by the text tokenizer.json files spell them in
 SCANNERS = {GPT2_PATTERN: "gpt2", CL100K_PATTERN: "cl100k", QWEN2_PATTERN: "qwen2", O200K_PATTERN: "o200k"}
 # DeepSeek V3's three Split patterns (its file spells \r and \n as the chars themselves), which
@@ -187,8 +187,6 @@ class Split(_Base):
             return [{**step, "kind": PreKind.P_SPLIT_SCAN, "scan": self.class_scan}]
         if "String" in self.pattern:
             return [{**step, "kind": PreKind.P_SPLIT_STRING, "pattern": code_points(self.pattern["String"])}]
-        if self.scanner == "gpt2":
-            return [{**step, "kind": PreKind.P_SPLIT_GPT2}]
         if self.scanner is not None:
             return [{**step, "kind": PreKind.P_SPLIT_FAMILY, "family": SCANNER_FAMILIES[self.scanner]}]
         return [{**step, "kind": PreKind.P_SPLIT_PYTHON, "finder": finder(self.pattern)}]
