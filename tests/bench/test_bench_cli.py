@@ -73,17 +73,18 @@ def test_encode_suite_rows(corpus, tmp_path):
     rows, notes = run_encode_suite(sl.path, str(tmp_path), vocab_size=800, repeat=1, log=lambda m: None)
     assert notes == []  # the vocabularies were trained by tokkit
     groups = {r["group"] for r in rows}
-    assert len(groups) == 7
-    flat = [r for r in rows if r["group"].startswith("wordpiece encode_batch_flat")]
-    assert {r["group"] for r in flat} == {"wordpiece encode_batch_flat(lines), 1 thread",
-                                          "wordpiece encode_batch_flat(lines), 2 threads"}
+    assert len(groups) == 9
+    flat = [r for r in rows if "encode_batch_flat" in r["group"]]
+    assert {r["group"] for r in flat} == {f"{kind} encode_batch_flat(lines), {th}" for kind in ("wordpiece", "bytelevel")
+                                          for th in ("1 thread", "2 threads")}
+    assert {r["name"] for r in flat if r["group"].startswith("bytelevel")} == {"tokkit", "gigatoken", "fastokens"}
     for r in flat:  # a contender this environment lacks is a row that says why it did not run
         assert r["times"] or r["note"].startswith("skipped: "), r
     for r in rows:
         if r["name"].startswith("tokkit"):
             assert r["times"], r
             assert r["throughput"] > 0
-    whole = [r for r in rows if r["group"].startswith("bytelevel encode(whole")]
+    whole = [r for r in rows if r["group"].startswith("bytelevel whole text")]
     assert whole[0]["work"] == pytest.approx(sl.nbytes / 1e6)
 
 

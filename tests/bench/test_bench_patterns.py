@@ -11,7 +11,7 @@ import pytest
 from helpers.paths import SHARED, needs_corpus
 
 from tokkit.bench.pattern_files import KINDS, build_files, training_prefix
-from tokkit.bench.pattern_suite import (GIGATOKEN, TIKTOKEN, TOKENIZERS, TOKKIT, bench_text, check_files,
+from tokkit.bench.pattern_suite import (FASTOKENS, GIGATOKEN, TIKTOKEN, TOKENIZERS, TOKKIT, bench_text, check_files,
                                         differing_lines, ids_line, plan, table, text_mb, tiktoken_encoding)
 from tokkit.bench.registry import SUITES, names as suite_names
 
@@ -50,8 +50,8 @@ def test_training_prefix_is_cut_at_a_line_end(tmp_path):
 def test_plan_gives_tiktoken_to_the_files_without_a_normalizer_it_can_run():
     groups = plan({k: f"/files/{k}" for k in KINDS}, "corpus", 1000)
     names = {kind: list(tasks) for _, kind, tasks in groups}
-    assert names["o200k"] == names["llama3"] == [TOKKIT, GIGATOKEN, TOKENIZERS, TIKTOKEN]
-    assert names["gpt2"] == names["modernbert"] == names["qwen2"] == [TOKKIT, GIGATOKEN, TOKENIZERS]
+    assert names["o200k"] == names["llama3"] == [TOKKIT, GIGATOKEN, FASTOKENS, TOKENIZERS, TIKTOKEN]
+    assert names["gpt2"] == names["modernbert"] == names["qwen2"] == [TOKKIT, GIGATOKEN, FASTOKENS, TOKENIZERS]
     assert "patterns" in SUITES and SUITES["patterns"].description and "patterns" not in suite_names("all")
 
 
@@ -69,11 +69,12 @@ def test_a_mismatch_is_counted_by_line_and_said_loudly():
 def test_table_gives_each_contenders_speed_and_tokkits_speed_up_against_its_target():
     rows = [{"kind": "llama3", "name": TOKKIT, "baseline": True, "times": [1.0], "throughput": 100.0},
             {"kind": "llama3", "name": GIGATOKEN, "times": [1.0], "throughput": 125.0, "speedup": 0.8},
-            {"kind": "llama3", "name": TOKENIZERS, "times": [1.0], "throughput": 4.0, "speedup": 25.0},
+            {"kind": "llama3", "name": FASTOKENS, "times": [1.0], "throughput": 90.0, "speedup": 1.11},
+            {"kind": "llama3", "name": TOKENIZERS, "times": [1.0], "throughput": 40.0, "speedup": 2.5},
             {"kind": "llama3", "name": TIKTOKEN, "times": [], "note": "skipped: tiktoken is not installed"}]
     last = table(rows).splitlines()[-1]
-    assert last == ("| llama3 | 100.0 | 125.0 (tokkit 0.80x, >= 1x MISSED) | 4.0 (tokkit 25.00x, >= 20x met) | "
-                    "skipped: tiktoken is not installed |")
+    assert last == ("| llama3 | 100.0 | 125.0 (tokkit 0.80x, >= 1x MISSED) | 90.0 (tokkit 1.11x, >= 1x met) | "
+                    "40.0 (tokkit 2.50x, >= 1x met) | skipped: tiktoken is not installed |")
 
 
 @pytest.fixture(scope="module")

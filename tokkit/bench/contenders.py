@@ -112,6 +112,14 @@ def gigatoken_file(path: str):
     return gigatoken.Tokenizer(_json(path))
 
 
+def fastokens_file(path: str):
+    """fastokens' Tokenizer over a folder's tokenizer.json (or the file); it reads byte-level files, not
+    BertNormalizer ones."""
+    import fastokens
+
+    return fastokens.Tokenizer.from_file(_json(path))
+
+
 def tokie_file(path: str):
     """tokie's Tokenizer (from_json) over a folder's tokenizer.json (or the file)."""
     import tokie
@@ -149,7 +157,7 @@ def transformers_fast(vocab_dir: str):
 
 BUILDERS = {"tokenizers": tokenizers_file, "tiktoken": tiktoken_from_bytelevel,
             "sentencepiece": sentencepiece_model, "nanotoken": nanotoken_file, "gigatoken": gigatoken_file,
-            "tokie": tokie_file, "transformers": transformers_fast}
+            "fastokens": fastokens_file, "tokie": tokie_file, "transformers": transformers_fast}
 
 
 def build(name: str, path: str, **options):

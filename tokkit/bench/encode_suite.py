@@ -4,9 +4,11 @@ The measurements behind benchmarks/bench_encode.py, median of `repeat` runs afte
 the slice's UTF-8 megabytes / wall time (for lines and pairs too, as bench_encode.py), contenders
 alternating, each in its own worker process:
 
-1. byte-level, `encode(whole text)`, 1 thread: tokkit vs tiktoken (same merges, r50k_base's
-   spelling of the GPT-2 pattern, `encode_ordinary`);
+1. byte-level, whole text, 1 thread: tokkit `encode_to_numpy` vs gigatoken, fastokens and tiktoken
+   (same merges, r50k_base's spelling of the GPT-2 pattern, `encode_ordinary`);
 2. byte-level, `encode_batch(lines)`, 2 threads: tokkit vs tokenizers and tiktoken;
+2b. byte-level lines to flat ids, 1 and 2 threads: tokkit `encode_batch_flat` vs gigatoken
+   `encode_batch` and fastokens `encode_batch_flat`;
 3. WordPiece, `encode_batch(lines)`, 2 threads: tokkit vs tokenizers (`add_special_tokens=False`)
    and transformers' fast tokenizer;
 3b. WordPiece lines to flat ids, 1 and 2 threads: tokkit `encode_batch_flat` vs nanotoken (flat ids +
@@ -102,6 +104,16 @@ def _frontier_group(vocab: str, text_path: str, threads: int, env: dict) -> tupl
                                                                          "text_path": text_path})})
 
 
+def _bytelevel_flat_group(vocab: str, text_path: str, threads: int, env: dict) -> tuple:
+    """Byte-level lines to flat ids on `threads` threads: tokkit against gigatoken and fastokens."""
+    th = f"{threads} thread{'s' if threads > 1 else ''}"
+    where = {"vocab_dir": vocab, "text_path": text_path}
+    return (f"bytelevel encode_batch_flat(lines), {th}", "lines", env, "tokkit speed >= 1.0x each", {
+        "tokkit": (None, T + "tokkit_flat", dict(where, threads=threads)),
+        "gigatoken": ("gigatoken", T + "gigatoken_encode", dict(where, mode="lines", threads=threads)),
+        "fastokens": ("fastokens", T + "fastokens_encode", dict(where, mode="lines"))})
+
+
 def run_encode_suite(text_path: str, workdir: str, *, vocab_size: int = 32000, threads: int = 2, repeat: int = 5,
                      log=print) -> tuple[list[dict], list[str]]:
     """Run the encode measurements; return (rows, notes)."""
@@ -120,9 +132,12 @@ def run_encode_suite(text_path: str, workdir: str, *, vocab_size: int = 32000, t
     many = dict(os.environ, RAYON_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
     th = f"{threads} thread{'s' if threads > 1 else ''}"
     plan = [
-        ("bytelevel encode(whole text), 1 thread", "whole", one, "tokkit/tiktoken speed >= 1.0x", {
-            "tokkit": (None, T + "tokkit_encode", {"vocab_dir": bl, "text_path": text_path, "mode": "whole"}),
+        ("bytelevel whole text to ids, 1 thread", "whole", one, "tokkit speed >= 1.0x each", {
+            "tokkit": (None, T + "tokkit_numpy", {"vocab_dir": bl, "text_path": text_path}),
+            "gigatoken": ("gigatoken", T + "gigatoken_encode", {"vocab_dir": bl, "text_path": text_path}),
+            "fastokens": ("fastokens", T + "fastokens_encode", {"vocab_dir": bl, "text_path": text_path}),
             "tiktoken (r50k pattern)": ("tiktoken", T + "tiktoken_encode", {"vocab_dir": bl, "text_path": text_path})}),
+        *[_bytelevel_flat_group(bl, text_path, n, env) for n, env in ((1, one), (threads, many))],
         (f"bytelevel encode_batch(lines), {th}", "lines", many, None, {
             "tokkit": (None, T + "tokkit_encode",
                        {"vocab_dir": bl, "text_path": text_path, "mode": "lines", "threads": threads}),

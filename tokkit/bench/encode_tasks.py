@@ -19,7 +19,8 @@ import os
 import numpy as np
 
 import tokkit
-from tokkit.bench.contenders import nanotoken_file, tiktoken_from_bytelevel, tokenizers_file, transformers_fast
+from tokkit.bench.contenders import (fastokens_file, gigatoken_file, nanotoken_file, tiktoken_from_bytelevel,
+                                     tokenizers_file, transformers_fast)
 
 
 def read_text(path: str) -> str:
@@ -58,6 +59,13 @@ def tokkit_encode(vocab_dir: str, text_path: str, mode: str = "whole", threads: 
     if mode == "whole":
         return lambda: tok.encode(data)
     return lambda: tok.encode_batch(data, num_threads=threads)
+
+
+def tokkit_numpy(vocab_dir: str, text_path: str):
+    """tokkit: `encode_to_numpy(whole)`, the whole text's ids as one array."""
+    tok = tokkit.load(vocab_dir)
+    text = _texts(text_path, "whole")
+    return lambda: tok.encode_to_numpy(text)
 
 
 def tokkit_flat(vocab_dir: str, text_path: str, threads: int = 1):
@@ -144,6 +152,25 @@ def tiktoken_batch(vocab_dir: str, text_path: str, threads: int = 2):
     enc = tiktoken_from_bytelevel(vocab_dir)
     lines = _texts(text_path, "lines")
     return lambda: enc.encode_ordinary_batch(lines, num_threads=threads)
+
+
+# ---------------------------------------------------------------------------------- byte-level specialists
+def gigatoken_encode(vocab_dir: str, text_path: str, mode: str = "whole", threads: int = 1):
+    """gigatoken: `encode(whole)`, or `encode_batch(lines)` (flat ids + offsets), in parallel on more
+    than one thread (its pool is sized by RAYON_NUM_THREADS, set by the suite in this worker)."""
+    tok = gigatoken_file(vocab_dir)
+    data = _texts(text_path, mode)
+    if mode == "whole":
+        return lambda: tok.encode(data)
+    return lambda: tok.encode_batch(data, parallel=threads > 1)
+
+
+def fastokens_encode(vocab_dir: str, text_path: str, mode: str = "whole"):
+    """fastokens: `encode_batch_flat` of the lines, or of the whole text as one item (its fastest way to
+    an id array); its threads are RAYON_NUM_THREADS, set by the suite in this worker."""
+    flat = fastokens_file(vocab_dir).encode_batch_flat
+    data = _texts(text_path, mode)
+    return (lambda: flat([data])) if mode == "whole" else (lambda: flat(data))
 
 
 def describe_vocab(vocab_dir: str) -> dict:
