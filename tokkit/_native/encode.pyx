@@ -21,7 +21,7 @@ from libc.string cimport memchr, memcmp, memcpy
 from tokkit._native.text cimport (TextView, text_view, text_view_of, str_length, text_at, utf8_encode, ascii_only,
                                   utf8_skip,
                                   Piece, BertOptions,
-                                  bert_pieces, bert_norm_pieces, gpt2_pieces_tokenizers, gpt2_tokenizers_classes,
+                                  bert_pieces, bert_norm_pieces, gpt2_tokenizers_classes,
                                   bert_ascii_actions, BERT_WORD, BERT_DROP, BERT_SPLIT, BERT_PUNCT,
                                   Gpt2Classes, gpt2_piece_ends, utf8_from_str, PatternClasses, pattern_piece_ends,
                                   pattern_piece_ends_units, pattern_tokenizers_classes, FAMILY_GPT2)
@@ -51,7 +51,6 @@ cdef enum:
     PIECE_TABLE_SLOTS = 524288  # a thread's piece table grows to at most this many 32-byte slots
     PIECE_BATCH = 32        # pieces scanned (and their piece-table slots prefetched) before lookups
     JOIN_ON_THREADS = 1 << 18  # ids of a batch whose join is shared by the threads
-    CHUNK_CHARS = 8192      # byte-level text is cut (at safe points) into chunks of about this size
 
 cdef enum:
     WORDPIECE = 0
@@ -113,24 +112,6 @@ cdef inline bint table_text(Scratch s, Rows out, TextView t, const Py_UCS4* cps,
             w1 |= c << (8 * (i - 8))
     # an ASCII piece's UTF-8 is its code points: the key key_words() gives for the same bytes
     return table_emit(s, out, w0, w1, n, hash_words(w0, w1, n), word)
-
-
-cdef inline Py_ssize_t safe_cut(TextView t, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
-    """The first i' >= i where the GPT-2 pattern surely breaks: a space after a visible ASCII char.
-
-    No piece crosses such a point and no look-ahead needs to see past it, so chunks split
-    there give the same pieces as the whole text.
-    """
-    cdef uint32_t prev
-    if i >= end:
-        return end
-    prev = text_at(t, i - 1)
-    while i < end:
-        if text_at(t, i) == 0x20 and 0x21 <= prev <= 0x7E:
-            return i
-        prev = text_at(t, i)
-        i += 1
-    return end
 
 
 ctypedef fused unit_t:
@@ -576,29 +557,11 @@ cdef class Encoder:
     cdef int32_t encode_segment(self, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word, Scratch s,
                                 Rows out) noexcept nogil:
         cdef TextView sub
-        cdef Py_ssize_t k, cut
-        cdef Piece p
         if b <= a:
             return word
         s.pieces.clear()
-        if self.kind == BYTELEVEL and self.family != FAMILY_GPT2:
-            return self.family_segment(t, a, b, word, s, out)
         if self.kind == BYTELEVEL:
-            while a < b:
-                cut = safe_cut(t, a + CHUNK_CHARS, b)
-                s.pieces.clear()
-                if not gpt2_pieces_tokenizers(t, a, cut, s.pieces):  # tokenizers' (and tiktoken's) classes
-                    out.oom = True
-                    return word
-                for k in range(<Py_ssize_t>s.pieces.size()):
-                    p = s.pieces[k]
-                    if not table_text(s, out, t, NULL, p.start, p.end, word):
-                        self.bpe_piece(s, out, t, NULL, p.start, p.end, word, 0)
-                    word += 1
-                if out.oom:
-                    return word
-                a = cut
-            return word
+            return self.family_segment(t, a, b, word, s, out)
         if not out.with_offsets:
             if t.kind == 1:
                 return bert_ascii_words(self, <const uint8_t*>t.data, t, a, b, word, s, out)
@@ -609,7 +572,8 @@ cdef class Encoder:
 
     cdef int32_t family_segment(self, TextView t, Py_ssize_t a, Py_ssize_t b, int32_t word, Scratch s,
                                 Rows out) noexcept nogil:
-        """encode_segment() for a byte-level pattern with its own scanner (pattern_scan.hpp)."""
+        """encode_segment() for a byte-level pattern (pattern_scan.hpp's scanner of its family, GPT-2's too,
+        over the str's code units)."""
         cdef size_t ends[PIECE_BATCH]
         cdef Py_ssize_t count, q, prev
         while a < b:
