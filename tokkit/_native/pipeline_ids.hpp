@@ -73,6 +73,21 @@ inline StepResult metaspace_utf8(const PreStep& st, const uint8_t* p, size_t n, 
     return STEP_OK;
 }
 
+// Chars written as UTF-8 with nothing else kept: ByteLevel's symbols, whose piece carries the origin.
+struct SymbolsOut {
+    std::vector<uint8_t>& out;
+    void keep(char32_t c) { put(c); }
+    void insert(char32_t c) { put(c); }
+    void put(char32_t c) {  // a symbol is below U+0800: one byte or two
+        if (c < 0x80) {
+            out.push_back((uint8_t)c);
+        } else {
+            const uint8_t two[2] = {(uint8_t)(0xC0 | (c >> 6)), (uint8_t)(0x80 | (c & 0x3F))};
+            out.insert(out.end(), two, two + 2);
+        }
+    }
+};
+
 // ByteLevel: (a space first,) the GPT-2 pattern's pieces, each as its bytes' symbols.
 inline void bytelevel_utf8(const PreStep& st, const SplitContext& ctx, const uint8_t* p, size_t n, Origin origin,
                            BytePieces& out, SplitScratch& ss, Utf8Scratch& s, std::vector<uint8_t>& tmp) {
@@ -87,7 +102,8 @@ inline void bytelevel_utf8(const PreStep& st, const SplitContext& ctx, const uin
         const size_t a = s.at[g.a], b = s.at[g.b];
         if (b <= a) continue;
         const size_t at = out.store.size();
-        for (size_t k = a; k < b; k++) put_utf8(byte_symbol(q[k]), out.store);
+        SymbolsOut w{out.store};
+        bytelevel_symbols(Utf8In{q, m, s}, a, b, w);
         out.list.push_back({(uint32_t)at, (uint32_t)out.store.size(), a == 0 ? origin : dropped_lead(origin)});
     }
 }

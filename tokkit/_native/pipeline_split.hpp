@@ -212,6 +212,18 @@ inline char32_t byte_symbol(uint8_t b) {
     return table[b];
 }
 
+// ByteLevel's symbols of in[a:b): each char becomes the GPT-2 symbols of its UTF-8 bytes, the first
+// in the char's place and the others inserted after it (all with the char's span). Over either text.
+template <class In, class Out>
+inline void bytelevel_symbols(const In& in, size_t a, size_t b, Out& out) {
+    uint8_t u[4];
+    for (size_t i = a; i < b;) {
+        const int m = in.char_bytes(i, u);
+        out.keep(byte_symbol(u[0]));
+        for (int k = 1; k < m; k++) out.insert(byte_symbol(u[k]));
+    }
+}
+
 // Metaspace's text: each space becomes the replacement, which also goes first when `prepend` (the
 // first char is then no space). Over either text (see AlignedIn / Utf8In).
 template <class In, class Out>
@@ -383,12 +395,8 @@ inline bool pre_tokenize_step(const PreStep& st, const UnicodeTables& T, const S
                 s.tmp.c.assign(piece.c.begin() + g.a, piece.c.begin() + g.b);
                 s.tmp.a.assign(piece.a.begin() + g.a, piece.a.begin() + g.b);
                 s.tmp.base = (g.a == 0) ? r.orig_start : piece.a[g.a].s;
-                for (size_t i = 0; i < s.tmp.size(); i++) {
-                    uint8_t u[4];
-                    int m = utf8_encode(s.tmp.c[i], u);
-                    ed.keep(byte_symbol(u[0]));
-                    for (int k = 1; k < m; k++) ed.insert(byte_symbol(u[k]));
-                }
+                AlignedOut w{ed};
+                bytelevel_symbols(AlignedIn{s.tmp}, 0, s.tmp.size(), w);
                 Text sym;
                 ed.apply(s.tmp, sym);
                 size_t before = out.list.size();

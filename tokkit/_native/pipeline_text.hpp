@@ -90,6 +90,8 @@ struct AlignedIn {
     char32_t next(size_t& i) const { return t.c[i++]; }
     size_t back(size_t i) const { return i - 1; }
     size_t chars(size_t a, size_t b) const { return b - a; }
+    // The UTF-8 of the char at i into u (4 bytes of room); i moves past it; how many bytes.
+    int char_bytes(size_t& i, uint8_t* u) const { return utf8_encode(t.c[i++], u); }
     bool ascii() const {
         char32_t any = 0;
         for (char32_t c : t.c) any |= c;

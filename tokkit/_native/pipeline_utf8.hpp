@@ -69,6 +69,15 @@ struct Utf8In {
         for (size_t i = a; i < b; i++) k += (p[i] & 0xC0) != 0x80;
         return k;
     }
+    int char_bytes(size_t& i, uint8_t* u) const {
+        if (p[i] < 0x80) {
+            u[0] = p[i++];
+            return 1;
+        }
+        const int m = (int)utf8_width(p[i]);
+        for (int k = 0; k < m; k++) u[k] = p[i++];
+        return m;
+    }
     bool ascii() const { return ascii_only(p, n); }
     // A valid UTF-8 pattern matches valid UTF-8 only at char starts, so bytes compare as chars do.
     size_t find(char32_t, uint8_t c, size_t from) const {
