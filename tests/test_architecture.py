@@ -42,7 +42,7 @@ def test_no_stage_module_imports_tokkit_inside_a_function():
 # What may be imported inside a function: torch and what needs it, Dask, matplotlib, the benchmark
 # contenders, and a CLI command's own module (so `tokkit --help` stays fast)
 LAZY_OK = ("torch", "dask", "distributed", "matplotlib", "safetensors", "psutil", "tokenizers", "tiktoken",
-           "tiktoken_ext", "sentencepiece", "gigatoken", "tokie", "nanotoken", "transformers", "tokkit.bert",
+           "tiktoken_ext", "sentencepiece", "gigatoken", "fastokens", "tokie", "nanotoken", "transformers", "tokkit.bert",
            "tokkit.pretraining.torch_bridge")
 
 

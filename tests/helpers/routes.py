@@ -17,7 +17,7 @@ from tokenizers import AddedToken, decoders, models, normalizers, pre_tokenizers
 
 import tokkit
 from tokkit.errors import TokkitError
-from tokkit.tokenizer.plan import routes
+from tokkit.tokenizer.encoders import routes
 
 # hostile atoms (joiners, marks, CR LF, space runs, U+2581, BOM) and multilingual ones
 ATOMS = ["a", "b", "ab", "the", "The", "hello", "Hello", "HELLO", "world", "wor", "ld", "1", "42", "!", ",", "'s",

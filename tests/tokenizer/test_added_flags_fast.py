@@ -13,7 +13,8 @@ from helpers.routes import corpus, disagreements
 from tokenizers import AddedToken, decoders, models, normalizers, pre_tokenizers, trainers
 
 import tokkit
-from tokkit.tokenizer.plan import plan, routes
+from tokkit.tokenizer.plan import plan
+from tokkit.tokenizer.encoders import routes
 
 SPACE_RUNS = ["  ", "   ", "    ", "        "]
 HOSTILE = ["a <mask> b", "\u3000<mask>", "x<mask>y", "<mask>  ", "  <mask>", "\u00a0<mask>\u00a0", "\t\n<mask>",

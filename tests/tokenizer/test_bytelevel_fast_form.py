@@ -143,7 +143,7 @@ def modernbert_general(tmp_path_factory):
     from helpers.hub_files import hub_folder
 
     import tokkit
-    from tokkit.tokenizer.plan import general_encoder
+    from tokkit.tokenizer.encoders import general_encoder
     return general_encoder(tokkit.load(hub_folder("modernbert", tmp_path_factory)).spec, False)
 
 
@@ -151,7 +151,7 @@ def test_the_scan_agrees_with_the_general_paths_nfc(tmp_path_factory):
     from helpers.hub_files import hub_folder
 
     import tokkit
-    from tokkit.tokenizer.plan import general_encoder
+    from tokkit.tokenizer.encoders import general_encoder
     general = general_encoder(tokkit.load(hub_folder("modernbert", tmp_path_factory)).spec, False)
     table = nfc_table()
     rng = random.Random(1)

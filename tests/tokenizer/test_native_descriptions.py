@@ -17,7 +17,7 @@ from tokkit.tokenizer import normalizers as norm
 from tokkit.tokenizer import pre_tokenizers as pre
 from tokkit.tokenizer.aligned import aligned
 from tokkit.tokenizer.models import BPE, MODELS, Unigram, WordLevel, WordPiece
-from tokkit.tokenizer.plan import general_encoder, native
+from tokkit.tokenizer.encoders import general_encoder, native
 from tokkit.tokenizer.precompiled import build_charsmap
 from tokkit.tokenizer.spec import Pipeline, Spec
 

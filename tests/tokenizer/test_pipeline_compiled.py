@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from tokkit._native.pipeline import PipelineEncoder
 from tokkit.errors import TokkitError
 from tokkit.tokenizer.hf_json import spec_from_json
-from tokkit.tokenizer.plan import general_encoder, plan
+from tokkit.tokenizer.plan import plan
+from tokkit.tokenizer.encoders import general_encoder
 
 WORDLEVEL = {"type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}
 SETTINGS = settings(max_examples=80, deadline=None)

@@ -23,7 +23,7 @@ from tokkit._native.patterns import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN,
 from tokkit._native.pipeline import PipelineEncoder
 from tokkit._native.pipeline_tables import pipeline_tables
 from tokkit.tokenizer.hf_json import spec_from_json
-from tokkit.tokenizer.plan import general_encoder, native
+from tokkit.tokenizer.encoders import general_encoder, native
 
 FAMILIES = {"cl100k": CL100K_PATTERN, "qwen2": QWEN2_PATTERN, "o200k": O200K_PATTERN}
 WORDLEVEL = {"type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}

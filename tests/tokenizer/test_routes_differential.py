@@ -2,7 +2,7 @@
 
 Pipelines are built and saved by tokenizers itself (helpers/routes.py: BERT, char BPE, byte-level,
 SentencePiece-like and mixed shapes, trained by its trainers, with random added tokens and flags); for each,
-tokkit.tokenizer.plan.routes gives the planned encoder and the general path with each lane as planned
+tokkit.tokenizer.encoders.routes gives the planned encoder and the general path with each lane as planned
 and off, and every one must give tokenizers' ids by encode, encode_numpy, encode_flat and encode_many,
 and its ids and offsets by encode_full, on hostile and multilingual text. Hypothesis runs derandomized
 (tests/conftest.py); benchmarks/fuzz_routes.py runs the same check for as long as it is given.
@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from tokenizers import normalizers, pre_tokenizers, trainers
 
 import tokkit
-from tokkit.tokenizer.plan import plan, routes
+from tokkit.tokenizer.plan import plan
+from tokkit.tokenizer.encoders import routes
 
 PLAIN, SPECIAL = (False,) * len(FLAGS), (True,) + (False,) * (len(FLAGS) - 1)
 # tokens without flags often, and any flags

@@ -24,7 +24,8 @@ from tokkit._native.patterns import GPT2_PATTERN
 import tokkit.tokenizer.normalizers
 from tokkit._native.pipeline import ModelKind, NormKind, PipelineEncoder, token_blob
 from tokkit.tokenizer import plan as plan_module
-from tokkit.tokenizer.plan import general_encoder, native, plan
+from tokkit.tokenizer.plan import plan
+from tokkit.tokenizer.encoders import general_encoder, native
 from tokkit.tokenizer.precompiled import build_charsmap
 
 # hostile atoms (zero-width chars, marks, CR LF, runs of spaces, U+2581, Prepend-class chars) and

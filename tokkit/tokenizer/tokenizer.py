@@ -26,7 +26,7 @@ from tokkit.tokenizer.files import vocab_files
 from tokkit.tokenizer.gc_pause import paused_gc
 from tokkit.tokenizer.hf_json import encode_defaults, special_tokens_map, to_json, tokenizer_config
 from tokkit.tokenizer.load import load_spec
-from tokkit.tokenizer.plan import build_encoder
+from tokkit.tokenizer.encoders import build_encoder
 from tokkit.tokenizer.post import Template
 from tokkit.tokenizer.recipes import byte_level_spec, char_bpe_spec, wordpiece_spec
 from tokkit.tokenizer.spec import KINDS, Spec
