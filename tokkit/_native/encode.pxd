@@ -54,6 +54,7 @@ cdef class Encoder:
     cdef vector[char] direct, suffix    # direct[id]: BPE of the token's own bytes gives back that token
     cdef AddedTokens added              # added tokens, found in one pass (added_tokens.hpp)
     cdef bint split_specials            # split_special_tokens: special tokens are ordinary text
+    cdef bint utf8_ids                  # the planner's route for ids without offsets: the text's UTF-8
     cdef FlagMap flags                  # whitespace and word chars for the added tokens' flags ...
     cdef object flag_tables             # ... in these arrays (tokkit._native.pipeline_tables), kept alive
     cdef Gpt2Classes classes            # GPT-2 classes for the UTF-8 scanner

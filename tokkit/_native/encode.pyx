@@ -417,9 +417,8 @@ cdef class Encoder:
                                                   self.flags, cur, m)
 
     cdef bint reads_utf8(self) noexcept nogil:
-        """Whether ids without offsets read the text's UTF-8 (byte-level): not when an added token's
-        flags read the chars around it, which the predicates see as code points."""
-        return self.kind == BYTELEVEL and not self.added.reads_neighbours()
+        """Whether ids without offsets read the text's UTF-8: the planner's route (FastForm.utf8_ids)."""
+        return self.utf8_ids
 
     cdef void encode_text(self, TextView t, Scratch s, Rows out) noexcept nogil:
         cdef Py_ssize_t seg = 0
@@ -1210,6 +1209,10 @@ cdef class Encoder:
         e.pattern_classes.init(pattern_tokenizers_classes())
         e.split_specials = split_special_tokens
         add_added_tokens(e, form.added)
+        e.utf8_ids = form.utf8_ids
+        if e.utf8_ids and (e.kind != BYTELEVEL or e.added.reads_neighbours()):
+            raise ValueError("the UTF-8 route runs byte-level ids only, and no added token that reads the chars "
+                             "around it (the planner's utf8_route says which)")
         return e
 
     cdef void compute_direct(self, bytes blob, const int64_t[::1] bounds, const uint8_t[::1] ok,

@@ -89,6 +89,7 @@ class FastForm:
     family: int = SCANNER_FAMILIES["gpt2"]  # the byte-level scanner ...
     pattern: regex.Pattern | None = None  # ... or a Split regex none of them covers
     ignore_merges: bool = False
+    utf8_ids: bool = False                # bytelevel: ids without offsets read the text's UTF-8 (utf8_route)
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,27 @@ class Plan:
     chunk_lane: bool = False       # general: ids without offsets chunk by chunk
     utf8_ids: bool = False         # general: ids without offsets over bare UTF-8 (utf8_lane) ...
     utf8_reason: str = ""          # ... and why it is on or off
+
+    def routes(self) -> dict[str, str]:
+        """The route each output runs, by output kind: ids (encode, encode_batch), flat ids
+        (encode_batch_flat), numpy (encode_to_numpy) and ids with offsets (encode_full, encodings).
+
+        >>> from tokkit.tokenizer.recipes import byte_level_spec
+        >>> plan(byte_level_spec(["a"], [], [])).routes()["numpy"]
+        'bytelevel over UTF-8'
+        """
+        if self.engine == "general":
+            ids = "general, " + ("UTF-8 lane" if self.utf8_ids else "code points with alignments")
+            ids += ", chunk lane" if self.chunk_lane else ""
+            offsets = "general, code points with alignments"
+        else:
+            utf8 = self.form is not None and self.form.utf8_ids
+            ids = f"{self.engine} over " + ("UTF-8" if utf8 else "code points")
+            offsets = f"{self.engine} over code points"
+        lanes = "".join(f" in the {name} lane" for name, on in (("NFC", self.nfc), ("prefix-space", self.prefix_space))
+                        if on)
+        return {kind: route + lanes for kind, route in
+                (("ids", ids), ("flat ids", ids), ("numpy", ids), ("ids with offsets", offsets))}
 
 
 def _fast_added(spec: Spec) -> bool:
@@ -212,11 +234,22 @@ def _byte_level(spec: Spec) -> Plan:
     form = FastForm("bytelevel", model_vocab(spec), fast_added(spec), model.unk_token, merge_ids=model.merge_ids,
                     family=SCANNER_FAMILIES[scanner or "gpt2"],
                     pattern=None if scanner else regex_of({"Regex": pattern}),  # read as Oniguruma reads it
-                    ignore_merges=model.ignore_merges)
+                    ignore_merges=model.ignore_merges, utf8_ids=utf8_route(spec.added))
     nfc = isinstance(p.normalizer, norm.NFC)
     lanes = " and ".join(name for name, on in (("NFC", nfc), ("add_prefix_space", prefix_space)) if on)
     reason = f"a byte-level BPE{f', with {lanes} as lanes around it' if lanes else ''}"
     return Plan("bytelevel", reason, form, prefix_space=prefix_space, nfc=nfc)
+
+
+def utf8_route(added) -> bool:
+    """Whether the fast byte-level encoder gives ids without offsets from the text's UTF-8: yes unless
+    an added token's single_word, lstrip or rstrip reads the chars around it, which the matcher's
+    predicates read as code points.
+
+    >>> utf8_route((AddedToken(5, "<m>"),)), utf8_route((AddedToken(5, "<m>", lstrip=True),))
+    (True, False)
+    """
+    return not any(a.single_word or a.lstrip or a.rstrip for a in added)
 
 
 def _spaced_apart(spec: Spec) -> str | None:
