@@ -132,11 +132,7 @@ struct Utf8Text {
     inline uint32_t unit(size_t i) const { return p[i]; }
     inline const uint8_t* units() const { return p; }
     // Where the last character before e (> 0) starts.
-    inline size_t last_start(size_t e) const {
-        --e;
-        while ((p[e] & 0xC0) == 0x80) --e;
-        return e;
-    }
+    inline size_t last_start(size_t e) const { return utf8_back(p, e); }
     // End of the run of characters from j whose class bits & mask equal want (ASCII bytes of `Set`
     // are exactly those); `end` at the latest.
     template <int Set>
@@ -370,11 +366,7 @@ struct Gpt2Bytes {
     inline uint8_t at(size_t i, size_t* next) const { return cls.at(p, i, next); }
     inline uint32_t unit(size_t i) const { return p[i]; }
     inline const uint8_t* units() const { return p; }
-    inline size_t last_start(size_t e) const {
-        --e;
-        while ((p[e] & 0xC0) == 0x80) --e;
-        return e;
-    }
+    inline size_t last_start(size_t e) const { return utf8_back(p, e); }
 };
 
 // Its runs: gpt2_utf8.hpp's, one call whatever the class (blocks up to p[n - 1]).
